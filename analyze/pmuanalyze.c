@@ -1,0 +1,299 @@
+/*
+ * pmuanalyze: reports on a bundle.  This version describes one bundle: the
+ * run header, what could not be measured and why, collector health, and
+ * the process tree.  A/B comparison, statistics and CI gates are not built
+ * yet and are refused with exit status 2, never approximated.
+ */
+#include <getopt.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <jansson.h>
+
+#include "bundle.h"
+#include "checks.h"
+#include "cli.h"
+#include "error.h"
+#include "spec.h"
+#include "util.h"
+#include "validate.h"
+
+static const char usage[] =
+	"usage: pmuanalyze [--json] [--allow-invalid] BUNDLE\n"
+	"\n"
+	"Describe a pmu bundle: the run, what could not be measured and why, each\n"
+	"collector's fate, and the process tree of the cohort. The bundle is validated\n"
+	"first; an invalid bundle is refused unless --allow-invalid is given, and then\n"
+	"its failed checks head the report.\n"
+	"\n"
+	"  --json            print the report as JSON\n"
+	"  --allow-invalid   describe an invalid bundle anyway\n"
+	"  -h, --help        show this help\n"
+	"  -V, --version     show the version\n"
+	"\n"
+	"Comparing two bundles (A/B) is not available in version " PMU_VERSION ".\n"
+	"\n"
+	"Exit status: 0 report written, 1 bundle invalid (refused), 2 usage or I/O error.\n";
+
+struct failures {
+	json_t *list;
+};
+
+static void on_finding(void *ctx, const struct pmu_finding *f)
+{
+	struct failures *fl = ctx;
+	char rec[32] = "";
+
+	if (f->severity != PMU_SEV_ERROR)
+		return;
+	if (f->record)
+		snprintf(rec, sizeof(rec), ":%llu", (unsigned long long)f->record);
+	json_array_append_new(fl->list, json_pack("{s:s,s:s}", "check", pmu_checks[f->check].id, "where",
+						  f->file ? f->file : "", "message", f->message));
+	if (f->file) {
+		char *w;
+
+		if (asprintf(&w, "%s%s", f->file, rec) >= 0) {
+			json_object_set_new(json_array_get(fl->list, json_array_size(fl->list) - 1), "where",
+					    json_string(w));
+			free(w);
+		}
+	}
+}
+
+static const char *sget(json_t *o, const char *k)
+{
+	const char *s = json_string_value(json_object_get(o, k));
+
+	return s ? s : "?";
+}
+
+static double ms(json_int_t ns)
+{
+	return (double)ns / 1e6;
+}
+
+static void print_exit(json_t *e)
+{
+	const char *kind = sget(e, "kind");
+
+	if (!strcmp(kind, "exited"))
+		printf("exit %lld", (long long)json_integer_value(json_object_get(e, "code")));
+	else if (!strcmp(kind, "signaled"))
+		printf("signal %lld", (long long)json_integer_value(json_object_get(e, "signal")));
+	else
+		printf("%s", kind);
+}
+
+static void print_tree(json_t *incs, const char *parent, int depth)
+{
+	size_t i;
+	json_t *in;
+
+	if (depth > 64)
+		return;
+	json_array_foreach(incs, i, in) {
+		const char *p = json_string_value(json_object_get(in, "parent"));
+		json_t *exec = json_object_get(in, "exec");
+		json_int_t s = json_integer_value(json_object_get(in, "start_ns"));
+		json_t *end = json_object_get(in, "end_ns");
+
+		if ((parent == NULL) != (p == NULL) || (parent && strcmp(parent, p)))
+			continue;
+		printf("  %*s%s pid %lld %s", 2 * depth, "", sget(in, "id"),
+		       (long long)json_integer_value(json_object_get(in, "pid")), sget(in, "comm"));
+		if (json_array_size(exec))
+			printf(" (%s)", sget(json_array_get(exec, json_array_size(exec) - 1), "path"));
+		if (end)
+			printf(", %.3f ms, ", ms(json_integer_value(end) - s));
+		else
+			printf(", alive at end, ");
+		print_exit(json_object_get(in, "exit"));
+		printf(", %zu thread%s\n", json_array_size(json_object_get(in, "tids")),
+		       json_array_size(json_object_get(in, "tids")) == 1 ? "" : "s");
+		print_tree(incs, sget(in, "id"), depth + 1);
+	}
+}
+
+/* Each collector's final status, from its lifecycle. */
+static json_t *collector_fates(const struct pmu_bundle *b, json_t *run)
+{
+	json_t *out = json_array(), *c;
+	size_t i;
+
+	json_array_foreach(json_object_get(run, "collectors"), i, c) {
+		char path[512], *txt = NULL, *last = NULL;
+		json_t *fin = NULL;
+
+		snprintf(path, sizeof(path), "data/collectors/%s/lifecycle.jsonl", sget(c, "name"));
+		if (pmu_read_file(b->rootfd, path, 64u << 20, &txt, NULL) == 0) {
+			for (char *line = strtok_r(txt, "\n", &last); line; line = strtok_r(NULL, "\n", &last)) {
+				json_t *r = json_loads(line, 0, NULL);
+
+				if (r && !strcmp(sget(r, "event"), "final")) {
+					json_decref(fin);
+					fin = r;
+				} else {
+					json_decref(r);
+				}
+			}
+		}
+		free(txt);
+		json_array_append_new(out, json_pack("{s:s,s:b,s:s,s:s,s:s}", "name", sget(c, "name"), "requested",
+						     json_is_true(json_object_get(c, "requested")), "status",
+						     fin ? sget(fin, "status") : "missing", "reason",
+						     fin && json_object_get(fin, "reason") ? sget(fin, "reason") : "",
+						     "remedy",
+						     fin && json_object_get(fin, "remedy") ? sget(fin, "remedy") : ""));
+		json_decref(fin);
+	}
+	return out;
+}
+
+int main(int argc, char **argv)
+{
+	static const struct option lo[] = {
+		{ "json", no_argument, NULL, 'j' },
+		{ "allow-invalid", no_argument, NULL, 'a' },
+		{ "help", no_argument, NULL, 'h' },
+		{ "version", no_argument, NULL, 'V' },
+		{ NULL, 0, NULL, 0 },
+	};
+	bool json = false, allow = false;
+	struct pmu_validate_opts vo;
+	struct pmu_validate_result res;
+	struct failures fl = { NULL };
+	struct pmu_bundle b;
+	json_t *run = NULL, *caps = NULL, *cohort = NULL, *fates, *missing;
+	int c, err, check, code = PMU_EXIT_OK;
+
+	while ((c = getopt_long(argc, argv, "hV", lo, NULL)) != -1) {
+		switch (c) {
+		case 'j': json = true; break;
+		case 'a': allow = true; break;
+		case 'h':
+			fputs(usage, stdout);
+			return pmu_cli_finish("pmuanalyze", PMU_EXIT_OK);
+		case 'V':
+			printf("pmuanalyze %s (spec %s, revision %s)\n", PMU_VERSION, PMU_SPEC_VERSION, PMU_REVISION);
+			return pmu_cli_finish("pmuanalyze", PMU_EXIT_OK);
+		default:
+			fputs(usage, stderr);
+			return PMU_EXIT_USAGE;
+		}
+	}
+	if (argc - optind == 2) {
+		fprintf(stderr, "pmuanalyze: comparing two bundles is not available in version %s\n", PMU_VERSION);
+		return PMU_EXIT_USAGE;
+	}
+	if (argc - optind != 1) {
+		fputs(usage, stderr);
+		return PMU_EXIT_USAGE;
+	}
+	pmu_validate_default_opts(&vo);
+	vo.max_per_check = 5;
+	fl.list = json_array();
+	err = pmu_validate_path(argv[optind], &vo, on_finding, &fl, &res);
+	if (err) {
+		fprintf(stderr, "pmuanalyze: %s\n", pmu_error_detail());
+		json_decref(fl.list);
+		return PMU_EXIT_USAGE;
+	}
+	if (res.errors && !allow) {
+		size_t i;
+		json_t *f;
+
+		fprintf(stderr, "pmuanalyze: '%s' is invalid (%u errors); refusing to analyze it "
+				"(--allow-invalid to override)\n", argv[optind], res.errors);
+		json_array_foreach(fl.list, i, f)
+			fprintf(stderr, "  %s %s: %s\n", sget(f, "check"), sget(f, "where"), sget(f, "message"));
+		json_decref(fl.list);
+		return PMU_EXIT_INVALID;
+	}
+	err = pmu_bundle_open(&b, argv[optind], NULL, NULL, &check);
+	if (!err)
+		err = pmu_bundle_read_doc(&b, "run.json", &run);
+	if (!err)
+		err = pmu_bundle_read_doc(&b, "capabilities.json", &caps);
+	if (!err)
+		err = pmu_bundle_read_doc(&b, "cohort.json", &cohort);
+	if (err) {
+		fprintf(stderr, "pmuanalyze: %s\n", pmu_error_detail());
+		if (b.rootfd >= 0 || b.tmpdir)
+			pmu_bundle_close(&b);
+		json_decref(run);
+		json_decref(caps);
+		json_decref(fl.list);
+		return PMU_EXIT_USAGE;
+	}
+	fates = collector_fates(&b, run);
+	pmu_bundle_close(&b);
+	missing = json_array();
+	{
+		size_t i;
+		json_t *x;
+
+		json_array_foreach(json_object_get(caps, "capabilities"), i, x)
+			if (strcmp(sget(x, "status"), "ok"))
+				json_array_append_new(missing, json_pack("{s:s,s:s,s:s,s:s}", "what",
+					sget(x, "name"), "status", sget(x, "status"), "reason",
+					json_object_get(x, "reason") ? sget(x, "reason") : "",
+					"remedy", json_object_get(x, "remedy") ? sget(x, "remedy") : ""));
+		json_array_foreach(fates, i, x)
+			if (strcmp(sget(x, "status"), "ok") && strcmp(sget(x, "status"), "not-requested"))
+				json_array_append_new(missing, json_pack("{s:s,s:s,s:s,s:s}", "what",
+					sget(x, "name"), "status", sget(x, "status"), "reason", sget(x, "reason"),
+					"remedy", sget(x, "remedy")));
+	}
+	if (json) {
+		json_t *o = json_pack("{s:s,s:b,s:O,s:O,s:O,s:O,s:O,s:O}", "bundle", argv[optind], "valid",
+				      res.errors == 0, "failed_checks", fl.list, "run", run, "not_measured", missing,
+				      "collectors", fates, "host", json_object_get(caps, "host"), "cohort",
+				      json_object_get(cohort, "incarnations"));
+
+		json_dumpf(o, stdout, JSON_INDENT(2));
+		putchar('\n');
+		json_decref(o);
+	} else {
+		json_t *x, *argvj = json_object_get(run, "argv");
+		json_int_t dur = json_integer_value(json_object_get(run, "end_ns")) -
+				 json_integer_value(json_object_get(run, "start_ns"));
+		size_t i;
+
+		if (res.errors) {
+			printf("INVALID BUNDLE (analyzed on request): %u failed check(s)\n", res.errors);
+			json_array_foreach(fl.list, i, x)
+				printf("  %s %s: %s\n", sget(x, "check"), sget(x, "where"), sget(x, "message"));
+			printf("\n");
+		}
+		printf("command  ");
+		json_array_foreach(argvj, i, x)
+			printf("%s%s", i ? " " : "", json_string_value(x));
+		printf("\nmode     %s\nresult   %s\nexit     ", sget(run, "mode"), sget(run, "result"));
+		print_exit(json_object_get(run, "exit"));
+		printf("\nwall     %.3f ms\nhost     %s %s %s\nrecorder %s %s\n\n", ms(dur),
+		       sget(json_object_get(caps, "host"), "os"), sget(json_object_get(caps, "host"), "kernel"),
+		       sget(json_object_get(caps, "host"), "arch"), sget(json_object_get(run, "tool"), "name"),
+		       sget(json_object_get(run, "tool"), "version"));
+		printf("not measured (%zu)\n", json_array_size(missing));
+		json_array_foreach(missing, i, x)
+			printf("  %-20s %-12s %s%s%s\n", sget(x, "what"), sget(x, "status"), sget(x, "reason"),
+			       *sget(x, "remedy") ? "; remedy: " : "", sget(x, "remedy"));
+		printf("\ncollectors\n");
+		json_array_foreach(fates, i, x)
+			printf("  %-20s %-14s %s\n", sget(x, "name"), sget(x, "status"),
+			       json_is_true(json_object_get(x, "requested")) ? "requested" : "not requested");
+		printf("\nprocess tree (%zu incarnations)\n", json_array_size(json_object_get(cohort, "incarnations")));
+		print_tree(json_object_get(cohort, "incarnations"), NULL, 0);
+		printf("\ndominant cost: not determined (no counter or sample evidence in this bundle)\n");
+	}
+	json_decref(fl.list);
+	json_decref(run);
+	json_decref(caps);
+	json_decref(cohort);
+	json_decref(fates);
+	json_decref(missing);
+	return pmu_cli_finish("pmuanalyze", code);
+}

@@ -1,0 +1,70 @@
+#ifndef PMU_BAG_H
+#define PMU_BAG_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <time.h>
+
+/*
+ * Writing a bundle: a BagIt 1.0 bag (RFC 8493) staged in a hidden sibling
+ * directory of the final path, on the same filesystem.  Payload files are
+ * hashed while they are written and fsync'd when closed; pmu_bag_finalize()
+ * writes bagit.txt, bag-info.txt, manifest-sha256.txt and, last,
+ * tagmanifest-sha256.txt, then renames the staging directory into place (or
+ * packs it into a reproducible archive that is renamed into place).  Until
+ * then nothing exists at the final path; on failure or pmu_bag_abort() the
+ * staging area is removed.  A staging area left by a killed writer is
+ * recognised by its marker file and removed by the next writer in the same
+ * directory.
+ */
+
+enum pmu_bundle_form {
+	PMU_FORM_DIR,
+	PMU_FORM_TAR,
+	PMU_FORM_TAR_GZ,
+	PMU_FORM_TAR_ZST,
+};
+
+struct pmu_bag_opts {
+	bool force;             /* replace an existing bundle at the final path */
+	const char *agent;      /* Bag-Software-Agent, e.g. "pmurec 0.1.0" */
+	const char *spec;       /* PMU-Spec-Version */
+	int64_t date;           /* Bagging-Date and archive mtime (s since epoch); <0: now */
+};
+
+struct pmu_bag;
+struct pmu_bag_file;
+
+/* The form implied by the final path's suffix (.tar, .tar.gz, .tgz, .tar.zst). */
+enum pmu_bundle_form pmu_bundle_form_of(const char *path);
+
+/* Start a bag for final_path.  On success *out is owned by the caller and must
+ * end in pmu_bag_finalize() or pmu_bag_abort(), which free it. */
+int pmu_bag_open(struct pmu_bag **out, const char *final_path, const struct pmu_bag_opts *opts);
+
+/* Payload file at data/<relpath>; relpath uses [A-Za-z0-9._-] and '/' only.
+ * The handle is freed by pmu_bag_file_close(). */
+int pmu_bag_file_open(struct pmu_bag *bag, const char *relpath, struct pmu_bag_file **out);
+int pmu_bag_file_write(struct pmu_bag_file *f, const void *buf, size_t len);
+int pmu_bag_file_close(struct pmu_bag_file *f);
+
+/* Whole payload file in one call. */
+int pmu_bag_put(struct pmu_bag *bag, const char *relpath, const void *buf, size_t len);
+
+/* Staging directory path (for diagnostics and tests). */
+const char *pmu_bag_staging_path(const struct pmu_bag *bag);
+
+/* Write the tag files, make durable, move into place; frees bag. */
+int pmu_bag_finalize(struct pmu_bag *bag);
+/* Remove everything staged; frees bag.  Safe on NULL. */
+void pmu_bag_abort(struct pmu_bag *bag);
+
+/* Remove stale staging areas for final_path whose writer is gone; returns
+ * how many were removed or a negative error. */
+int pmu_bag_clean_stale(const char *final_path);
+
+/* True when relpath is a name the spec allows inside a bag. */
+bool pmu_bag_name_ok(const char *relpath);
+
+#endif

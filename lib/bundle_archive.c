@@ -1,0 +1,532 @@
+#include <dirent.h>
+#include <errno.h>
+#include <stdarg.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <archive.h>
+#include <archive_entry.h>
+
+#include "bundle_archive.h"
+#include "checks.h"
+#include "error.h"
+#include "util.h"
+
+/* ---- packing ------------------------------------------------------------ */
+
+struct plist {
+	char **v;
+	size_t n, cap;
+};
+
+static int plist_add(struct plist *l, const char *s)
+{
+	if (l->n == l->cap) {
+		size_t cap = l->cap ? 2 * l->cap : 32;
+		char **v = realloc(l->v, cap * sizeof(*v));
+
+		if (!v)
+			return pmu_error(PMU_ERR_NOMEM, "out of memory");
+		l->v = v;
+		l->cap = cap;
+	}
+	if (!(l->v[l->n] = strdup(s)))
+		return pmu_error(PMU_ERR_NOMEM, "out of memory");
+	l->n++;
+	return 0;
+}
+
+static void plist_free(struct plist *l)
+{
+	for (size_t i = 0; i < l->n; i++)
+		free(l->v[i]);
+	free(l->v);
+}
+
+/* Collect "rel/path" of every directory and file below dirfd/rel. */
+static int walk(int dirfd, const char *rel, struct plist *l, int depth)
+{
+	int fd, err = 0;
+	DIR *d;
+
+	if (depth > 32)
+		return pmu_error(PMU_ERR_LIMIT, "directory nesting too deep at '%s'", rel);
+	fd = openat(dirfd, rel[0] ? rel : ".", O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (fd < 0)
+		return pmu_error(PMU_ERR_IO, "cannot open '%s': %s", rel, strerror(errno));
+	d = fdopendir(fd);
+	if (!d) {
+		close(fd);
+		return pmu_error(PMU_ERR_IO, "cannot read '%s': %s", rel, strerror(errno));
+	}
+	for (struct dirent *e; !err && (e = readdir(d));) {
+		char *p;
+		struct stat st;
+
+		if (e->d_name[0] == '.')
+			continue; /* ".", "..", and the staging marker never travel */
+		if (asprintf(&p, "%s%s%s", rel, rel[0] ? "/" : "", e->d_name) < 0) {
+			err = pmu_error(PMU_ERR_NOMEM, "out of memory");
+			break;
+		}
+		if (fstatat(dirfd, p, &st, AT_SYMLINK_NOFOLLOW) < 0)
+			err = pmu_error(PMU_ERR_IO, "cannot stat '%s': %s", p, strerror(errno));
+		else if (S_ISDIR(st.st_mode)) {
+			err = plist_add(l, p);
+			if (!err)
+				err = walk(dirfd, p, l, depth + 1);
+		} else if (S_ISREG(st.st_mode))
+			err = plist_add(l, p);
+		else
+			err = pmu_error(PMU_ERR_INVAL, "'%s' is neither a file nor a directory", p);
+		free(p);
+	}
+	closedir(d);
+	return err;
+}
+
+static int cmp_str(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+static int ar_err(struct archive *a, const char *what)
+{
+	return pmu_error(PMU_ERR_ARCHIVE, "%s: %s", what,
+			 archive_error_string(a) ? archive_error_string(a) : "unknown error");
+}
+
+static int pack_entry(struct archive *a, struct archive_entry *e, int srcdirfd, const char *rel,
+		      const char *top, int64_t mtime)
+{
+	char *name = NULL, buf[1 << 16];
+	struct stat st;
+	int fd = -1, err = 0;
+
+	if (fstatat(srcdirfd, rel[0] ? rel : ".", &st, AT_SYMLINK_NOFOLLOW) < 0)
+		return pmu_error(PMU_ERR_IO, "cannot stat '%s': %s", rel, strerror(errno));
+	if (asprintf(&name, "%s%s%s", top, rel[0] ? "/" : "", rel) < 0)
+		return pmu_error(PMU_ERR_NOMEM, "out of memory");
+	archive_entry_clear(e);
+	archive_entry_set_pathname(e, name);
+	archive_entry_set_uid(e, 0);
+	archive_entry_set_gid(e, 0);
+	archive_entry_set_mtime(e, (time_t)mtime, 0);
+	if (S_ISDIR(st.st_mode)) {
+		archive_entry_set_filetype(e, AE_IFDIR);
+		archive_entry_set_perm(e, 0755);
+		archive_entry_set_size(e, 0);
+	} else {
+		archive_entry_set_filetype(e, AE_IFREG);
+		archive_entry_set_perm(e, 0644);
+		archive_entry_set_size(e, st.st_size);
+		fd = openat(srcdirfd, rel, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+		if (fd < 0) {
+			free(name);
+			return pmu_error(PMU_ERR_IO, "cannot open '%s': %s", rel, strerror(errno));
+		}
+	}
+	if (archive_write_header(a, e) != ARCHIVE_OK)
+		err = ar_err(a, name);
+	while (!err && fd >= 0) {
+		ssize_t n = read(fd, buf, sizeof(buf));
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0)
+			err = pmu_error(PMU_ERR_IO, "cannot read '%s': %s", rel, strerror(errno));
+		if (n <= 0)
+			break;
+		if (archive_write_data(a, buf, (size_t)n) != n)
+			err = ar_err(a, name);
+	}
+	if (fd >= 0)
+		close(fd);
+	free(name);
+	return err;
+}
+
+int pmu_archive_pack(int srcdirfd, const char *top, int outfd, enum pmu_bundle_form form,
+		     int64_t mtime)
+{
+	struct plist l = { 0 };
+	struct archive *a;
+	struct archive_entry *e;
+	int err = walk(srcdirfd, "", &l, 0);
+
+	if (err) {
+		plist_free(&l);
+		return err;
+	}
+	qsort(l.v, l.n, sizeof(*l.v), cmp_str);
+	a = archive_write_new();
+	e = archive_entry_new();
+	if (!a || !e) {
+		err = pmu_error(PMU_ERR_NOMEM, "out of memory");
+		goto out;
+	}
+	if (archive_write_set_format_pax_restricted(a) != ARCHIVE_OK)
+		err = ar_err(a, "tar format");
+	else if (form == PMU_FORM_TAR_GZ &&
+		 (archive_write_add_filter_gzip(a) != ARCHIVE_OK ||
+		  archive_write_set_filter_option(a, "gzip", "timestamp", NULL) != ARCHIVE_OK))
+		err = ar_err(a, "gzip filter");
+	else if (form == PMU_FORM_TAR_ZST && archive_write_add_filter_zstd(a) != ARCHIVE_OK)
+		err = ar_err(a, "zstd filter");
+	else if (archive_write_set_bytes_in_last_block(a, 1) != ARCHIVE_OK ||
+		 archive_write_open_fd(a, outfd) != ARCHIVE_OK)
+		err = ar_err(a, "cannot open archive for writing");
+	if (!err)
+		err = pack_entry(a, e, srcdirfd, "", top, mtime);
+	for (size_t i = 0; !err && i < l.n; i++)
+		err = pack_entry(a, e, srcdirfd, l.v[i], top, mtime);
+	if (!err && archive_write_close(a) != ARCHIVE_OK)
+		err = ar_err(a, "cannot finish archive");
+out:
+	if (e)
+		archive_entry_free(e);
+	if (a)
+		archive_write_free(a);
+	plist_free(&l);
+	return err;
+}
+
+/* ---- extraction --------------------------------------------------------- */
+
+void pmu_archive_default_limits(struct pmu_archive_limits *l)
+{
+	l->max_entries = 100000;
+	l->max_entry_bytes = 16ull << 30;
+	l->max_total_bytes = 64ull << 30;
+	l->max_path_len = 1024;
+	l->ratio_min_bytes = 64ull << 20;
+	l->max_ratio = 200;
+}
+
+/* Open-addressing set of entry paths, for duplicate detection. */
+struct pathset {
+	char **slot;
+	size_t cap, n;
+};
+
+static uint64_t hash_str(const char *s)
+{
+	uint64_t h = 1469598103934665603ull;
+
+	for (; *s; s++)
+		h = (h ^ (unsigned char)*s) * 1099511628211ull;
+	return h;
+}
+
+/* 1: added, 0: already present, <0: error */
+static int pathset_add(struct pathset *ps, const char *p)
+{
+	if (2 * (ps->n + 1) > ps->cap) {
+		size_t cap = ps->cap ? 2 * ps->cap : 256;
+		char **slot = calloc(cap, sizeof(*slot));
+
+		if (!slot)
+			return pmu_error(PMU_ERR_NOMEM, "out of memory");
+		for (size_t i = 0; i < ps->cap; i++) {
+			if (!ps->slot[i])
+				continue;
+			size_t j = hash_str(ps->slot[i]) & (cap - 1);
+			while (slot[j])
+				j = (j + 1) & (cap - 1);
+			slot[j] = ps->slot[i];
+		}
+		free(ps->slot);
+		ps->slot = slot;
+		ps->cap = cap;
+	}
+	size_t j = hash_str(p) & (ps->cap - 1);
+	for (; ps->slot[j]; j = (j + 1) & (ps->cap - 1))
+		if (!strcmp(ps->slot[j], p))
+			return 0;
+	if (!(ps->slot[j] = strdup(p)))
+		return pmu_error(PMU_ERR_NOMEM, "out of memory");
+	ps->n++;
+	return 1;
+}
+
+static void pathset_free(struct pathset *ps)
+{
+	for (size_t i = 0; i < ps->cap; i++)
+		free(ps->slot[i]);
+	free(ps->slot);
+}
+
+__attribute__((format(printf, 3, 4)))
+static int fail_check(int *check, enum pmu_check c, const char *fmt, ...)
+{
+	char msg[1200];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	*check = c;
+	return pmu_error(PMU_ERR_CORRUPT, "%s", msg);
+}
+
+/*
+ * Validate an entry path and strip a trailing '/'.  Returns 0 or a check
+ * failure.  Control characters are refused along with the structural rules:
+ * nothing in a bundle needs them and they confuse every report.
+ */
+#define MAX_PATH_DEPTH 32 /* path components of an entry */
+
+static int check_path(char *p, const struct pmu_archive_limits *l, int *check)
+{
+	size_t n = strlen(p);
+
+	if (n == 0)
+		return fail_check(check, PMU_CHECK_ARCHIVE_PATH, "archive entry has an empty path");
+	if (n > l->max_path_len)
+		return fail_check(check, PMU_CHECK_ARCHIVE_PATH, "archive entry path is too long: '%.200s'", p);
+	if (p[0] == '/')
+		return fail_check(check, PMU_CHECK_ARCHIVE_PATH, "archive entry '%s' has an absolute path", p);
+	while (n > 1 && p[n - 1] == '/')
+		p[--n] = '\0';
+	for (const char *c = p; *c; c++)
+		if ((unsigned char)*c < 0x20 || *c == 0x7f)
+			return fail_check(check, PMU_CHECK_ARCHIVE_PATH,
+					  "archive entry '%s' has a control character in its path", p);
+	size_t comps = 0;
+
+	for (const char *c = p; *c;) {
+		const char *e = strchr(c, '/');
+		size_t m = e ? (size_t)(e - c) : strlen(c);
+
+		if (m == 0 || (m == 1 && c[0] == '.') || (m == 2 && c[0] == '.' && c[1] == '.'))
+			return fail_check(check, PMU_CHECK_ARCHIVE_PATH,
+					  "archive entry '%s' has an empty, '.' or '..' component", p);
+		/* A deeper tree could not be removed again (pmu_rm_rf stops at
+		 * depth 64) and would be left behind in the temporary directory;
+		 * a bag nests a handful of levels. */
+		if (++comps > MAX_PATH_DEPTH)
+			return fail_check(check, PMU_CHECK_ARCHIVE_PATH,
+					  "archive entry '%.200s' nests more than %d directories deep", p,
+					  MAX_PATH_DEPTH);
+		c += m + (e ? 1 : 0);
+	}
+	return 0;
+}
+
+/* Open (creating) the directory for path's parent below rootfd; every
+ * component is opened with O_NOFOLLOW so nothing escapes the root. */
+static int open_parent(int rootfd, const char *path, const char **leaf)
+{
+	char comp[1100];
+	const char *c = path, *slash;
+	int fd = dup(rootfd);
+
+	while (fd >= 0 && (slash = strchr(c, '/'))) {
+		size_t m = (size_t)(slash - c);
+		int nfd;
+
+		if (m >= sizeof(comp)) {
+			close(fd);
+			return -ENAMETOOLONG;
+		}
+		memcpy(comp, c, m);
+		comp[m] = '\0';
+		if (mkdirat(fd, comp, 0700) < 0 && errno != EEXIST) {
+			int e = errno;
+			close(fd);
+			return -e;
+		}
+		nfd = openat(fd, comp, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+		close(fd);
+		if (nfd < 0)
+			return -errno;
+		fd = nfd;
+		c = slash + 1;
+	}
+	*leaf = c;
+	return fd;
+}
+
+static int extract_all(struct archive *a, int rootfd, const struct pmu_archive_limits *l,
+		       char **top, int *check)
+{
+	struct archive_entry *e;
+	struct pathset seen = { 0 };
+	uint64_t entries = 0, total = 0;
+	char *buf = malloc(1 << 16);
+	int err = 0, r;
+
+	if (!buf)
+		return pmu_error(PMU_ERR_NOMEM, "out of memory");
+	while (!err && (r = archive_read_next_header(a, &e)) == ARCHIVE_OK) {
+		const char *name = archive_entry_pathname(e), *leaf;
+		char *p;
+		mode_t type = archive_entry_filetype(e);
+		size_t toplen;
+		int dfd, fd;
+
+		if (++entries > l->max_entries) {
+			err = fail_check(check, PMU_CHECK_ARCHIVE_LIMIT,
+					 "archive has more than the allowed number of entries");
+			break;
+		}
+		if (!name) {
+			err = fail_check(check, PMU_CHECK_ARCHIVE_PATH, "archive entry has no path");
+			break;
+		}
+		if (!(p = strdup(name))) {
+			err = pmu_error(PMU_ERR_NOMEM, "out of memory");
+			break;
+		}
+		if ((err = check_path(p, l, check)))
+			goto next;
+		if (archive_entry_hardlink(e) || type == AE_IFLNK) {
+			err = fail_check(check, PMU_CHECK_ARCHIVE_LINK, "archive entry '%s' is a link", p);
+			goto next;
+		}
+		if (type != AE_IFREG && type != AE_IFDIR) {
+			err = fail_check(check, PMU_CHECK_ARCHIVE_TYPE,
+					 "archive entry '%s' is neither a file nor a directory", p);
+			goto next;
+		}
+		r = pathset_add(&seen, p);
+		if (r <= 0) {
+			err = r < 0 ? r : fail_check(check, PMU_CHECK_ARCHIVE_DUPLICATE,
+						     "archive entry '%s' occurs twice", p);
+			goto next;
+		}
+		/* one top-level directory holds everything */
+		toplen = strcspn(p, "/");
+		if (!*top) {
+			if (!(*top = strndup(p, toplen))) {
+				err = pmu_error(PMU_ERR_NOMEM, "out of memory");
+				goto next;
+			}
+		}
+		if (strlen(*top) != toplen || strncmp(*top, p, toplen) ||
+		    (p[toplen] == '\0' && type != AE_IFDIR)) {
+			err = fail_check(check, PMU_CHECK_ARCHIVE_LAYOUT,
+					 "archive entry '%s' is outside the single top-level directory", p);
+			goto next;
+		}
+		if (archive_entry_size(e) < 0 || (uint64_t)archive_entry_size(e) > l->max_entry_bytes) {
+			err = fail_check(check, PMU_CHECK_ARCHIVE_LIMIT,
+					 "archive entry '%s' is larger than the entry-size limit", p);
+			goto next;
+		}
+		dfd = open_parent(rootfd, p, &leaf);
+		if (dfd < 0) {
+			err = pmu_error(PMU_ERR_IO, "cannot create parent of '%s': %s", p, strerror(-dfd));
+			goto next;
+		}
+		if (type == AE_IFDIR) {
+			if (mkdirat(dfd, leaf, 0700) < 0 && errno != EEXIST)
+				err = pmu_error(PMU_ERR_IO, "cannot create '%s': %s", p, strerror(errno));
+			close(dfd);
+			goto next;
+		}
+		fd = openat(dfd, leaf, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+		close(dfd);
+		if (fd < 0) {
+			err = errno == EEXIST
+				? fail_check(check, PMU_CHECK_ARCHIVE_DUPLICATE,
+					     "archive entry '%s' collides with another entry", p)
+				: pmu_error(PMU_ERR_IO, "cannot create '%s': %s", p, strerror(errno));
+			goto next;
+		}
+		for (;;) {
+			la_ssize_t n = archive_read_data(a, buf, 1 << 16);
+			uint64_t packed;
+
+			if (n == 0)
+				break;
+			if (n < 0) {
+				err = fail_check(check, PMU_CHECK_ARCHIVE_FORMAT,
+						 "cannot read archive entry '%s'", p);
+				break;
+			}
+			total += (uint64_t)n;
+			packed = (uint64_t)archive_filter_bytes(a, -1);
+			if (total > l->max_total_bytes ||
+			    (total > l->ratio_min_bytes && packed && total / packed > l->max_ratio)) {
+				err = fail_check(check, PMU_CHECK_ARCHIVE_LIMIT,
+						 "archive expands past the size or compression-ratio limit at '%s'", p);
+				break;
+			}
+			if ((err = pmu_write_all(fd, buf, (size_t)n, p)))
+				break;
+		}
+		close(fd);
+next:
+		free(p);
+	}
+	if (!err && r != ARCHIVE_EOF)
+		err = fail_check(check, PMU_CHECK_ARCHIVE_FORMAT, "archive is unreadable: %s",
+				 archive_error_string(a) ? archive_error_string(a) : "unknown error");
+	if (!err && !*top)
+		err = fail_check(check, PMU_CHECK_ARCHIVE_LAYOUT, "archive is empty");
+	pathset_free(&seen);
+	free(buf);
+	return err;
+}
+
+int pmu_archive_extract(const char *path, const char *tmpbase, const struct pmu_archive_limits *l,
+			char **tmpdir, char **top, int *check)
+{
+	struct archive *a = archive_read_new();
+	char *dir = NULL;
+	int rootfd = -1, err = 0;
+
+	*tmpdir = *top = NULL;
+	*check = -1;
+	if (!a)
+		return pmu_error(PMU_ERR_NOMEM, "out of memory");
+	if (asprintf(&dir, "%s/pmuvalidate.XXXXXX", tmpbase ? tmpbase : "/tmp") < 0) {
+		archive_read_free(a);
+		return pmu_error(PMU_ERR_NOMEM, "out of memory");
+	}
+	if (!mkdtemp(dir)) {
+		err = pmu_error(PMU_ERR_IO, "cannot create temporary directory '%s': %s", dir,
+				strerror(errno));
+		goto out;
+	}
+	rootfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (rootfd < 0) {
+		err = pmu_error(PMU_ERR_IO, "cannot open '%s': %s", dir, strerror(errno));
+		goto out;
+	}
+	/* Only tar, with no compression, gzip or zstd: the formats the spec allows. */
+	archive_read_support_format_tar(a);
+	archive_read_support_filter_gzip(a);
+	archive_read_support_filter_zstd(a);
+	archive_read_support_filter_none(a);
+	if (archive_read_open_filename(a, path, 1 << 16) != ARCHIVE_OK) {
+		const char *m = archive_error_string(a);
+
+		if (access(path, R_OK) < 0)
+			err = pmu_error(PMU_ERR_IO, "cannot open '%s': %s", path, strerror(errno));
+		else
+			err = fail_check(check, PMU_CHECK_ARCHIVE_FORMAT, "%s",
+					 m ? m : "not a tar archive");
+		goto out;
+	}
+	err = extract_all(a, rootfd, l, top, check);
+out:
+	archive_read_free(a);
+	if (rootfd >= 0)
+		close(rootfd);
+	if (err) {
+		if (dir)
+			pmu_rm_rf(AT_FDCWD, dir);
+		free(dir);
+		free(*top);
+		*top = NULL;
+		return err;
+	}
+	*tmpdir = dir;
+	return 0;
+}

@@ -1,0 +1,39 @@
+#ifndef PMU_ARCHIVE_H
+#define PMU_ARCHIVE_H
+
+#include <stdint.h>
+
+#include "bag.h"
+
+/*
+ * Reproducible packing: entries sorted by path, under one top-level
+ * directory, fixed mtime, numeric owner 0, modes 0755/0644, no xattrs, ACLs
+ * or timestamps in the compression header.
+ */
+int pmu_archive_pack(int srcdirfd, const char *top, int outfd, enum pmu_bundle_form form,
+		     int64_t mtime);
+
+/* Hard limits for reading untrusted archives. */
+struct pmu_archive_limits {
+	uint64_t max_entries;
+	uint64_t max_entry_bytes;
+	uint64_t max_total_bytes;
+	uint64_t max_path_len;
+	uint64_t ratio_min_bytes; /* the ratio limit applies past this many bytes */
+	uint64_t max_ratio;       /* uncompressed : compressed */
+};
+
+void pmu_archive_default_limits(struct pmu_archive_limits *l);
+
+/*
+ * Extract the archive at path into a new private directory (mode 0700) made
+ * under tmpbase.  On success *tmpdir (free()) names that directory and *top
+ * (free()) the archive's single top-level directory inside it.  A rule of
+ * the archive-safety table that is broken is returned as PMU_ERR_CORRUPT with
+ * *check set to its check index (see checks.def) and the detail message
+ * naming the entry; nothing is left behind on failure.
+ */
+int pmu_archive_extract(const char *path, const char *tmpbase, const struct pmu_archive_limits *l,
+			char **tmpdir, char **top, int *check);
+
+#endif

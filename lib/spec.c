@@ -1,0 +1,302 @@
+#include <string.h>
+
+#include "spec.h"
+#include "util.h"
+
+/*
+ * Status vocabulary shared by every collector, capability and field
+ * (bundle-spec/README.md, "Status").
+ */
+const char *const pmu_status_values[] = { "ok", "not-requested", "unavailable", "no-events",
+					  "failed", NULL };
+const char *const pmu_unit_values[] = { "ns", "count", "bytes", "id", NULL };
+
+static const char *const modes[] = { "none", "light", "full", NULL };
+static const char *const results[] = { "complete", "truncated", "interrupted", "invalid", NULL };
+static const char *const exit_kinds[] = { "exited", "signaled", "not-started", "unknown", NULL };
+static const char *const lc_events[] = { "requested", "probed", "opened", "attached", "drop",
+					 "malformed", "stopped", "detached", "final", NULL };
+static const char *const phases[] = { "i", "B", "E", NULL };
+
+#define F(k, t, req, doc) { k, PMU_FT_##t, req, NULL, NULL, NULL, doc }
+#define N(k, req, unit, doc) { k, PMU_FT_INT, req, unit, NULL, NULL, doc }
+#define NA(k, req, unit, doc) { k, PMU_FT_ARR_INT, req, unit, NULL, NULL, doc }
+#define O(k, t, req, sub, doc) { k, PMU_FT_##t, req, NULL, &sub, NULL, doc }
+#define E(k, req, ev, doc) { k, PMU_FT_ENUM, req, NULL, NULL, ev, doc }
+#define STATUS(req) E("status", req, pmu_status_values, "ok, not-requested, unavailable, no-events or failed")
+#define OBJ(name, arr) static const struct pmu_objdef name = { #name, arr, PMU_ARRAY_SIZE(arr) }
+#define DOCHEAD F("spec", STR, true, "spec version, \"" PMU_SPEC_VERSION "\""), \
+		F("type", STR, true, "document type"), \
+		F("units", UNITS, true, "unit of every numeric field name the document type defines")
+
+static const struct pmu_field tool_f[] = {
+	F("name", STR, true, "program name"),
+	F("version", STR, true, "program version"),
+};
+OBJ(tool, tool_f);
+
+static const struct pmu_field exit_f[] = {
+	E("kind", true, exit_kinds, "how the process ended"),
+	N("code", false, "id", "exit code, when kind is exited"),
+	N("signal", false, "id", "terminating signal number, when kind is signaled"),
+};
+OBJ(exit_info, exit_f);
+
+static const struct pmu_field collector_ref_f[] = {
+	F("name", STR, true, "collector name; its files are under data/collectors/<name>/"),
+	F("requested", BOOL, true, "whether this run asked for the collector"),
+};
+OBJ(collector_ref, collector_ref_f);
+
+static const struct pmu_field run_f[] = {
+	DOCHEAD,
+	F("run_id", STR, true, "unique id of this run"),
+	O("tool", OBJ, true, tool, "the recorder that wrote the bundle"),
+	E("mode", true, modes, "recording mode"),
+	F("argv", ARR_STR, true, "the command as given"),
+	F("cwd", STR, true, "working directory of the command"),
+	N("start_ns", true, "ns", "CLOCK_MONOTONIC at the start of the run window"),
+	N("end_ns", true, "ns", "CLOCK_MONOTONIC at the end of the run window"),
+	N("realtime_anchor_ns", true, "ns", "CLOCK_REALTIME read together with monotonic_anchor_ns"),
+	N("monotonic_anchor_ns", true, "ns", "CLOCK_MONOTONIC read together with realtime_anchor_ns"),
+	O("exit", OBJ, true, exit_info, "how the command ended"),
+	E("result", true, results, "complete, truncated, interrupted or invalid"),
+	F("result_reason", STR, false, "why the result is not complete"),
+	F("tolerate_loss", BOOL, true, "the user asked to accept lost records"),
+	O("collectors", ARR_OBJ, true, collector_ref, "every collector known to the recorder"),
+};
+OBJ(run, run_f);
+
+static const struct pmu_field host_f[] = {
+	F("os", STR, true, "operating system"),
+	F("arch", STR, true, "machine architecture"),
+	F("kernel", STR, true, "kernel release"),
+	F("cpu", STR, false, "CPU model"),
+};
+OBJ(host, host_f);
+
+static const struct pmu_field capability_f[] = {
+	F("name", STR, true, "capability name"),
+	STATUS(true),
+	F("value", STR, false, "what was read, as text"),
+	F("reason", STR, false, "why it is not ok (required for unavailable and failed)"),
+	F("remedy", STR, false, "how to make it available (required for unavailable)"),
+};
+OBJ(capability, capability_f);
+
+static const struct pmu_field capabilities_f[] = {
+	DOCHEAD,
+	O("host", OBJ, true, host, "the host that recorded"),
+	O("capabilities", ARR_OBJ, true, capability, "what the host can measure, and why not"),
+};
+OBJ(capabilities, capabilities_f);
+
+static const struct pmu_field image_f[] = {
+	F("path", STR, true, "path of the executable or shared object"),
+	STATUS(true),
+	N("size_bytes", false, "bytes", "file size"),
+	F("sha256", HEX64, false, "SHA-256 of the file"),
+	F("build_id", STR, false, "GNU build-id, hex"),
+	F("reason", STR, false, "why the image could not be described"),
+	F("remedy", STR, false, "how to fix it"),
+};
+OBJ(image, image_f);
+
+static const struct pmu_field prov_tool_f[] = {
+	F("name", STR, true, "program name"),
+	F("version", STR, true, "program version"),
+	F("revision", STR, true, "source revision"),
+	F("build_flags", STR, false, "compiler flags of the build"),
+};
+OBJ(prov_tool, prov_tool_f);
+
+static const struct pmu_field provenance_f[] = {
+	DOCHEAD,
+	O("tool", OBJ, true, prov_tool, "the recorder"),
+	F("config_hash", HEX64, true, "SHA-256 of the canonical recording configuration"),
+	O("images", ARR_OBJ, true, image, "executed images and loaded objects"),
+	F("environment", MAP_STR, true, "recorded environment variables (none unless allowed)"),
+};
+OBJ(provenance, provenance_f);
+
+static const struct pmu_field exec_f[] = {
+	N("t_ns", true, "ns", "CLOCK_MONOTONIC of the exec"),
+	F("path", STR, true, "executed image"),
+};
+OBJ(exec_rec, exec_f);
+
+static const struct pmu_field incarnation_f[] = {
+	F("id", STR, true, "incarnation id, unique in the bundle"),
+	N("pid", true, "id", "process id"),
+	N("start_ns", true, "ns", "CLOCK_MONOTONIC at fork (or first sight)"),
+	N("end_ns", false, "ns", "CLOCK_MONOTONIC at exit; absent when alive at the end"),
+	F("parent", STR, false, "parent incarnation id; absent for the root"),
+	F("preexisting", BOOL, true, "existed before the recorder attached"),
+	F("comm", STR, true, "command name"),
+	NA("tids", true, "id", "thread ids of the incarnation"),
+	O("exec", ARR_OBJ, true, exec_rec, "exec chain, in order"),
+	O("exit", OBJ, true, exit_info, "how it ended"),
+};
+OBJ(incarnation, incarnation_f);
+
+static const struct pmu_field cohort_f[] = {
+	DOCHEAD,
+	F("root", STR, true, "id of the root incarnation"),
+	O("incarnations", ARR_OBJ, true, incarnation, "every process incarnation of the cohort"),
+};
+OBJ(cohort, cohort_f);
+
+const struct pmu_docdef pmu_docs[] = {
+	{ "run.json", "run", &run, true },
+	{ "capabilities.json", "capabilities", &capabilities, true },
+	{ "provenance.json", "provenance", &provenance, true },
+	{ "cohort.json", "cohort", &cohort, true },
+};
+const size_t pmu_ndocs = PMU_ARRAY_SIZE(pmu_docs);
+
+/* ---- streams ------------------------------------------------------------ */
+
+static const struct pmu_field header_f[] = {
+	F("type", STR, true, "\"header\""),
+	F("spec", STR, true, "spec version"),
+	F("stream", STR, true, "stream kind"),
+	F("units", UNITS, true, "unit of every numeric field name of the stream's records"),
+};
+OBJ(header, header_f);
+
+static const struct pmu_field span_f[] = {
+	F("type", STR, true, "\"span\""),
+	F("id", STR, true, "span id, unique in the bundle"),
+	F("parent", STR, false, "parent span id"),
+	F("inc", STR, true, "incarnation id"),
+	N("tid", true, "id", "thread that began the span"),
+	F("name", STR, true, "span name"),
+	N("begin_ns", true, "ns", "CLOCK_MONOTONIC at begin"),
+	N("end_ns", true, "ns", "CLOCK_MONOTONIC at end; records are ordered by it"),
+};
+OBJ(span, span_f);
+
+static const struct pmu_field lifecycle_f[] = {
+	F("type", STR, true, "\"lifecycle\""),
+	N("t_ns", true, "ns", "CLOCK_MONOTONIC"),
+	E("event", true, lc_events, "lifecycle step"),
+	STATUS(false),
+	F("reason", STR, false, "why (required with unavailable and failed)"),
+	F("remedy", STR, false, "how to fix it (required with unavailable)"),
+	F("evidence", STR, false, "what proves the collector attached (required on attached)"),
+	N("count", false, "count", "records dropped or malformed (drop, malformed)"),
+};
+OBJ(lifecycle, lifecycle_f);
+
+static const struct pmu_field event_f[] = {
+	F("type", STR, true, "\"event\""),
+	N("t_ns", true, "ns", "CLOCK_MONOTONIC"),
+	F("inc", STR, true, "incarnation id"),
+	N("pid", true, "id", "process id"),
+	N("tid", true, "id", "thread id"),
+	F("name", STR, true, "event name"),
+	E("ph", true, phases, "i (instant), B (enter) or E (exit)"),
+	N("value", false, "count", "value carried by the event"),
+};
+OBJ(event, event_f);
+
+static const struct pmu_field loss_f[] = {
+	F("type", STR, true, "\"loss\""),
+	N("t_ns", true, "ns", "CLOCK_MONOTONIC"),
+	N("lost", true, "count", "records lost"),
+	F("reason", STR, false, "why"),
+};
+OBJ(loss, loss_f);
+
+static const struct pmu_field malformed_f[] = {
+	F("type", STR, true, "\"malformed\""),
+	N("t_ns", true, "ns", "CLOCK_MONOTONIC"),
+	F("reason", STR, true, "what was wrong"),
+	N("bytes", false, "bytes", "size of the malformed input"),
+};
+OBJ(malformed, malformed_f);
+
+static const struct pmu_field truncation_f[] = {
+	F("type", STR, true, "\"truncation\""),
+	N("t_ns", true, "ns", "CLOCK_MONOTONIC"),
+	F("reason", STR, true, "why the stream ends early"),
+};
+OBJ(truncation, truncation_f);
+
+static const struct pmu_recdef span_recs[] = { { "span", &span } };
+static const struct pmu_recdef lifecycle_recs[] = { { "lifecycle", &lifecycle } };
+static const struct pmu_recdef event_recs[] = {
+	{ "event", &event }, { "loss", &loss }, { "malformed", &malformed }, { "truncation", &truncation },
+};
+
+const struct pmu_streamdef pmu_streams[] = {
+	{ "spans", "spans.jsonl", false, true, span_recs, PMU_ARRAY_SIZE(span_recs), &header },
+	{ "lifecycle", "lifecycle.jsonl", true, true, lifecycle_recs, PMU_ARRAY_SIZE(lifecycle_recs), &header },
+	{ "events", "events.jsonl", true, false, event_recs, PMU_ARRAY_SIZE(event_recs), &header },
+};
+const size_t pmu_nstreams = PMU_ARRAY_SIZE(pmu_streams);
+
+const struct pmu_field *pmu_objdef_field(const struct pmu_objdef *o, const char *key, size_t klen)
+{
+	for (size_t i = 0; i < o->nfields; i++)
+		if (strlen(o->fields[i].key) == klen && !memcmp(o->fields[i].key, key, klen))
+			return &o->fields[i];
+	return NULL;
+}
+
+const struct pmu_recdef *pmu_streamdef_rec(const struct pmu_streamdef *s, const char *type, size_t tlen)
+{
+	for (size_t i = 0; i < s->nrecs; i++)
+		if (strlen(s->recs[i].type) == tlen && !memcmp(s->recs[i].type, type, tlen))
+			return &s->recs[i];
+	return NULL;
+}
+
+bool pmu_enum_has(const char *const *enumv, const char *s, size_t len)
+{
+	for (; *enumv; enumv++)
+		if (strlen(*enumv) == len && !memcmp(*enumv, s, len))
+			return true;
+	return false;
+}
+
+struct unit_find {
+	const char *key, *unit;
+};
+
+static void find_unit(void *ctx, const char *key, const char *unit)
+{
+	struct unit_find *u = ctx;
+
+	if (!u->unit && !strcmp(key, u->key))
+		u->unit = unit;
+}
+
+const char *pmu_objdef_unit(const struct pmu_objdef *o, const char *key)
+{
+	struct unit_find u = { key, NULL };
+
+	pmu_objdef_units(o, find_unit, &u);
+	return u.unit;
+}
+
+static void units_rec(const struct pmu_objdef *o, void (*fn)(void *, const char *, const char *),
+		      void *ctx, int depth)
+{
+	if (depth > 8)
+		return;
+	for (size_t i = 0; i < o->nfields; i++) {
+		const struct pmu_field *f = &o->fields[i];
+
+		if (f->unit)
+			fn(ctx, f->key, f->unit);
+		if (f->sub)
+			units_rec(f->sub, fn, ctx, depth + 1);
+	}
+}
+
+void pmu_objdef_units(const struct pmu_objdef *o, void (*fn)(void *, const char *, const char *),
+		      void *ctx)
+{
+	units_rec(o, fn, ctx, 0);
+}

@@ -1,0 +1,1917 @@
+/*
+ * pmuvalidate's engine.  Order of work:
+ *   1. archive (if any) -> private temporary directory, under the
+ *      ARCHIVE-* rules;
+ *   2. walk the tree, read the tag files, compare manifests with the tree;
+ *   3. start hashing every listed file (second thread) while
+ *   4. the documents and streams are checked against the spec tables and
+ *      the semantic rules (cohort, attribution, spans, lifecycles, loss);
+ *   5. compare digests.
+ * Every finding carries its check ID from checks.def.  A check is marked
+ * evaluated when its inputs could be read; one that could not be evaluated
+ * is reported by the tools as "not evaluated", never as passed.
+ */
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <jansson.h>
+
+#include "bag.h"
+#include "bundle.h"
+#include "error.h"
+#include "jsonl.h"
+#include "sha256.h"
+#include "spec.h"
+#include "util.h"
+#include "validate.h"
+
+#define DOC_LIMIT (64u << 20)     /* a JSON document */
+#define TAG_LIMIT (64u << 20)     /* a tag file */
+#define LINE_LIMIT (1u << 20)     /* a stream record */
+#define STACK_LIMIT 4096          /* open enters per thread */
+
+struct vfile {
+	char *path;
+	uint64_t size;
+	int listed;                /* 0 no, 1 manifest, 2 tagmanifest */
+	char expect[PMU_SHA256_HEX];
+	char actual[PMU_SHA256_HEX];
+	int hash_err;
+	uint64_t line;             /* manifest line */
+};
+
+struct ment {
+	char *path;
+	char hex[PMU_SHA256_HEX];
+	uint64_t line;
+};
+
+struct inc {
+	char *id;
+	uint64_t id_h;
+	int64_t pid;
+	uint64_t start, end;       /* end: UINT64_MAX when alive at the end */
+	int64_t *tids;
+	size_t ntids;
+	size_t slot;               /* first pairing slot of its threads */
+	char *parent;
+};
+
+struct span {
+	uint64_t id_h, parent_h, begin, end, line;
+	bool has_parent;
+	int state;
+	size_t parent_ix;
+};
+
+struct stack {
+	uint64_t *v;
+	size_t n, cap;
+	uint64_t line;             /* line of the latest open enter */
+};
+
+struct collector {
+	char *name;
+	bool requested, seen_dir;
+};
+
+struct v {
+	const struct pmu_validate_opts *opts;
+	pmu_finding_fn fn;
+	void *ctx;
+	struct pmu_validate_result *res;
+	int rootfd;
+
+	struct vfile *files;
+	size_t nfiles, capfiles;
+	bool structure_ok;
+
+	char spec[16];
+	bool info_ok, spec_ok, oxum_ok;
+	uint64_t oxum_bytes, oxum_count;
+
+	bool run_ok;
+	uint64_t run_start, run_end;
+	bool tolerate_loss;
+	struct collector *colls;
+	size_t ncolls;
+
+	bool cohort_ok;
+	struct inc *incs;
+	size_t nincs;
+	size_t *inc_index;         /* open addressing on id_h, values ix+1 */
+	size_t inc_cap;
+	size_t nslots;
+	struct stack *stacks;
+
+	struct span *spans;
+	size_t nspans, capspans;
+
+	struct pmu_jrec rec;
+};
+
+/* ---- findings ----------------------------------------------------------- */
+
+static void eval(struct v *v, enum pmu_check c)
+{
+	v->res->evaluated[c] = true;
+}
+
+__attribute__((format(printf, 6, 7)))
+static void report_sev(struct v *v, enum pmu_check c, enum pmu_severity sev, const char *file,
+		       uint64_t record, const char *fmt, ...)
+{
+	char msg[1024];
+	va_list ap;
+	struct pmu_finding f = { c, sev, file, record, msg };
+
+	eval(v, c);
+	v->res->count[c]++;
+	if (sev == PMU_SEV_ERROR)
+		v->res->errors++;
+	else
+		v->res->warnings++;
+	if (v->res->count[c] > v->opts->max_per_check) {
+		v->res->suppressed[c]++;
+		return;
+	}
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	v->fn(v->ctx, &f);
+}
+
+#define report(v, c, file, rec, ...) report_sev(v, c, pmu_checks[c].severity, file, rec, __VA_ARGS__)
+
+static uint64_t hash_bytes(const char *s, size_t n)
+{
+	uint64_t h = 1469598103934665603ull;
+
+	for (size_t i = 0; i < n; i++)
+		h = (h ^ (unsigned char)s[i]) * 1099511628211ull;
+	return h ? h : 1;
+}
+
+/* ---- tree walk ---------------------------------------------------------- */
+
+static int add_file(struct v *v, const char *path, uint64_t size)
+{
+	if (v->nfiles == v->capfiles) {
+		size_t cap = v->capfiles ? 2 * v->capfiles : 64;
+		struct vfile *f = realloc(v->files, cap * sizeof(*f));
+
+		if (!f)
+			return pmu_error(PMU_ERR_NOMEM, "out of memory");
+		v->files = f;
+		v->capfiles = cap;
+	}
+	memset(&v->files[v->nfiles], 0, sizeof(v->files[0]));
+	if (!(v->files[v->nfiles].path = strdup(path)))
+		return pmu_error(PMU_ERR_NOMEM, "out of memory");
+	v->files[v->nfiles].size = size;
+	v->nfiles++;
+	return 0;
+}
+
+static bool is_tag_name(const char *n)
+{
+	return !strcmp(n, "bagit.txt") || !strcmp(n, "bag-info.txt") ||
+	       !strcmp(n, "manifest-sha256.txt") || !strcmp(n, "tagmanifest-sha256.txt");
+}
+
+static int walk(struct v *v, int dirfd, const char *rel, int depth)
+{
+	DIR *d;
+	int fd, err = 0;
+
+	if (depth > 16) {
+		report(v, PMU_CHECK_BAG_STRUCTURE, rel, 0, "directories nest too deep");
+		return 0;
+	}
+	fd = openat(dirfd, rel[0] ? rel : ".", O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (fd < 0)
+		return pmu_error(PMU_ERR_IO, "cannot open '%s': %s", rel[0] ? rel : ".", strerror(errno));
+	d = fdopendir(fd);
+	if (!d) {
+		close(fd);
+		return pmu_error(PMU_ERR_IO, "cannot read '%s': %s", rel, strerror(errno));
+	}
+	for (struct dirent *e; !err && (e = readdir(d));) {
+		char *p;
+		struct stat st;
+
+		if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, ".."))
+			continue;
+		if (asprintf(&p, "%s%s%s", rel, rel[0] ? "/" : "", e->d_name) < 0)
+			return closedir(d), pmu_error(PMU_ERR_NOMEM, "out of memory");
+		if (fstatat(dirfd, p, &st, AT_SYMLINK_NOFOLLOW) < 0) {
+			err = pmu_error(PMU_ERR_IO, "cannot stat '%s': %s", p, strerror(errno));
+		} else if (S_ISDIR(st.st_mode)) {
+			if (depth == 0 && strcmp(p, "data")) {
+				report(v, PMU_CHECK_BAG_STRUCTURE, p, 0,
+				       "unexpected directory at the top of the bag");
+				v->structure_ok = false;
+			} else {
+				size_t before = v->nfiles;
+
+				err = walk(v, dirfd, p, depth + 1);
+				if (!err && v->nfiles == before) {
+					report(v, PMU_CHECK_BAG_STRUCTURE, p, 0, "directory holds no file");
+					v->structure_ok = false;
+				}
+			}
+		} else if (!S_ISREG(st.st_mode)) {
+			report(v, PMU_CHECK_BAG_STRUCTURE, p, 0, "%s is not a regular file or directory",
+			       S_ISLNK(st.st_mode) ? "symbolic link" : "special file");
+			v->structure_ok = false;
+		} else if (depth == 0 && !is_tag_name(p)) {
+			report(v, PMU_CHECK_BAG_STRUCTURE, p, 0,
+			       "unexpected file at the top of the bag (only the four tag files and data/)");
+			v->structure_ok = false;
+		} else {
+			err = add_file(v, p, (uint64_t)st.st_size);
+		}
+		free(p);
+	}
+	closedir(d);
+	return err;
+}
+
+static int cmp_vfile(const void *a, const void *b)
+{
+	return strcmp(((const struct vfile *)a)->path, ((const struct vfile *)b)->path);
+}
+
+static struct vfile *find_file(struct v *v, const char *path)
+{
+	struct vfile key = { .path = (char *)path };
+
+	return bsearch(&key, v->files, v->nfiles, sizeof(*v->files), cmp_vfile);
+}
+
+/* ---- tag files ---------------------------------------------------------- */
+
+static void check_bagit(struct v *v)
+{
+	static const char want[] = "BagIt-Version: 1.0\nTag-File-Character-Encoding: UTF-8\n";
+	char *txt = NULL;
+	size_t n;
+	int err;
+
+	eval(v, PMU_CHECK_BAG_DECLARATION);
+	err = pmu_read_file(v->rootfd, "bagit.txt", 4096, &txt, &n);
+	if (err)
+		report(v, PMU_CHECK_BAG_DECLARATION, "bagit.txt", 0, "%s", pmu_error_detail());
+	else if (n != sizeof(want) - 1 || memcmp(txt, want, n))
+		report(v, PMU_CHECK_BAG_DECLARATION, "bagit.txt", 0,
+		       "must be exactly 'BagIt-Version: 1.0' and 'Tag-File-Character-Encoding: UTF-8'");
+	free(txt);
+}
+
+static bool all_digits(const char *s, size_t n)
+{
+	if (!n || n > 19)
+		return false;
+	for (size_t i = 0; i < n; i++)
+		if (s[i] < '0' || s[i] > '9')
+			return false;
+	return true;
+}
+
+/* YYYY-MM-DD naming a real day of the Gregorian calendar. */
+static bool valid_date(const char *d)
+{
+	static const int mdays[] = { 31, 29, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31 };
+	int y, m, day;
+
+	if (strlen(d) != 10 || !all_digits(d, 4) || d[4] != '-' || !all_digits(d + 5, 2) ||
+	    d[7] != '-' || !all_digits(d + 8, 2))
+		return false;
+	y = atoi(d);
+	m = atoi(d + 5);
+	day = atoi(d + 8);
+	if (m < 1 || m > 12 || day < 1 || day > mdays[m - 1])
+		return false;
+	return !(m == 2 && day == 29 && !((y % 4 == 0 && y % 100 != 0) || y % 400 == 0));
+}
+
+static void check_baginfo(struct v *v)
+{
+	static const char *const req[] = { "Bag-Software-Agent", "Bagging-Date", "Payload-Oxum",
+					   "PMU-Spec-Version" };
+	const char *f = "bag-info.txt";
+	char *txt = NULL, *line, *save = NULL;
+	const char *val[4] = { 0 };
+	int seen[4] = { 0 };
+	uint64_t lineno = 0;
+	bool ok = true;
+	size_t n;
+
+	eval(v, PMU_CHECK_BAG_INFO);
+	if (pmu_read_file(v->rootfd, f, TAG_LIMIT, &txt, &n)) {
+		report(v, PMU_CHECK_BAG_INFO, f, 0, "%s", pmu_error_detail());
+		return;
+	}
+	if (n == 0 || txt[n - 1] != '\n' || strlen(txt) != n || strstr(txt, "\n\n") || txt[0] == '\n') {
+		report(v, PMU_CHECK_BAG_INFO, f, 0, "must be non-empty text lines, each ending in a newline");
+		free(txt);
+		return;
+	}
+	for (line = strtok_r(txt, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
+		char *colon;
+
+		lineno++;
+		if (line[0] == ' ' || line[0] == '\t')
+			continue; /* RFC 8493 continuation of the previous value */
+		if (line[0] == '\r' || line[strlen(line) - 1] == '\r') {
+			report(v, PMU_CHECK_BAG_INFO, f, lineno, "line ends in a carriage return");
+			ok = false;
+			continue;
+		}
+		colon = strstr(line, ": ");
+		if (!colon || colon == line) {
+			report(v, PMU_CHECK_BAG_INFO, f, lineno, "line is not 'Label: value'");
+			ok = false;
+			continue;
+		}
+		*colon = '\0';
+		for (size_t i = 0; i < 4; i++)
+			if (!strcmp(line, req[i])) {
+				seen[i]++;
+				val[i] = colon + 2;
+			}
+	}
+	for (size_t i = 0; i < 4; i++)
+		if (seen[i] != 1) {
+			report(v, PMU_CHECK_BAG_INFO, f, 0, "'%s' must occur once, occurs %d times",
+			       req[i], seen[i]);
+			ok = false;
+		}
+	if (ok) {
+		const char *d = val[1], *o = val[2], *dot = strchr(o, '.');
+
+		if (!valid_date(d)) {
+			report(v, PMU_CHECK_BAG_INFO, f, 0, "Bagging-Date '%s' is not YYYY-MM-DD", d);
+			ok = false;
+		}
+		if (!dot || !all_digits(o, (size_t)(dot - o)) || !all_digits(dot + 1, strlen(dot + 1))) {
+			report(v, PMU_CHECK_BAG_INFO, f, 0, "Payload-Oxum '%s' is not <bytes>.<count>", o);
+			ok = false;
+		} else {
+			v->oxum_bytes = strtoull(o, NULL, 10);
+			v->oxum_count = strtoull(dot + 1, NULL, 10);
+			v->oxum_ok = true;
+		}
+		if (strlen(val[3]) >= sizeof(v->spec) || !val[3][0]) {
+			report(v, PMU_CHECK_BAG_INFO, f, 0, "PMU-Spec-Version '%.32s' is malformed", val[3]);
+			ok = false;
+		} else {
+			snprintf(v->spec, sizeof(v->spec), "%s", val[3]);
+		}
+	}
+	v->info_ok = ok;
+	free(txt);
+}
+
+static bool is_hex64(const char *s, size_t n)
+{
+	if (n != 64)
+		return false;
+	for (size_t i = 0; i < n; i++)
+		if (!((s[i] >= '0' && s[i] <= '9') || (s[i] >= 'a' && s[i] <= 'f')))
+			return false;
+	return true;
+}
+
+static int cmp_ment(const void *a, const void *b)
+{
+	return strcmp(((const struct ment *)a)->path, ((const struct ment *)b)->path);
+}
+
+/* Parse a manifest; returns entries sorted by path (caller frees), or NULL
+ * with *ok false when the file is missing or malformed. */
+static struct ment *read_manifest(struct v *v, const char *f, bool tag, size_t *count, bool *ok)
+{
+	char *txt = NULL;
+	size_t n, cap = 0, nm = 0;
+	struct ment *m = NULL;
+	uint64_t lineno = 0;
+
+	*ok = false;
+	*count = 0;
+	if (pmu_read_file(v->rootfd, f, TAG_LIMIT, &txt, &n)) {
+		report(v, PMU_CHECK_MANIFEST_FORMAT, f, 0, "%s", pmu_error_detail());
+		return NULL;
+	}
+	*ok = true;
+	if (strlen(txt) != n || (n && txt[n - 1] != '\n')) {
+		report(v, PMU_CHECK_MANIFEST_FORMAT, f, 0, "must be text lines, each ending in a newline");
+		*ok = false;
+	}
+	for (char *p = txt; *ok && *p;) {
+		char *nl = strchr(p, '\n'), *path = p + 66;
+		size_t len = nl ? (size_t)(nl - p) : strlen(p);
+
+		lineno++;
+		if (len < 67 || !is_hex64(p, 64) || p[64] != ' ' || p[65] != ' ') {
+			report(v, PMU_CHECK_MANIFEST_FORMAT, f, lineno, "line is not '<64 lowercase hex>  <path>'");
+			*ok = false;
+			break;
+		}
+		p[len] = '\0';
+		if (tag ? !is_tag_name(path) || !strcmp(path, "tagmanifest-sha256.txt")
+			: strncmp(path, "data/", 5) || !pmu_bag_name_ok(path)) {
+			report(v, PMU_CHECK_MANIFEST_FORMAT, f, lineno, "path '%s' is not allowed here", path);
+			*ok = false;
+			break;
+		}
+		if (nm == cap) {
+			struct ment *nmv;
+
+			cap = cap ? 2 * cap : 32;
+			nmv = realloc(m, cap * sizeof(*m));
+			if (!nmv) {
+				*ok = false;
+				break;
+			}
+			m = nmv;
+		}
+		m[nm].path = strdup(path);
+		memcpy(m[nm].hex, p, 64);
+		m[nm].hex[64] = '\0';
+		m[nm].line = lineno;
+		if (!m[nm].path) {
+			*ok = false;
+			break;
+		}
+		nm++;
+		p += len + 1;
+	}
+	free(txt);
+	if (*ok) {
+		qsort(m, nm, sizeof(*m), cmp_ment);
+		for (size_t i = 1; i < nm; i++)
+			if (!strcmp(m[i].path, m[i - 1].path)) {
+				report(v, PMU_CHECK_MANIFEST_FORMAT, f, m[i].line, "'%s' is listed twice", m[i].path);
+				*ok = false;
+				break;
+			}
+	}
+	if (!*ok) {
+		for (size_t i = 0; i < nm; i++)
+			free(m[i].path);
+		free(m);
+		return NULL;
+	}
+	*count = nm;
+	return m;
+}
+
+static void check_manifests(struct v *v)
+{
+	struct ment *man, *tag;
+	size_t nman, ntag;
+	bool man_ok, tag_ok;
+	uint64_t bytes = 0, count = 0;
+
+	eval(v, PMU_CHECK_MANIFEST_FORMAT);
+	man = read_manifest(v, "manifest-sha256.txt", false, &nman, &man_ok);
+	tag = read_manifest(v, "tagmanifest-sha256.txt", true, &ntag, &tag_ok);
+
+	for (size_t i = 0; i < v->nfiles; i++)
+		if (!strncmp(v->files[i].path, "data/", 5)) {
+			bytes += v->files[i].size;
+			count++;
+		}
+	v->res->payload_bytes = bytes;
+	v->res->files = (unsigned)count;
+	if (v->oxum_ok) {
+		eval(v, PMU_CHECK_BAG_OXUM);
+		if (v->oxum_bytes != bytes || v->oxum_count != count)
+			report(v, PMU_CHECK_BAG_OXUM, "bag-info.txt", 0,
+			       "Payload-Oxum says %llu.%llu, the payload is %llu.%llu",
+			       (unsigned long long)v->oxum_bytes, (unsigned long long)v->oxum_count,
+			       (unsigned long long)bytes, (unsigned long long)count);
+	}
+	if (man_ok) {
+		eval(v, PMU_CHECK_MANIFEST_UNLISTED);
+		eval(v, PMU_CHECK_MANIFEST_MISSING);
+		for (size_t i = 0; i < nman; i++) {
+			struct vfile *f = find_file(v, man[i].path);
+
+			if (!f) {
+				report(v, PMU_CHECK_MANIFEST_MISSING, "manifest-sha256.txt", man[i].line,
+				       "'%s' is listed but does not exist", man[i].path);
+				continue;
+			}
+			f->listed = 1;
+			f->line = man[i].line;
+			memcpy(f->expect, man[i].hex, PMU_SHA256_HEX);
+		}
+		for (size_t i = 0; i < v->nfiles; i++)
+			if (!strncmp(v->files[i].path, "data/", 5) && !v->files[i].listed)
+				report(v, PMU_CHECK_MANIFEST_UNLISTED, v->files[i].path, 0,
+				       "payload file is not listed in manifest-sha256.txt");
+	}
+	if (tag_ok) {
+		static const char *const want[] = { "bag-info.txt", "bagit.txt", "manifest-sha256.txt" };
+
+		eval(v, PMU_CHECK_TAGMANIFEST);
+		for (size_t w = 0; w < 3; w++) {
+			bool found = false;
+
+			for (size_t i = 0; i < ntag; i++)
+				found |= !strcmp(tag[i].path, want[w]);
+			if (!found)
+				report(v, PMU_CHECK_TAGMANIFEST, "tagmanifest-sha256.txt", 0,
+				       "'%s' is not listed", want[w]);
+		}
+		for (size_t i = 0; i < ntag; i++) {
+			struct vfile *f = find_file(v, tag[i].path);
+
+			if (!f) {
+				report(v, PMU_CHECK_TAGMANIFEST, "tagmanifest-sha256.txt", tag[i].line,
+				       "'%s' is listed but does not exist", tag[i].path);
+				continue;
+			}
+			f->listed = 2;
+			f->line = tag[i].line;
+			memcpy(f->expect, tag[i].hex, PMU_SHA256_HEX);
+		}
+	}
+	for (size_t i = 0; i < nman; i++)
+		free(man[i].path);
+	for (size_t i = 0; i < ntag; i++)
+		free(tag[i].path);
+	free(man);
+	free(tag);
+}
+
+/* ---- hashing ------------------------------------------------------------ */
+
+struct hasher {
+	struct v *v;
+	pthread_t th;
+	bool running;
+};
+
+static void *hash_all(void *arg)
+{
+	struct v *v = arg;
+
+	for (size_t i = 0; i < v->nfiles; i++) {
+		struct vfile *f = &v->files[i];
+
+		if (!f->listed)
+			continue;
+		f->hash_err = pmu_sha256_file(v->rootfd, f->path, f->actual, NULL);
+	}
+	return NULL;
+}
+
+static void report_hashes(struct v *v)
+{
+	for (size_t i = 0; i < v->nfiles; i++) {
+		struct vfile *f = &v->files[i];
+		enum pmu_check c = f->listed == 2 ? PMU_CHECK_CHECKSUM_TAG : PMU_CHECK_CHECKSUM_PAYLOAD;
+
+		if (!f->listed)
+			continue;
+		eval(v, c);
+		if (f->hash_err)
+			report(v, c, f->path, 0, "cannot be read to check its digest");
+		else if (strcmp(f->expect, f->actual))
+			report(v, c, f->path, 0, "SHA-256 is %.12s…, %s says %.12s…", f->actual,
+			       f->listed == 2 ? "tagmanifest-sha256.txt" : "manifest-sha256.txt", f->expect);
+	}
+}
+
+/* ---- schema checks ------------------------------------------------------ */
+
+static const char *const type_names[] = {
+	[PMU_FT_STR] = "a non-empty string", [PMU_FT_INT] = "an integer >= 0", [PMU_FT_BOOL] = "a boolean",
+	[PMU_FT_ENUM] = "one of the allowed strings", [PMU_FT_HEX64] = "64 lowercase hex digits",
+	[PMU_FT_OBJ] = "an object", [PMU_FT_ARR_STR] = "an array of strings",
+	[PMU_FT_ARR_INT] = "an array of integers >= 0", [PMU_FT_ARR_OBJ] = "an array of objects",
+	[PMU_FT_MAP_STR] = "an object of strings", [PMU_FT_UNITS] = "an object of units",
+};
+
+static bool str_ok(json_t *j)
+{
+	return json_is_string(j) && json_string_length(j) > 0;
+}
+
+/* Check the status rule on an object that has a "status" field. */
+static void status_rule(struct v *v, const char *file, uint64_t rec, const char *where,
+			const char *status, bool has_reason, bool has_remedy)
+{
+	if (!status)
+		return;
+	eval(v, PMU_CHECK_STATUS_REASON);
+	if (!strcmp(status, "unavailable") && (!has_reason || !has_remedy))
+		report(v, PMU_CHECK_STATUS_REASON, file, rec, "%s: 'unavailable' without %s", where,
+		       !has_reason ? "a reason" : "a remedy");
+	else if (!strcmp(status, "failed") && !has_reason)
+		report(v, PMU_CHECK_STATUS_REASON, file, rec, "%s: 'failed' without a reason", where);
+}
+
+/* Returns the number of schema findings. */
+static int check_json_obj(struct v *v, const char *file, const struct pmu_objdef *o, json_t *obj,
+			  const char *where, int depth)
+{
+	const char *key;
+	json_t *val;
+	int bad = 0;
+
+	if (depth > 8)
+		return 1;
+	json_object_foreach(obj, key, val) {
+		const struct pmu_field *f = pmu_objdef_field(o, key, strlen(key));
+		char sub[256];
+		bool ok = true;
+
+		if (!f) {
+			report(v, PMU_CHECK_SCHEMA_FIELD, file, 0, "%s: unknown field '%s'", where, key);
+			bad++;
+			continue;
+		}
+		snprintf(sub, sizeof(sub), "%s.%s", where, key);
+		switch (f->type) {
+		case PMU_FT_STR:
+			ok = str_ok(val);
+			break;
+		case PMU_FT_INT:
+			ok = json_is_integer(val) && json_integer_value(val) >= 0;
+			break;
+		case PMU_FT_BOOL:
+			ok = json_is_boolean(val);
+			break;
+		case PMU_FT_ENUM:
+			ok = json_is_string(val) &&
+			     pmu_enum_has(f->enumv, json_string_value(val), json_string_length(val));
+			break;
+		case PMU_FT_HEX64:
+			ok = json_is_string(val) && is_hex64(json_string_value(val), json_string_length(val));
+			break;
+		case PMU_FT_OBJ:
+			ok = json_is_object(val);
+			if (ok)
+				bad += check_json_obj(v, file, f->sub, val, sub, depth + 1);
+			break;
+		case PMU_FT_ARR_STR:
+		case PMU_FT_ARR_INT:
+		case PMU_FT_ARR_OBJ:
+			ok = json_is_array(val);
+			for (size_t i = 0; ok && i < json_array_size(val); i++) {
+				json_t *e = json_array_get(val, i);
+
+				if (f->type == PMU_FT_ARR_STR)
+					ok = str_ok(e);
+				else if (f->type == PMU_FT_ARR_INT)
+					ok = json_is_integer(e) && json_integer_value(e) >= 0;
+				else if (!(ok = json_is_object(e)))
+					;
+				else {
+					char el[300];
+
+					snprintf(el, sizeof(el), "%s[%zu]", sub, i);
+					bad += check_json_obj(v, file, f->sub, e, el, depth + 1);
+				}
+			}
+			break;
+		case PMU_FT_MAP_STR:
+		case PMU_FT_UNITS:
+			ok = json_is_object(val);
+			if (ok) {
+				const char *k2;
+				json_t *v2;
+
+				json_object_foreach(val, k2, v2)
+					if (!json_is_string(v2) ||
+					    (f->type == PMU_FT_UNITS &&
+					     !pmu_enum_has(pmu_unit_values, json_string_value(v2),
+							   json_string_length(v2))))
+						ok = false;
+			}
+			break;
+		}
+		if (!ok) {
+			report(v, PMU_CHECK_SCHEMA_FIELD, file, 0, "%s must be %s", sub, type_names[f->type]);
+			bad++;
+		}
+	}
+	for (size_t i = 0; i < o->nfields; i++)
+		if (o->fields[i].required && !json_object_get(obj, o->fields[i].key)) {
+			report(v, PMU_CHECK_SCHEMA_FIELD, file, 0, "%s: required field '%s' is missing", where,
+			       o->fields[i].key);
+			bad++;
+		}
+	if (pmu_objdef_field(o, "kind", 4) && pmu_objdef_field(o, "signal", 6)) {
+		/* exit objects: the number that goes with the kind */
+		const char *kind = json_string_value(json_object_get(obj, "kind"));
+
+		if (kind && !strcmp(kind, "exited") && !json_object_get(obj, "code")) {
+			report(v, PMU_CHECK_SCHEMA_FIELD, file, 0, "%s: kind 'exited' needs 'code'", where);
+			bad++;
+		} else if (kind && !strcmp(kind, "signaled") && !json_object_get(obj, "signal")) {
+			report(v, PMU_CHECK_SCHEMA_FIELD, file, 0, "%s: kind 'signaled' needs 'signal'", where);
+			bad++;
+		}
+	}
+	if (pmu_objdef_field(o, "status", 6)) {
+		json_t *st = json_object_get(obj, "status");
+
+		if (json_is_string(st))
+			status_rule(v, file, 0, where, json_string_value(st),
+				    str_ok(json_object_get(obj, "reason")),
+				    str_ok(json_object_get(obj, "remedy")));
+	}
+	return bad;
+}
+
+struct units_cmp {
+	struct v *v;
+	const char *file;
+	uint64_t rec;
+	json_t *units;
+	json_t *seen;
+};
+
+static void unit_expect(void *ctx, const char *key, const char *unit)
+{
+	struct units_cmp *u = ctx;
+	json_t *got = json_object_get(u->units, key);
+
+	if (json_object_get(u->seen, key))
+		return;
+	json_object_set_new(u->seen, key, json_true());
+	if (!got)
+		report(u->v, PMU_CHECK_UNITS, u->file, u->rec, "numeric field '%s' has no declared unit", key);
+	else if (!json_is_string(got) || strcmp(json_string_value(got), unit))
+		report(u->v, PMU_CHECK_UNITS, u->file, u->rec, "unit of '%s' is '%s', the spec says '%s'",
+		       key, json_is_string(got) ? json_string_value(got) : "?", unit);
+}
+
+static void check_units(struct v *v, const char *file, uint64_t rec, json_t *units,
+			const struct pmu_objdef *const *objs, size_t nobjs)
+{
+	struct units_cmp u = { v, file, rec, units, json_object() };
+	const char *key;
+	json_t *val;
+
+	eval(v, PMU_CHECK_UNITS);
+	if (!json_is_object(units) || !u.seen) {
+		json_decref(u.seen);
+		return; /* reported as SCHEMA-FIELD */
+	}
+	for (size_t i = 0; i < nobjs; i++)
+		pmu_objdef_units(objs[i], unit_expect, &u);
+	json_object_foreach(units, key, val)
+		if (!json_object_get(u.seen, key))
+			report(v, PMU_CHECK_UNITS, file, rec, "units names '%s', which is no numeric field here",
+			       key);
+	json_decref(u.seen);
+}
+
+/* Load a document; returns NULL when it is missing or not JSON (reported). */
+static json_t *load_doc(struct v *v, const char *file)
+{
+	json_error_t je;
+	json_t *j;
+	char *txt;
+	size_t n;
+
+	if (!find_file(v, file))
+		return NULL; /* FILE-REQUIRED */
+	eval(v, PMU_CHECK_JSON_SYNTAX);
+	if (pmu_read_file(v->rootfd, file, DOC_LIMIT, &txt, &n)) {
+		report(v, PMU_CHECK_JSON_SYNTAX, file, 0, "%s", pmu_error_detail());
+		return NULL;
+	}
+	if (memchr(txt, '\0', n)) {
+		/* jansson drops a NUL byte that follows a number or literal */
+		report(v, PMU_CHECK_JSON_SYNTAX, file, 0, "NUL byte at offset %zu",
+		       (size_t)((char *)memchr(txt, '\0', n) - txt));
+		free(txt);
+		return NULL;
+	}
+	j = json_loadb(txt, n, JSON_REJECT_DUPLICATES, &je);
+	free(txt);
+	if (!j) {
+		report(v, PMU_CHECK_JSON_SYNTAX, file, (uint64_t)je.line, "%s (column %d)", je.text, je.column);
+		return NULL;
+	}
+	if (!json_is_object(j)) {
+		report(v, PMU_CHECK_JSON_SYNTAX, file, 0, "document is not a JSON object");
+		json_decref(j);
+		return NULL;
+	}
+	return j;
+}
+
+/* The checks every document shares; returns true when it is structurally sound. */
+static bool check_doc(struct v *v, const struct pmu_docdef *d, const char *file, json_t *j)
+{
+	json_t *type = json_object_get(j, "type"), *spec = json_object_get(j, "spec");
+	const struct pmu_objdef *objs[1] = { d->obj };
+
+	eval(v, PMU_CHECK_SCHEMA_TYPE);
+	eval(v, PMU_CHECK_SCHEMA_FIELD);
+	eval(v, PMU_CHECK_SPEC_VERSION);
+	if (!json_is_string(type) || strcmp(json_string_value(type), d->type)) {
+		report(v, PMU_CHECK_SCHEMA_TYPE, file, 0, "document type must be '%s'", d->type);
+		return false;
+	}
+	if (json_is_string(spec) && strcmp(json_string_value(spec), v->spec))
+		report(v, PMU_CHECK_SPEC_VERSION, file, 0, "spec '%s' differs from the bag's '%s'",
+		       json_string_value(spec), v->spec);
+	if (check_json_obj(v, file, d->obj, j, d->type, 0))
+		return false;
+	check_units(v, file, 0, json_object_get(j, "units"), objs, 1);
+	return true;
+}
+
+static uint64_t ju(json_t *o, const char *k)
+{
+	return (uint64_t)json_integer_value(json_object_get(o, k));
+}
+
+static void check_run(struct v *v, json_t *j)
+{
+	const char *f = "data/run.json";
+	json_t *colls = json_object_get(j, "collectors");
+	const char *result = json_string_value(json_object_get(j, "result"));
+
+	v->run_start = ju(j, "start_ns");
+	v->run_end = ju(j, "end_ns");
+	v->tolerate_loss = json_is_true(json_object_get(j, "tolerate_loss"));
+	eval(v, PMU_CHECK_TIME_ORDER);
+	if (v->run_end < v->run_start) {
+		report(v, PMU_CHECK_TIME_ORDER, f, 0, "end_ns %llu is before start_ns %llu",
+		       (unsigned long long)v->run_end, (unsigned long long)v->run_start);
+		return;
+	}
+	eval(v, PMU_CHECK_RESULT);
+	if (strcmp(result, "complete")) {
+		const char *why = json_string_value(json_object_get(j, "result_reason"));
+
+		report(v, PMU_CHECK_RESULT, f, 0, "result is '%s'%s%s", result, why ? ": " : "",
+		       why ? why : "");
+	}
+	v->colls = calloc(json_array_size(colls) + 1, sizeof(*v->colls));
+	if (!v->colls)
+		return;
+	eval(v, PMU_CHECK_COLLECTOR_LISTED);
+	for (size_t i = 0; i < json_array_size(colls); i++) {
+		json_t *c = json_array_get(colls, i);
+		const char *name = json_string_value(json_object_get(c, "name"));
+
+		if (strchr(name, '/') || !pmu_bag_name_ok(name)) {
+			report(v, PMU_CHECK_COLLECTOR_LISTED, f, 0, "collector name '%s' is not allowed", name);
+			continue;
+		}
+		for (size_t k = 0; k < v->ncolls; k++)
+			if (!strcmp(v->colls[k].name, name)) {
+				report(v, PMU_CHECK_COLLECTOR_LISTED, f, 0, "collector '%s' is listed twice", name);
+				name = NULL;
+				break;
+			}
+		if (!name)
+			continue;
+		v->colls[v->ncolls].name = strdup(name);
+		v->colls[v->ncolls].requested = json_is_true(json_object_get(c, "requested"));
+		v->ncolls++;
+	}
+	v->run_ok = true;
+}
+
+static void check_window(struct v *v, const char *file, uint64_t rec, const char *what, uint64_t t)
+{
+	if (!v->run_ok)
+		return;
+	eval(v, PMU_CHECK_TIME_WINDOW);
+	if (t < v->run_start || t > v->run_end)
+		report(v, PMU_CHECK_TIME_WINDOW, file, rec, "%s %llu is outside the run window [%llu, %llu]",
+		       what, (unsigned long long)t, (unsigned long long)v->run_start,
+		       (unsigned long long)v->run_end);
+}
+
+static struct inc *find_inc(struct v *v, const char *id, size_t len)
+{
+	uint64_t h = hash_bytes(id, len);
+
+	if (!v->inc_cap)
+		return NULL;
+	for (size_t j = h & (v->inc_cap - 1); v->inc_index[j]; j = (j + 1) & (v->inc_cap - 1)) {
+		struct inc *in = &v->incs[v->inc_index[j] - 1];
+
+		if (in->id_h == h && strlen(in->id) == len && !memcmp(in->id, id, len))
+			return in;
+	}
+	return NULL;
+}
+
+static int cmp_i64(const void *a, const void *b)
+{
+	int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
+
+	return (x > y) - (x < y);
+}
+
+static void check_cohort(struct v *v, json_t *j)
+{
+	const char *f = "data/cohort.json";
+	json_t *arr = json_object_get(j, "incarnations");
+	size_t n = json_array_size(arr);
+	bool ok = true;
+
+	v->incs = calloc(n + 1, sizeof(*v->incs));
+	for (v->inc_cap = 16; v->inc_cap < 2 * n + 2; v->inc_cap *= 2)
+		;
+	v->inc_index = calloc(v->inc_cap, sizeof(*v->inc_index));
+	if (!v->incs || !v->inc_index)
+		return;
+	eval(v, PMU_CHECK_COHORT);
+	for (size_t i = 0; i < n; i++) {
+		json_t *o = json_array_get(arr, i), *tids = json_object_get(o, "tids");
+		json_t *exec = json_object_get(o, "exec");
+		const char *id = json_string_value(json_object_get(o, "id"));
+		const char *parent = json_string_value(json_object_get(o, "parent"));
+		struct inc *in = &v->incs[v->nincs];
+		char where[300];
+
+		snprintf(where, sizeof(where), "incarnation '%s'", id);
+		if (find_inc(v, id, strlen(id))) {
+			report(v, PMU_CHECK_COHORT, f, 0, "%s: id is not unique", where);
+			ok = false;
+			continue;
+		}
+		in->id = strdup(id);
+		in->id_h = hash_bytes(id, strlen(id));
+		in->pid = json_integer_value(json_object_get(o, "pid"));
+		in->start = ju(o, "start_ns");
+		in->end = json_object_get(o, "end_ns") ? ju(o, "end_ns") : UINT64_MAX;
+		in->parent = parent ? strdup(parent) : NULL;
+		in->ntids = json_array_size(tids);
+		in->tids = calloc(in->ntids + 1, sizeof(*in->tids));
+		if (!in->id || !in->tids || (parent && !in->parent))
+			return;
+		for (size_t t = 0; t < in->ntids; t++)
+			in->tids[t] = json_integer_value(json_array_get(tids, t));
+		qsort(in->tids, in->ntids, sizeof(*in->tids), cmp_i64);
+		in->slot = v->nslots;
+		v->nslots += in->ntids;
+		for (size_t t = 0; t < in->ntids; t++)
+			if (t && in->tids[t] == in->tids[t - 1]) {
+				report(v, PMU_CHECK_COHORT, f, 0, "%s: thread %lld is listed twice", where,
+				       (long long)in->tids[t]);
+				ok = false;
+			}
+		if (!bsearch(&in->pid, in->tids, in->ntids, sizeof(*in->tids), cmp_i64)) {
+			report(v, PMU_CHECK_COHORT, f, 0, "%s: its tids do not include its pid %lld", where,
+			       (long long)in->pid);
+			ok = false;
+		}
+		eval(v, PMU_CHECK_TIME_ORDER);
+		if (in->end != UINT64_MAX && in->end < in->start)
+			report(v, PMU_CHECK_TIME_ORDER, f, 0, "%s: end_ns is before start_ns", where);
+		if (!json_is_true(json_object_get(o, "preexisting")))
+			check_window(v, f, 0, "start_ns", in->start);
+		if (in->end != UINT64_MAX)
+			check_window(v, f, 0, "end_ns", in->end);
+		for (size_t e = 0; e < json_array_size(exec); e++) {
+			uint64_t t = ju(json_array_get(exec, e), "t_ns");
+
+			check_window(v, f, 0, "exec t_ns", t);
+			if (t < in->start || t > in->end) {
+				report(v, PMU_CHECK_TIME_ORDER, f, 0, "%s: exec at %llu outside its lifetime",
+				       where, (unsigned long long)t);
+			}
+		}
+		size_t h = in->id_h & (v->inc_cap - 1);
+		while (v->inc_index[h])
+			h = (h + 1) & (v->inc_cap - 1);
+		v->inc_index[h] = ++v->nincs;
+	}
+	/* (pid, start) identifies an incarnation; parents exist; one root */
+	for (size_t i = 0; i < v->nincs; i++) {
+		struct inc *a = &v->incs[i];
+
+		for (size_t k = i + 1; k < v->nincs; k++)
+			if (a->pid == v->incs[k].pid && a->start == v->incs[k].start) {
+				report(v, PMU_CHECK_COHORT, f, 0, "incarnations '%s' and '%s' share pid %lld and start",
+				       a->id, v->incs[k].id, (long long)a->pid);
+				ok = false;
+			}
+		if (a->parent && !find_inc(v, a->parent, strlen(a->parent))) {
+			report(v, PMU_CHECK_COHORT, f, 0, "incarnation '%s': parent '%s' does not exist", a->id,
+			       a->parent);
+			ok = false;
+		}
+	}
+	/* Parent links form one tree: everyone but the root has a parent, and
+	 * following parents from any incarnation reaches the root. */
+	for (size_t i = 0; ok && i < v->nincs; i++) {
+		const char *root = json_string_value(json_object_get(j, "root"));
+		struct inc *a = &v->incs[i];
+		size_t steps = 0;
+
+		if (!a->parent && strcmp(a->id, root)) {
+			report(v, PMU_CHECK_COHORT, f, 0, "incarnation '%s' has no parent and is not the root", a->id);
+			ok = false;
+			break;
+		}
+		while (a && a->parent && steps++ <= v->nincs)
+			a = find_inc(v, a->parent, strlen(a->parent));
+		if (steps > v->nincs) {
+			report(v, PMU_CHECK_COHORT, f, 0, "incarnation '%s' is its own ancestor", v->incs[i].id);
+			ok = false;
+		}
+	}
+	{
+		const char *root = json_string_value(json_object_get(j, "root"));
+		struct inc *r = find_inc(v, root, strlen(root));
+
+		if (!r) {
+			report(v, PMU_CHECK_COHORT, f, 0, "root incarnation '%s' does not exist", root);
+			ok = false;
+		} else if (r->parent) {
+			report(v, PMU_CHECK_COHORT, f, 0, "root incarnation '%s' has a parent", root);
+			ok = false;
+		}
+	}
+	v->stacks = calloc(v->nslots + 1, sizeof(*v->stacks));
+	v->cohort_ok = ok && v->stacks;
+}
+
+/* ---- streams ------------------------------------------------------------ */
+
+struct lines {
+	int fd;
+	char *buf;
+	size_t cap, start, end;
+	bool eof;
+	uint64_t lineno;
+};
+
+static int lines_open(struct lines *l, int rootfd, const char *path)
+{
+	memset(l, 0, sizeof(*l));
+	l->fd = openat(rootfd, path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+	if (l->fd < 0)
+		return pmu_error(PMU_ERR_IO, "cannot open '%s': %s", path, strerror(errno));
+	(void)posix_fadvise(l->fd, 0, 0, POSIX_FADV_SEQUENTIAL);
+	l->cap = 2 * LINE_LIMIT;
+	l->buf = malloc(l->cap);
+	if (!l->buf) {
+		close(l->fd);
+		return pmu_error(PMU_ERR_NOMEM, "out of memory");
+	}
+	return 0;
+}
+
+static void lines_close(struct lines *l)
+{
+	free(l->buf);
+	close(l->fd);
+}
+
+/* 1: a line (*nl false when the file ends without '\n'), 0: end, -1: line too
+ * long (skipped), <-1: read error */
+static int lines_next(struct lines *l, const char **p, size_t *len, bool *nl)
+{
+	for (;;) {
+		char *s = l->buf + l->start, *e = memchr(s, '\n', l->end - l->start);
+
+		if (e) {
+			*p = s;
+			*len = (size_t)(e - s);
+			*nl = true;
+			l->start += *len + 1;
+			l->lineno++;
+			return *len > LINE_LIMIT ? -1 : 1;
+		}
+		if (l->eof) {
+			if (l->start == l->end)
+				return 0;
+			*p = s;
+			*len = l->end - l->start;
+			*nl = false;
+			l->start = l->end;
+			l->lineno++;
+			return 1;
+		}
+		if (l->end - l->start > LINE_LIMIT) {
+			/* skip to the next newline */
+			l->lineno++;
+			for (;;) {
+				ssize_t n = read(l->fd, l->buf, l->cap);
+
+				if (n <= 0) {
+					l->start = l->end = 0;
+					l->eof = true;
+					return -1;
+				}
+				e = memchr(l->buf, '\n', (size_t)n);
+				if (e) {
+					l->start = (size_t)(e - l->buf) + 1;
+					l->end = (size_t)n;
+					return -1;
+				}
+			}
+		}
+		memmove(l->buf, s, l->end - l->start);
+		l->end -= l->start;
+		l->start = 0;
+		ssize_t n = read(l->fd, l->buf + l->end, l->cap - l->end);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0)
+			return pmu_error(PMU_ERR_IO, "read error: %s", strerror(errno));
+		if (n == 0)
+			l->eof = true;
+		l->end += (size_t)n;
+	}
+}
+
+static bool key_is(const char *fk, const char *key, size_t klen)
+{
+	size_t j = 0;
+
+	while (j < klen && fk[j] && fk[j] == key[j])
+		j++;
+	return j == klen && !fk[j];
+}
+
+/* pmu_objdef_field() for a record's key, without a strlen() of every
+ * candidate: the hot path of every stream record.  Writers put members in
+ * the table's order, so field number hint is tried first (keys are unique
+ * in a table: the result is the same). */
+static const struct pmu_field *rec_field(const struct pmu_objdef *o, const char *key, size_t klen,
+					 size_t hint)
+{
+	if (hint < o->nfields && key_is(o->fields[hint].key, key, klen))
+		return &o->fields[hint];
+	for (size_t i = 0; i < o->nfields; i++)
+		if (key_is(o->fields[i].key, key, klen))
+			return &o->fields[i];
+	return NULL;
+}
+
+/* Schema check of a flat record; returns the number of findings. */
+static int check_rec(struct v *v, const char *file, uint64_t rec, const struct pmu_objdef *o,
+		     const struct pmu_jrec *r)
+{
+	int bad = 0;
+	const struct pmu_jfield *st = NULL;
+	bool has_reason = false, has_remedy = false;
+	size_t nreq = 0, req_seen = 0;
+
+	if (r->too_many) {
+		report(v, PMU_CHECK_SCHEMA_FIELD, file, rec, "record has more than %d fields", PMU_JREC_MAX);
+		bad++;
+	}
+	for (int i = 0; i < r->n; i++) {
+		const struct pmu_jfield *jf = &r->f[i];
+		const struct pmu_field *f = rec_field(o, jf->key, jf->klen, (size_t)i);
+		bool ok;
+
+		if (!f) {
+			report(v, PMU_CHECK_SCHEMA_FIELD, file, rec, "unknown field '%.*s' in a %s record",
+			       (int)jf->klen, jf->key, o->name);
+			bad++;
+			continue;
+		}
+		req_seen += f->required; /* member names are unique: each counts once */
+		switch (f->type) {
+		case PMU_FT_STR:
+			ok = jf->type == PMU_JV_STR && jf->slen > 0;
+			break;
+		case PMU_FT_INT:
+			ok = jf->type == PMU_JV_INT && !jf->overflow && jf->i >= 0;
+			break;
+		case PMU_FT_BOOL:
+			ok = jf->type == PMU_JV_BOOL;
+			break;
+		case PMU_FT_ENUM:
+			ok = jf->type == PMU_JV_STR && pmu_enum_has(f->enumv, jf->s, jf->slen);
+			break;
+		case PMU_FT_HEX64:
+			ok = jf->type == PMU_JV_STR && is_hex64(jf->s, jf->slen);
+			break;
+		default:
+			ok = false; /* stream records are flat */
+			break;
+		}
+		if (!ok) {
+			report(v, PMU_CHECK_SCHEMA_FIELD, file, rec, "'%s' must be %s", f->key, type_names[f->type]);
+			bad++;
+		}
+		if (f->key[0] == 's' && !strcmp(f->key, "status") && ok)
+			st = jf;
+		else if (f->key[0] == 'r' && !strcmp(f->key, "reason"))
+			has_reason = ok;
+		else if (f->key[0] == 'r' && !strcmp(f->key, "remedy"))
+			has_remedy = ok;
+	}
+	for (size_t i = 0; i < o->nfields; i++)
+		nreq += o->fields[i].required;
+	for (size_t i = 0; req_seen < nreq && i < o->nfields; i++)
+		if (o->fields[i].required && !pmu_jrec_get(r, o->fields[i].key)) {
+			report(v, PMU_CHECK_SCHEMA_FIELD, file, rec, "required field '%s' is missing from a %s record",
+			       o->fields[i].key, o->name);
+			bad++;
+		}
+	if (st) {
+		char s[32];
+
+		snprintf(s, sizeof(s), "%.*s", (int)st->slen, st->s);
+		status_rule(v, file, rec, o->name, s, has_reason, has_remedy);
+	}
+	return bad;
+}
+
+/* pmu_jrec_get(), inlined: the key is a literal, its length a constant. */
+static inline const struct pmu_jfield *rf(const struct pmu_jrec *r, const char *k)
+{
+	size_t kl = strlen(k);
+
+	for (int i = 0; i < r->n; i++)
+		if (r->f[i].klen == kl && (kl == 0 || r->f[i].key[0] == k[0]) && !memcmp(r->f[i].key, k, kl))
+			return &r->f[i];
+	return NULL;
+}
+
+static inline uint64_t ri(const struct pmu_jrec *r, const char *k)
+{
+	const struct pmu_jfield *f = rf(r, k);
+
+	return f && f->type == PMU_JV_INT ? (uint64_t)f->i : 0;
+}
+
+/* Attribution of a record to a live incarnation; returns the inc or NULL. */
+static struct inc *attribute(struct v *v, const char *file, uint64_t rec, const struct pmu_jrec *r,
+			     bool has_pid, uint64_t t0, uint64_t t1, size_t *slot)
+{
+	const struct pmu_jfield *inc = rf(r, "inc");
+	int64_t tid = (int64_t)ri(r, "tid"), *tp;
+	struct inc *in;
+
+	if (!v->cohort_ok)
+		return NULL;
+	eval(v, PMU_CHECK_ATTRIBUTION);
+	in = find_inc(v, inc->s, inc->slen);
+	if (!in) {
+		report(v, PMU_CHECK_ATTRIBUTION, file, rec, "incarnation '%.*s' is not in the cohort",
+		       (int)inc->slen, inc->s);
+		return NULL;
+	}
+	if (has_pid && (int64_t)ri(r, "pid") != in->pid) {
+		report(v, PMU_CHECK_ATTRIBUTION, file, rec, "pid %llu is not incarnation '%s' (pid %lld)",
+		       (unsigned long long)ri(r, "pid"), in->id, (long long)in->pid);
+		return NULL;
+	}
+	tp = bsearch(&tid, in->tids, in->ntids, sizeof(*in->tids), cmp_i64);
+	if (!tp) {
+		report(v, PMU_CHECK_ATTRIBUTION, file, rec, "tid %lld is not a thread of incarnation '%s'",
+		       (long long)tid, in->id);
+		return NULL;
+	}
+	if (t0 < in->start || t1 > in->end) {
+		report(v, PMU_CHECK_ATTRIBUTION, file, rec, "at %llu incarnation '%s' was not alive",
+		       (unsigned long long)(t0 < in->start ? t0 : t1), in->id);
+		return NULL;
+	}
+	*slot = in->slot + (size_t)(tp - in->tids);
+	return in;
+}
+
+struct stream_state {
+	const struct pmu_streamdef *sd;
+	const char *file;
+	const char *collector;
+	uint64_t last_t;
+	bool have_t;
+	/* lifecycle */
+	int last_step;
+	bool steps[9];
+	bool final_seen;
+	char final_status[16];
+	uint64_t lc_records;
+};
+
+static void check_header(struct v *v, struct stream_state *s, const char *line, size_t len)
+{
+	json_error_t je;
+	/* no NUL: jansson would drop one that follows a number or literal */
+	json_t *j = memchr(line, '\0', len) ? NULL : json_loadb(line, len, JSON_REJECT_DUPLICATES, &je);
+	const struct pmu_objdef *objs[8];
+	json_t *type, *stream, *spec;
+
+	eval(v, PMU_CHECK_STREAM_HEADER);
+	if (!j || !json_is_object(j)) {
+		report(v, PMU_CHECK_STREAM_HEADER, s->file, 1, "first record is not a header object");
+		json_decref(j);
+		return;
+	}
+	type = json_object_get(j, "type");
+	stream = json_object_get(j, "stream");
+	spec = json_object_get(j, "spec");
+	if (!json_is_string(type) || strcmp(json_string_value(type), "header")) {
+		report(v, PMU_CHECK_STREAM_HEADER, s->file, 1, "first record is not a header");
+	} else if (!json_is_string(stream) || strcmp(json_string_value(stream), s->sd->kind)) {
+		report(v, PMU_CHECK_STREAM_HEADER, s->file, 1, "header names stream '%s', this file holds '%s'",
+		       json_is_string(stream) ? json_string_value(stream) : "?", s->sd->kind);
+	} else if (!check_json_obj(v, s->file, s->sd->header, j, "header", 0)) {
+		if (strcmp(json_string_value(spec), v->spec))
+			report(v, PMU_CHECK_SPEC_VERSION, s->file, 1, "spec '%s' differs from the bag's '%s'",
+			       json_string_value(spec), v->spec);
+		for (size_t i = 0; i < s->sd->nrecs && i < 8; i++)
+			objs[i] = s->sd->recs[i].obj;
+		check_units(v, s->file, 1, json_object_get(j, "units"), objs, s->sd->nrecs);
+	}
+	json_decref(j);
+}
+
+static void time_order(struct v *v, struct stream_state *s, uint64_t rec, const char *what, uint64_t t)
+{
+	eval(v, PMU_CHECK_TIME_ORDER);
+	if (s->have_t && t < s->last_t)
+		report(v, PMU_CHECK_TIME_ORDER, s->file, rec, "%s %llu is before the previous record's %llu",
+		       what, (unsigned long long)t, (unsigned long long)s->last_t);
+	s->last_t = t;
+	s->have_t = true;
+}
+
+static void on_span(struct v *v, struct stream_state *s, uint64_t rec, const struct pmu_jrec *r)
+{
+	uint64_t b = ri(r, "begin_ns"), e = ri(r, "end_ns");
+	const struct pmu_jfield *id = rf(r, "id"), *parent = rf(r, "parent");
+	size_t slot;
+
+	if (e < b) {
+		eval(v, PMU_CHECK_TIME_ORDER);
+		report(v, PMU_CHECK_TIME_ORDER, s->file, rec, "span ends before it begins");
+	}
+	time_order(v, s, rec, "end_ns", e);
+	check_window(v, s->file, rec, "begin_ns", b);
+	check_window(v, s->file, rec, "end_ns", e);
+	attribute(v, s->file, rec, r, false, b, e, &slot);
+	if (v->nspans == v->capspans) {
+		size_t cap = v->capspans ? 2 * v->capspans : 256;
+		struct span *sp = realloc(v->spans, cap * sizeof(*sp));
+
+		if (!sp)
+			return;
+		v->spans = sp;
+		v->capspans = cap;
+	}
+	v->spans[v->nspans++] = (struct span){
+		hash_bytes(id->s, id->slen), parent ? hash_bytes(parent->s, parent->slen) : 0, b, e, rec,
+		parent != NULL, 0, 0,
+	};
+}
+
+static int cmp_span(const void *a, const void *b)
+{
+	uint64_t x = ((const struct span *)a)->id_h, y = ((const struct span *)b)->id_h;
+
+	return (x > y) - (x < y);
+}
+
+static void check_spans(struct v *v, const char *file)
+{
+	size_t n = v->nspans;
+
+	eval(v, PMU_CHECK_SPAN_ID);
+	eval(v, PMU_CHECK_SPAN_PARENT);
+	eval(v, PMU_CHECK_SPAN_CYCLE);
+	eval(v, PMU_CHECK_SPAN_NESTING);
+	if (!n)
+		return; /* no spans: v->spans is NULL, which qsort must not get */
+	qsort(v->spans, n, sizeof(*v->spans), cmp_span);
+	for (size_t i = 1; i < n; i++)
+		if (v->spans[i].id_h == v->spans[i - 1].id_h)
+			report(v, PMU_CHECK_SPAN_ID, file, v->spans[i].line, "span id is not unique");
+	for (size_t i = 0; i < n; i++) {
+		struct span *sp = &v->spans[i], key, *p;
+
+		sp->parent_ix = SIZE_MAX;
+		if (!sp->has_parent)
+			continue;
+		key.id_h = sp->parent_h;
+		p = bsearch(&key, v->spans, n, sizeof(*v->spans), cmp_span);
+		if (!p) {
+			report(v, PMU_CHECK_SPAN_PARENT, file, sp->line, "parent span does not exist");
+			continue;
+		}
+		sp->parent_ix = (size_t)(p - v->spans);
+		if (sp->begin < p->begin || sp->end > p->end)
+			report(v, PMU_CHECK_SPAN_NESTING, file, sp->line,
+			       "span [%llu, %llu] is not inside its parent's [%llu, %llu]",
+			       (unsigned long long)sp->begin, (unsigned long long)sp->end,
+			       (unsigned long long)p->begin, (unsigned long long)p->end);
+	}
+	/* Cycle detection: follow parent links, colouring 1 (on the current
+	 * path) and 2 (known to reach a root). */
+	for (size_t i = 0; i < n; i++) {
+		size_t k = i;
+
+		while (k != SIZE_MAX && v->spans[k].state == 0) {
+			v->spans[k].state = 1;
+			k = v->spans[k].parent_ix;
+		}
+		if (k != SIZE_MAX && v->spans[k].state == 1)
+			report(v, PMU_CHECK_SPAN_CYCLE, file, v->spans[k].line, "span is its own ancestor");
+		for (k = i; k != SIZE_MAX && v->spans[k].state == 1; k = v->spans[k].parent_ix)
+			v->spans[k].state = 2;
+	}
+}
+
+static void on_event(struct v *v, struct stream_state *s, uint64_t rec, const struct pmu_jrec *r,
+		     const char *type)
+{
+	uint64_t t = ri(r, "t_ns");
+	size_t slot;
+
+	time_order(v, s, rec, "t_ns", t);
+	check_window(v, s->file, rec, "t_ns", t);
+	if (type[0] == 'l' && !strcmp(type, "loss")) {
+		uint64_t lost = ri(r, "lost");
+
+		eval(v, PMU_CHECK_LOSS);
+		if (lost > 0)
+			report_sev(v, PMU_CHECK_LOSS, v->tolerate_loss ? PMU_SEV_WARNING : PMU_SEV_ERROR,
+				   s->file, rec, "%llu records lost%s", (unsigned long long)lost,
+				   v->tolerate_loss ? " (tolerated: run.json tolerate_loss)" : "");
+		return;
+	}
+	if (type[0] == 'm' && !strcmp(type, "malformed")) {
+		const struct pmu_jfield *why = rf(r, "reason");
+
+		report(v, PMU_CHECK_MALFORMED, s->file, rec, "collector saw a malformed record: %.*s",
+		       (int)why->slen, why->s);
+		return;
+	}
+	if (type[0] == 't' && !strcmp(type, "truncation")) {
+		const struct pmu_jfield *why = rf(r, "reason");
+
+		report(v, PMU_CHECK_TRUNCATED, s->file, rec, "stream truncated: %.*s", (int)why->slen, why->s);
+		return;
+	}
+	if (!attribute(v, s->file, rec, r, true, t, t, &slot))
+		return;
+	const struct pmu_jfield *ph = rf(r, "ph"), *name = rf(r, "name");
+	struct stack *st = &v->stacks[slot];
+	uint64_t h = hash_bytes(name->s, name->slen);
+
+	eval(v, PMU_CHECK_PAIRING);
+	if (ph->s[0] == 'B') {
+		if (st->n == STACK_LIMIT) {
+			report(v, PMU_CHECK_PAIRING, s->file, rec, "more than %d enters open on tid %llu",
+			       STACK_LIMIT, (unsigned long long)ri(r, "tid"));
+			return;
+		}
+		if (st->n == st->cap) {
+			size_t cap = st->cap ? 2 * st->cap : 8;
+			uint64_t *nv = realloc(st->v, cap * sizeof(*nv));
+
+			if (!nv)
+				return;
+			st->v = nv;
+			st->cap = cap;
+		}
+		st->v[st->n++] = h;
+		st->line = rec;
+	} else if (ph->s[0] == 'E') {
+		if (!st->n || st->v[st->n - 1] != h)
+			report(v, PMU_CHECK_PAIRING, s->file, rec, "exit of '%.*s' on tid %llu matches no open enter",
+			       (int)name->slen, name->s, (unsigned long long)ri(r, "tid"));
+		else
+			st->n--;
+	}
+}
+
+static int lc_step(const char *ev)
+{
+	static const char *const order[] = { "requested", "probed", "opened", "attached", "stopped",
+					     "detached", "final" };
+
+	for (int i = 0; i < 7; i++)
+		if (!strcmp(ev, order[i]))
+			return i;
+	return -1; /* drop, malformed */
+}
+
+static void on_lifecycle(struct v *v, struct stream_state *s, uint64_t rec, const struct pmu_jrec *r)
+{
+	const struct pmu_jfield *evf = rf(r, "event"), *stf = rf(r, "status");
+	char ev[16], st[16] = "";
+	int step;
+
+	snprintf(ev, sizeof(ev), "%.*s", (int)evf->slen, evf->s);
+	if (stf)
+		snprintf(st, sizeof(st), "%.*s", (int)stf->slen, stf->s);
+	time_order(v, s, rec, "t_ns", ri(r, "t_ns"));
+	check_window(v, s->file, rec, "t_ns", ri(r, "t_ns"));
+	eval(v, PMU_CHECK_LIFECYCLE);
+	s->lc_records++;
+	if (s->final_seen) {
+		report(v, PMU_CHECK_LIFECYCLE, s->file, rec, "'%s' after the final record", ev);
+		return;
+	}
+	step = lc_step(ev);
+	if (step < 0) {
+		uint64_t count = ri(r, "count");
+
+		if (!rf(r, "count"))
+			report(v, PMU_CHECK_LIFECYCLE, s->file, rec, "'%s' without a count", ev);
+		else if (!s->steps[2])
+			report(v, PMU_CHECK_LIFECYCLE, s->file, rec, "'%s' before the collector opened", ev);
+		if (!strcmp(ev, "drop") && count) {
+			eval(v, PMU_CHECK_LOSS);
+			report_sev(v, PMU_CHECK_LOSS, v->tolerate_loss ? PMU_SEV_WARNING : PMU_SEV_ERROR, s->file,
+				   rec, "collector '%s' dropped %llu records%s", s->collector,
+				   (unsigned long long)count,
+				   v->tolerate_loss ? " (tolerated: run.json tolerate_loss)" : "");
+		} else if (!strcmp(ev, "malformed") && count) {
+			report(v, PMU_CHECK_MALFORMED, s->file, rec, "collector '%s' saw %llu malformed records",
+			       s->collector, (unsigned long long)count);
+		}
+		return;
+	}
+	if (step <= s->last_step)
+		report(v, PMU_CHECK_LIFECYCLE, s->file, rec, "'%s' is out of order", ev);
+	if (step == 3 && !rf(r, "evidence"))
+		report(v, PMU_CHECK_LIFECYCLE, s->file, rec, "'attached' without evidence");
+	if (step == 6) {
+		if (!stf)
+			report(v, PMU_CHECK_LIFECYCLE, s->file, rec, "'final' without a status");
+		snprintf(s->final_status, sizeof(s->final_status), "%s", st);
+		s->final_seen = true;
+	}
+	s->steps[step] = true;
+	s->last_step = step;
+}
+
+static struct collector *find_coll(struct v *v, const char *name)
+{
+	for (size_t i = 0; i < v->ncolls; i++)
+		if (!strcmp(v->colls[i].name, name))
+			return &v->colls[i];
+	return NULL;
+}
+
+static void lifecycle_end(struct v *v, struct stream_state *s)
+{
+	struct collector *c = v->run_ok ? find_coll(v, s->collector) : NULL;
+	const char *st = s->final_status;
+
+	eval(v, PMU_CHECK_LIFECYCLE);
+	if (!s->final_seen) {
+		report(v, PMU_CHECK_LIFECYCLE, s->file, 0, "collector '%s' has no final record", s->collector);
+		return;
+	}
+	eval(v, PMU_CHECK_COLLECTOR_FAILED);
+	if (!strcmp(st, "failed")) {
+		report(v, PMU_CHECK_COLLECTOR_FAILED, s->file, 0, "collector '%s' failed", s->collector);
+		return;
+	}
+	if (!c)
+		return;
+	if (!c->requested) {
+		if (strcmp(st, "not-requested") || s->lc_records != 1)
+			report(v, PMU_CHECK_LIFECYCLE, s->file, 0,
+			       "collector '%s' was not requested: its lifecycle is one final 'not-requested'",
+			       s->collector);
+		return;
+	}
+	if (!s->steps[0] || !s->steps[1])
+		report(v, PMU_CHECK_LIFECYCLE, s->file, 0, "collector '%s' lacks 'requested' or 'probed'",
+		       s->collector);
+	else if (!strcmp(st, "not-requested"))
+		report(v, PMU_CHECK_LIFECYCLE, s->file, 0, "collector '%s' was requested but ends 'not-requested'",
+		       s->collector);
+	else if ((!strcmp(st, "ok") || !strcmp(st, "no-events")) &&
+		 !(s->steps[2] && s->steps[3] && s->steps[4] && s->steps[5]))
+		report(v, PMU_CHECK_LIFECYCLE, s->file, 0,
+		       "collector '%s' ends '%s' without opened, attached, stopped and detached", s->collector, st);
+	else if (!strcmp(st, "unavailable") && s->steps[3])
+		report(v, PMU_CHECK_LIFECYCLE, s->file, 0, "collector '%s' attached, then ends 'unavailable'",
+		       s->collector);
+}
+
+static void check_stream(struct v *v, const struct pmu_streamdef *sd, const char *file, const char *coll)
+{
+	struct stream_state s = { sd, file, coll, 0, false, -1, { 0 }, false, "", 0 };
+	struct lines l;
+	const char *line = NULL, *why;
+	size_t len = 0, at;
+	bool nl = true;
+	int r;
+
+	if (lines_open(&l, v->rootfd, file)) {
+		report(v, PMU_CHECK_JSON_SYNTAX, file, 0, "%s", pmu_error_detail());
+		return;
+	}
+	eval(v, PMU_CHECK_JSON_SYNTAX);
+	eval(v, PMU_CHECK_SCHEMA_TYPE);
+	eval(v, PMU_CHECK_SCHEMA_FIELD);
+	if (v->cohort_ok)
+		for (size_t i = 0; i < v->nslots; i++)
+			v->stacks[i].n = 0;
+	bool is_spans = !strcmp(sd->kind, "spans"), is_lifecycle = !strcmp(sd->kind, "lifecycle");
+
+	while ((r = lines_next(&l, &line, &len, &nl)) != 0) {
+		const struct pmu_recdef *rd;
+		const struct pmu_jfield *type;
+
+		if (r == -1) {
+			report(v, PMU_CHECK_JSON_SYNTAX, file, l.lineno, "record longer than %u bytes", LINE_LIMIT);
+			continue;
+		}
+		if (r < 0) {
+			report(v, PMU_CHECK_JSON_SYNTAX, file, l.lineno, "%s", pmu_error_detail());
+			break;
+		}
+		if (!nl)
+			report(v, PMU_CHECK_JSON_SYNTAX, file, l.lineno, "last record does not end with a newline");
+		/* Anywhere in the line: JSON members have no order, so a header
+		 * may name its type after a long units object. */
+		if (l.lineno == 1 && len > 9 && memmem(line, len, "\"header\"", 8)) {
+			check_header(v, &s, line, len);
+			continue;
+		}
+		if (l.lineno == 1)
+			report(v, PMU_CHECK_STREAM_HEADER, file, 1, "first record is not a header");
+		if (pmu_jrec_parse(&v->rec, line, len, &why, &at)) {
+			report(v, PMU_CHECK_JSON_SYNTAX, file, l.lineno, "%s at byte %zu", why, at + 1);
+			continue;
+		}
+		type = rf(&v->rec, "type");
+		if (!type || type->type != PMU_JV_STR) {
+			report(v, PMU_CHECK_SCHEMA_TYPE, file, l.lineno, "record has no type");
+			continue;
+		}
+		rd = pmu_streamdef_rec(sd, type->s, type->slen);
+		if (!rd) {
+			report(v, PMU_CHECK_SCHEMA_TYPE, file, l.lineno, "record type '%.*s' is not defined for %s streams",
+			       (int)type->slen, type->s, sd->kind);
+			continue;
+		}
+		if (check_rec(v, file, l.lineno, rd->obj, &v->rec))
+			continue;
+		if (is_spans)
+			on_span(v, &s, l.lineno, &v->rec);
+		else if (is_lifecycle)
+			on_lifecycle(v, &s, l.lineno, &v->rec);
+		else
+			on_event(v, &s, l.lineno, &v->rec, rd->type);
+	}
+	if (l.lineno == 0) {
+		eval(v, PMU_CHECK_STREAM_HEADER);
+		report(v, PMU_CHECK_STREAM_HEADER, file, 0, "stream is empty: it has no header");
+	}
+	lines_close(&l);
+	if (!strcmp(sd->kind, "lifecycle"))
+		lifecycle_end(v, &s);
+	if (!strcmp(sd->kind, "spans"))
+		check_spans(v, file);
+	if (!strcmp(sd->kind, "events") && v->cohort_ok) {
+		eval(v, PMU_CHECK_PAIRING);
+		for (size_t i = 0; i < v->nslots; i++)
+			if (v->stacks[i].n)
+				report(v, PMU_CHECK_PAIRING, file, v->stacks[i].line,
+				       "%zu enter(s) never exited", v->stacks[i].n);
+	}
+}
+
+/* ---- files of the payload ---------------------------------------------- */
+
+static const struct pmu_streamdef *stream_for(const char *path, char *coll, size_t collsz)
+{
+	const char *rest;
+
+	for (size_t i = 0; i < pmu_nstreams; i++) {
+		const struct pmu_streamdef *sd = &pmu_streams[i];
+
+		if (!sd->per_collector) {
+			if (!strncmp(path, "data/", 5) && !strcmp(path + 5, sd->file))
+				return sd;
+			continue;
+		}
+		if (strncmp(path, "data/collectors/", 16))
+			continue;
+		rest = strchr(path + 16, '/');
+		if (!rest || strcmp(rest + 1, sd->file) || (size_t)(rest - (path + 16)) >= collsz)
+			continue;
+		snprintf(coll, collsz, "%.*s", (int)(rest - (path + 16)), path + 16);
+		return sd;
+	}
+	return NULL;
+}
+
+static void check_payload(struct v *v)
+{
+	json_t *docs[8] = { 0 };
+	char coll[256], last_unlisted[256] = "";
+
+	eval(v, PMU_CHECK_FILE_REQUIRED);
+	eval(v, PMU_CHECK_FILE_UNKNOWN);
+	/* Loss, malformed input and truncation can only be recorded in the
+	 * streams read below: with the streams read, their absence is a pass. */
+	eval(v, PMU_CHECK_LOSS);
+	eval(v, PMU_CHECK_MALFORMED);
+	eval(v, PMU_CHECK_TRUNCATED);
+	for (size_t i = 0; i < pmu_ndocs; i++) {
+		char p[64];
+
+		snprintf(p, sizeof(p), "data/%s", pmu_docs[i].file);
+		if (pmu_docs[i].required && !find_file(v, p))
+			report(v, PMU_CHECK_FILE_REQUIRED, p, 0, "required document is missing");
+	}
+	for (size_t i = 0; i < pmu_nstreams; i++) {
+		char p[64];
+
+		snprintf(p, sizeof(p), "data/%s", pmu_streams[i].file);
+		if (!pmu_streams[i].per_collector && pmu_streams[i].required && !find_file(v, p))
+			report(v, PMU_CHECK_FILE_REQUIRED, p, 0, "required stream is missing");
+	}
+	for (size_t i = 0; i < v->nfiles; i++) {
+		const char *p = v->files[i].path;
+		bool known = false;
+
+		if (strncmp(p, "data/", 5))
+			continue;
+		for (size_t d = 0; d < pmu_ndocs; d++)
+			known |= !strcmp(p + 5, pmu_docs[d].file);
+		known |= stream_for(p, coll, sizeof(coll)) != NULL && pmu_bag_name_ok(p);
+		if (!known)
+			report(v, PMU_CHECK_FILE_UNKNOWN, p, 0, "file is not defined by spec %s", v->spec);
+	}
+	/* documents, in dependency order: run (window), cohort (attribution) */
+	for (size_t i = 0; i < pmu_ndocs; i++) {
+		char p[64];
+
+		snprintf(p, sizeof(p), "data/%s", pmu_docs[i].file);
+		docs[i] = load_doc(v, p);
+		if (docs[i] && !check_doc(v, &pmu_docs[i], p, docs[i])) {
+			json_decref(docs[i]);
+			docs[i] = NULL;
+		}
+	}
+	if (docs[0])
+		check_run(v, docs[0]);
+	if (docs[3])
+		check_cohort(v, docs[3]);
+	for (size_t i = 0; i < pmu_ndocs; i++)
+		json_decref(docs[i]);
+
+	/* streams: spans first, then each collector's files */
+	for (size_t i = 0; i < v->nfiles; i++) {
+		const struct pmu_streamdef *sd = stream_for(v->files[i].path, coll, sizeof(coll));
+
+		if (sd && pmu_bag_name_ok(v->files[i].path)) {
+			struct collector *c = sd->per_collector && v->run_ok ? find_coll(v, coll) : NULL;
+
+			if (sd->per_collector && v->run_ok && !c) {
+				/* once per unlisted collector directory (files are sorted) */
+				if (strcmp(coll, last_unlisted)) {
+					report(v, PMU_CHECK_COLLECTOR_LISTED, v->files[i].path, 0,
+					       "collector '%s' is not listed in run.json", coll);
+					snprintf(last_unlisted, sizeof(last_unlisted), "%s", coll);
+				}
+			} else if (c && !strcmp(sd->kind, "lifecycle")) {
+				c->seen_dir = true;
+			}
+			check_stream(v, sd, v->files[i].path, sd->per_collector ? coll : NULL);
+		}
+	}
+	if (v->cohort_ok) {
+		/* every stream was read against the cohort */
+		eval(v, PMU_CHECK_ATTRIBUTION);
+		eval(v, PMU_CHECK_PAIRING);
+	}
+	for (size_t i = 0; v->run_ok && i < v->ncolls; i++)
+		if (!v->colls[i].seen_dir)
+			report(v, PMU_CHECK_COLLECTOR_LISTED, "data/run.json", 0,
+			       "collector '%s' has no data/collectors/%s/lifecycle.jsonl", v->colls[i].name,
+			       v->colls[i].name);
+}
+
+static void check_spec_version(struct v *v)
+{
+	eval(v, PMU_CHECK_SPEC_VERSION);
+	snprintf(v->res->spec, sizeof(v->res->spec), "%s", v->spec);
+	if (!strcmp(v->spec, PMU_SPEC_VERSION)) {
+		v->spec_ok = true;
+		return;
+	}
+	if (atoi(v->spec) != PMU_SPEC_MAJOR)
+		report(v, PMU_CHECK_SPEC_VERSION, "bag-info.txt", 0,
+		       "spec major version of '%s' is unknown (this validator implements %s)", v->spec,
+		       PMU_SPEC_VERSION);
+	else
+		report(v, PMU_CHECK_SPEC_VERSION, "bag-info.txt", 0,
+		       "spec version '%s' is newer than this validator's %s: its records cannot be checked",
+		       v->spec, PMU_SPEC_VERSION);
+}
+
+/* ---- driver ------------------------------------------------------------- */
+
+void pmu_validate_default_opts(struct pmu_validate_opts *o)
+{
+	memset(o, 0, sizeof(*o));
+	pmu_archive_default_limits(&o->limits);
+	o->max_per_check = 20;
+	o->hash_thread = true;
+}
+
+static void v_release(struct v *v)
+{
+	for (size_t i = 0; i < v->nfiles; i++)
+		free(v->files[i].path);
+	free(v->files);
+	for (size_t i = 0; i < v->ncolls; i++)
+		free(v->colls[i].name);
+	free(v->colls);
+	for (size_t i = 0; i < v->nincs; i++) {
+		free(v->incs[i].id);
+		free(v->incs[i].tids);
+		free(v->incs[i].parent);
+	}
+	free(v->incs);
+	free(v->inc_index);
+	for (size_t i = 0; v->stacks && i < v->nslots; i++)
+		free(v->stacks[i].v);
+	free(v->stacks);
+	free(v->spans);
+	pmu_jrec_release(&v->rec);
+}
+
+static int validate_dir(struct v *v)
+{
+	pthread_t th;
+	bool threaded = false;
+	int err;
+
+	v->structure_ok = true;
+	eval(v, PMU_CHECK_BAG_STRUCTURE);
+	err = walk(v, v->rootfd, "", 0);
+	if (err)
+		return err;
+	qsort(v->files, v->nfiles, sizeof(*v->files), cmp_vfile);
+	check_bagit(v);
+	check_baginfo(v);
+	check_manifests(v);
+	if (v->opts->hash_thread && pthread_create(&th, NULL, hash_all, v) == 0)
+		threaded = true;
+	else
+		hash_all(v);
+	if (v->info_ok)
+		check_spec_version(v);
+	if (v->spec_ok)
+		check_payload(v);
+	if (threaded)
+		pthread_join(th, NULL);
+	report_hashes(v);
+	return 0;
+}
+
+int pmu_validate_path(const char *path, const struct pmu_validate_opts *opts, pmu_finding_fn fn,
+		      void *ctx, struct pmu_validate_result *res)
+{
+	struct v v = { 0 };
+	struct pmu_bundle b;
+	int err, check;
+
+	memset(res, 0, sizeof(*res));
+	v.opts = opts;
+	v.fn = fn;
+	v.ctx = ctx;
+	v.res = res;
+	err = pmu_bundle_open(&b, path, opts->tmpbase, &opts->limits, &check);
+	if (b.archive)
+		for (int c = PMU_CHECK_ARCHIVE_FORMAT; c <= PMU_CHECK_ARCHIVE_LAYOUT; c++)
+			eval(&v, (enum pmu_check)c);
+	if (err == PMU_ERR_CORRUPT && check >= 0) {
+		report(&v, (enum pmu_check)check, NULL, 0, "%s", pmu_error_detail());
+		return 0;
+	}
+	if (err)
+		return err;
+	pmu_jrec_init(&v.rec);
+	v.rootfd = b.rootfd;
+	err = validate_dir(&v);
+	v_release(&v);
+	pmu_bundle_close(&b);
+	return err;
+}

@@ -1,0 +1,29 @@
+# Shared setup for the CLI tests.
+bats_load_library bats-support 2>/dev/null || load /usr/lib/bats/bats-support/load
+bats_load_library bats-assert 2>/dev/null || load /usr/lib/bats/bats-assert/load
+
+: "${PMU_BUILD:=$(cd "$BATS_TEST_DIRNAME/../../build" && pwd)}"
+PATH="$PMU_BUILD:$PATH"
+PY=/usr/bin/python3
+
+# mk NAME FIXTURE: a fresh valid bundle written by the library writer
+mk() {
+	mkfixture "$2" "$BATS_TEST_TMPDIR/$1" >/dev/null
+	echo "$BATS_TEST_TMPDIR/$1"
+}
+
+# ids FILE: the sorted, distinct error check IDs of a pmuvalidate --json report
+ids() {
+	$PY -c 'import json,sys
+d=json.load(open(sys.argv[1]))
+print(" ".join(sorted({f["check"] for b in d["bundles"] for f in b.get("findings",[]) if f["severity"]=="error"})))' "$1"
+}
+
+# rebag DIR: recompute manifests and Payload-Oxum after an edit
+rebag() {
+	(cd "$1" && find data -type f | LC_ALL=C sort | xargs sha256sum >manifest-sha256.txt &&
+	 bytes=$(find data -type f -printf '%s\n' | awk '{s+=$1} END {print s+0}') &&
+	 count=$(find data -type f | wc -l) &&
+	 sed -i "s/^Payload-Oxum: .*/Payload-Oxum: $bytes.$count/" bag-info.txt &&
+	 sha256sum bag-info.txt bagit.txt manifest-sha256.txt >tagmanifest-sha256.txt)
+}

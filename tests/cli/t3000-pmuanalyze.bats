@@ -1,0 +1,64 @@
+#!/usr/bin/env bats
+# pmuanalyze in this version: describes one bundle, refuses invalid ones.
+
+load helpers
+
+@test "describes a valid bundle: run, what was not measured, collectors, tree" {
+	b=$(mk b multiproc)
+	run pmuanalyze "$b"
+	assert_success
+	assert_line "command  sh -c ls / >/dev/null; sleep 0.1 & wait"
+	assert_line --regexp '^  hardware-events +unavailable +no PMU under /sys/bus/event_source/devices supports cycles; remedy: '
+	assert_line --regexp '^  hwcount +unavailable +cycles: no hardware PMU'
+	assert_line --regexp '^  sched +not-requested +not requested$'
+	assert_line "  i1 pid 5000 sh (/bin/sh), 189.999 ms, exit 0, 2 threads"
+	assert_line "    i2 pid 5001 ls (/usr/bin/ls), 7.000 ms, exit 0, 1 thread"
+	assert_line "dominant cost: not determined (no counter or sample evidence in this bundle)"
+}
+
+@test "--json carries the same facts" {
+	b=$(mk b multiproc)
+	run pmuanalyze --json "$b"
+	assert_success
+	echo "$output" >"$BATS_TEST_TMPDIR/a.json"
+	run $PY -c 'import json,sys
+d=json.load(open(sys.argv[1]))
+print(d["valid"], len(d["cohort"]), sorted((c["name"],c["status"]) for c in d["collectors"]),
+      sorted(m["what"] for m in d["not_measured"]))' "$BATS_TEST_TMPDIR/a.json"
+	assert_output "True 3 [('hwcount', 'unavailable'), ('sched', 'not-requested'), ('syscalls', 'ok')] ['hardware-events', 'hwcount']"
+}
+
+@test "an invalid bundle is refused with exit 1 and its failed checks" {
+	b=$(mk b minimal)
+	sed -i 's/"result": "complete"/"result": "interrupted"/' "$b/data/run.json"
+	rebag "$b"
+	run pmuanalyze "$b"
+	assert_failure 1
+	assert_output --partial "is invalid"
+	assert_output --partial "RESULT"
+}
+
+@test "--allow-invalid analyzes anyway with the failures on top" {
+	b=$(mk b minimal)
+	sed -i 's/"result": "complete"/"result": "interrupted"/' "$b/data/run.json"
+	rebag "$b"
+	run pmuanalyze --allow-invalid "$b"
+	assert_success
+	assert_line --index 0 --partial "INVALID BUNDLE (analyzed on request)"
+	assert_line --index 1 --partial "RESULT data/run.json"
+}
+
+@test "comparing two bundles is refused in this version (exit 2)" {
+	a=$(mk a minimal)
+	b=$(mk b minimal)
+	run pmuanalyze "$a" "$b"
+	assert_failure 2
+	assert_output --partial "not available"
+}
+
+@test "an archive bundle is described like a directory" {
+	b=$(mk b.tar.gz multiproc)
+	run pmuanalyze "$b"
+	assert_success
+	assert_output --partial "process tree (3 incarnations)"
+}

@@ -1,0 +1,172 @@
+/*
+ * The bag writer: atomic finalize, refusal to replace, --force, abort and
+ * crash leave nothing at the final path, stale staging is cleaned, names
+ * are restricted, archive forms are reproducible.
+ */
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "bag.h"
+#include "error.h"
+#include "sha256.h"
+#include "tap.h"
+#include "util.h"
+
+static char dir[] = "/tmp/t-bag.XXXXXX";
+static char path[512];
+
+static const struct pmu_bag_opts opts = { .agent = "t-bag", .spec = "1.0", .date = 0 };
+
+static int exists(const char *p)
+{
+	struct stat st;
+
+	return lstat(p, &st) == 0;
+}
+
+static int count_staging(void)
+{
+	DIR *d = opendir(dir);
+	int n = 0;
+
+	for (struct dirent *e; d && (e = readdir(d));)
+		n += strstr(e->d_name, ".pmu-staging.") != NULL;
+	if (d)
+		closedir(d);
+	return n;
+}
+
+static int write_bag(const char *p, const struct pmu_bag_opts *o, const char *content)
+{
+	struct pmu_bag *b;
+	int err = pmu_bag_open(&b, p, o);
+
+	if (err)
+		return err;
+	err = pmu_bag_put(b, "run.json", content, strlen(content));
+	if (!err)
+		err = pmu_bag_put(b, "collectors/x/lifecycle.jsonl", "{}\n", 3);
+	if (err) {
+		pmu_bag_abort(b);
+		return err;
+	}
+	return pmu_bag_finalize(b);
+}
+
+static char *slurp(const char *p)
+{
+	char *s = NULL;
+
+	if (pmu_read_file(AT_FDCWD, p, 1 << 20, &s, NULL))
+		return NULL;
+	return s;
+}
+
+int main(void)
+{
+	struct pmu_bag *b;
+	struct pmu_bag_opts force = opts;
+	char p2[600], hex[PMU_SHA256_HEX], hex2[PMU_SHA256_HEX], *s;
+	pid_t pid;
+	int st;
+
+	force.force = true;
+	if (!mkdtemp(dir))
+		return 1;
+	snprintf(path, sizeof(path), "%s/run.bundle", dir);
+
+	is_int(write_bag(path, &opts, "{\"v\":1}\n"), 0, "bundle written");
+	snprintf(p2, sizeof(p2), "%s/bagit.txt", path);
+	s = slurp(p2);
+	is_str(s, "BagIt-Version: 1.0\nTag-File-Character-Encoding: UTF-8\n", "bagit.txt declaration");
+	free(s);
+	snprintf(p2, sizeof(p2), "%s/bag-info.txt", path);
+	s = slurp(p2);
+	ok(s && strstr(s, "Payload-Oxum: 11.2\n") && strstr(s, "Bagging-Date: 1970-01-01\n") &&
+		   strstr(s, "PMU-Spec-Version: 1.0\n"),
+	   "bag-info.txt has Oxum, date and spec");
+	free(s);
+	snprintf(p2, sizeof(p2), "%s/manifest-sha256.txt", path);
+	s = slurp(p2);
+	pmu_sha256_buf("{\"v\":1}\n", 8, hex);
+	ok(s && strstr(s, hex) && strstr(s, "  data/run.json\n") &&
+		   strstr(s, "data/collectors/x/lifecycle.jsonl\n") < strstr(s, "data/run.json"),
+	   "manifest lists payload with digests, sorted");
+	free(s);
+	snprintf(p2, sizeof(p2), "%s/.pmu-staging", path);
+	ok(!exists(p2), "staging marker is not in the bundle");
+	is_int(count_staging(), 0, "no staging directory left");
+
+	is_int(write_bag(path, &opts, "{\"v\":2}\n"), PMU_ERR_EXISTS, "existing bundle is not replaced");
+	ok(strstr(pmu_error_detail(), "--force") != NULL, "message names --force");
+	is_int(count_staging(), 0, "refusal leaves no staging directory");
+	is_int(write_bag(path, &force, "{\"v\":2}\n"), 0, "--force replaces it");
+	snprintf(p2, sizeof(p2), "%s/data/run.json", path);
+	s = slurp(p2);
+	is_str(s, "{\"v\":2}\n", "replacement content is in place");
+	free(s);
+	is_int(count_staging(), 0, "replacement leaves nothing behind");
+
+	snprintf(p2, sizeof(p2), "%s/aborted.bundle", dir);
+	is_int(pmu_bag_open(&b, p2, &opts), 0, "open for abort");
+	pmu_bag_put(b, "run.json", "x", 1);
+	pmu_bag_abort(b);
+	ok(!exists(p2) && count_staging() == 0, "abort leaves nothing");
+
+	is_int(pmu_bag_open(&b, p2, &opts), 0, "open for bad names");
+	is_int(pmu_bag_put(b, "../escape", "x", 1), PMU_ERR_INVAL, "'..' refused");
+	is_int(pmu_bag_put(b, "/abs", "x", 1), PMU_ERR_INVAL, "absolute refused");
+	is_int(pmu_bag_put(b, "a b", "x", 1), PMU_ERR_INVAL, "space refused");
+	is_int(pmu_bag_put(b, ".hidden", "x", 1), PMU_ERR_INVAL, "hidden component refused");
+	is_int(pmu_bag_put(b, "a//b", "x", 1), PMU_ERR_INVAL, "empty component refused");
+	is_int(pmu_bag_put(b, "run.json", "x", 1), 0, "plain name accepted");
+	is_int(pmu_bag_put(b, "run.json", "y", 1), PMU_ERR_EXISTS, "same payload twice refused");
+	pmu_bag_abort(b);
+
+	/* A writer killed mid-run leaves no bundle; the next writer cleans up. */
+	snprintf(p2, sizeof(p2), "%s/killed.bundle", dir);
+	pid = fork();
+	if (pid == 0) {
+		if (pmu_bag_open(&b, p2, &opts) == 0) {
+			pmu_bag_put(b, "run.json", "partial", 7);
+			raise(SIGKILL);
+		}
+		_exit(1);
+	}
+	waitpid(pid, &st, 0);
+	ok(WIFSIGNALED(st) && WTERMSIG(st) == SIGKILL, "writer was killed");
+	ok(!exists(p2), "killed writer left nothing at the final path");
+	is_int(count_staging(), 1, "its staging directory is recognisable");
+	is_int(pmu_bag_clean_stale(p2), 1, "stale staging directory is removed");
+	is_int(count_staging(), 0, "nothing left after cleaning");
+
+	/* A live writer's staging area is never taken for stale. */
+	is_int(pmu_bag_open(&b, p2, &opts), 0, "live writer");
+	is_int(pmu_bag_clean_stale(p2), 0, "live staging is kept");
+	is_int(count_staging(), 1, "still there");
+	pmu_bag_abort(b);
+
+	/* Archive forms: reproducible bytes, nothing left behind. */
+	snprintf(p2, sizeof(p2), "%s/a.bundle.tar.gz", dir);
+	is_int(write_bag(p2, &opts, "{\"v\":3}\n"), 0, "tar.gz bundle written");
+	pmu_sha256_file(AT_FDCWD, p2, hex, NULL);
+	is_int(write_bag(p2, &force, "{\"v\":3}\n"), 0, "tar.gz rewritten with --force");
+	pmu_sha256_file(AT_FDCWD, p2, hex2, NULL);
+	is_str(hex, hex2, "archive is byte-for-byte reproducible");
+	is_int(count_staging(), 0, "archive writing leaves no staging");
+	is_int(pmu_bundle_form_of("x.tar.zst"), PMU_FORM_TAR_ZST, "form of .tar.zst");
+	is_int(pmu_bundle_form_of("x.bundle"), PMU_FORM_DIR, "form of a directory");
+
+	snprintf(p2, sizeof(p2), "%s/nodir/x.bundle", dir);
+	ok(write_bag(p2, &opts, "{}") == PMU_ERR_IO, "missing parent directory is an I/O error");
+	pmu_rm_rf(AT_FDCWD, dir);
+	return done_testing();
+}

@@ -1,0 +1,186 @@
+/*
+ * The validator engine on bundles written here: a stream of many records
+ * validates with flat memory (peak RSS of a child measured by wait4), the
+ * hashing thread changes no verdict, and findings carry file and record.
+ */
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "bag.h"
+#include "error.h"
+#include "spec.h"
+#include "tap.h"
+#include "util.h"
+#include "validate.h"
+
+#define T0 1000000000ull
+
+static char dir[] = "/tmp/t-validate.XXXXXX";
+
+static int put(struct pmu_bag *b, const char *rel, const char *s)
+{
+	return pmu_bag_put(b, rel, s, strlen(s));
+}
+
+/* A valid bundle with one collector whose events.jsonl holds n B/E pairs. */
+static int write_bundle(const char *path, long n)
+{
+	struct pmu_bag_opts o = { .agent = "t-validate", .spec = PMU_SPEC_VERSION, .date = 0 };
+	struct pmu_bag *b;
+	struct pmu_bag_file *f;
+	uint64_t end = T0 + 10 * (uint64_t)n + 1000000;
+	char buf[2048];
+	int err = pmu_bag_open(&b, path, &o);
+
+	if (err)
+		return err;
+	snprintf(buf, sizeof(buf),
+		 "{\"spec\":\"1.0\",\"type\":\"run\",\"units\":{\"start_ns\":\"ns\",\"end_ns\":\"ns\","
+		 "\"realtime_anchor_ns\":\"ns\",\"monotonic_anchor_ns\":\"ns\",\"code\":\"id\",\"signal\":\"id\"},"
+		 "\"run_id\":\"r\",\"tool\":{\"name\":\"t\",\"version\":\"0\"},\"mode\":\"full\",\"argv\":[\"x\"],"
+		 "\"cwd\":\"/\",\"start_ns\":%llu,\"end_ns\":%llu,\"realtime_anchor_ns\":1,\"monotonic_anchor_ns\":%llu,"
+		 "\"exit\":{\"kind\":\"exited\",\"code\":0},\"result\":\"complete\",\"tolerate_loss\":false,"
+		 "\"collectors\":[{\"name\":\"c\",\"requested\":true}]}\n",
+		 T0, (unsigned long long)end, T0);
+	err = put(b, "run.json", buf);
+	if (!err)
+		err = put(b, "capabilities.json",
+			  "{\"spec\":\"1.0\",\"type\":\"capabilities\",\"units\":{},\"host\":{\"os\":\"linux\","
+			  "\"arch\":\"x86_64\",\"kernel\":\"6\"},\"capabilities\":[]}\n");
+	if (!err)
+		err = put(b, "provenance.json",
+			  "{\"spec\":\"1.0\",\"type\":\"provenance\",\"units\":{\"size_bytes\":\"bytes\"},"
+			  "\"tool\":{\"name\":\"t\",\"version\":\"0\",\"revision\":\"x\"},\"config_hash\":"
+			  "\"0000000000000000000000000000000000000000000000000000000000000000\",\"images\":[],"
+			  "\"environment\":{}}\n");
+	snprintf(buf, sizeof(buf),
+		 "{\"spec\":\"1.0\",\"type\":\"cohort\",\"units\":{\"pid\":\"id\",\"start_ns\":\"ns\","
+		 "\"end_ns\":\"ns\",\"tids\":\"id\",\"t_ns\":\"ns\",\"code\":\"id\",\"signal\":\"id\"},\"root\":\"i1\","
+		 "\"incarnations\":[{\"id\":\"i1\",\"pid\":7,\"start_ns\":%llu,\"end_ns\":%llu,\"preexisting\":false,"
+		 "\"comm\":\"x\",\"tids\":[7,8],\"exec\":[],\"exit\":{\"kind\":\"exited\",\"code\":0}}]}\n",
+		 T0, (unsigned long long)end);
+	if (!err)
+		err = put(b, "cohort.json", buf);
+	if (!err)
+		err = put(b, "spans.jsonl",
+			  "{\"type\":\"header\",\"spec\":\"1.0\",\"stream\":\"spans\",\"units\":{\"tid\":\"id\","
+			  "\"begin_ns\":\"ns\",\"end_ns\":\"ns\"}}\n");
+	snprintf(buf, sizeof(buf),
+		 "{\"type\":\"header\",\"spec\":\"1.0\",\"stream\":\"lifecycle\",\"units\":{\"t_ns\":\"ns\",\"count\":\"count\"}}\n"
+		 "{\"type\":\"lifecycle\",\"t_ns\":%llu,\"event\":\"requested\"}\n"
+		 "{\"type\":\"lifecycle\",\"t_ns\":%llu,\"event\":\"probed\",\"status\":\"ok\"}\n"
+		 "{\"type\":\"lifecycle\",\"t_ns\":%llu,\"event\":\"opened\"}\n"
+		 "{\"type\":\"lifecycle\",\"t_ns\":%llu,\"event\":\"attached\",\"evidence\":\"test\"}\n"
+		 "{\"type\":\"lifecycle\",\"t_ns\":%llu,\"event\":\"stopped\"}\n"
+		 "{\"type\":\"lifecycle\",\"t_ns\":%llu,\"event\":\"detached\"}\n"
+		 "{\"type\":\"lifecycle\",\"t_ns\":%llu,\"event\":\"final\",\"status\":\"ok\"}\n",
+		 T0, T0, T0, T0, (unsigned long long)end, (unsigned long long)end, (unsigned long long)end);
+	if (!err)
+		err = put(b, "collectors/c/lifecycle.jsonl", buf);
+	if (!err)
+		err = pmu_bag_file_open(b, "collectors/c/events.jsonl", &f);
+	if (err) {
+		pmu_bag_abort(b);
+		return err;
+	}
+	err = pmu_bag_file_write(f, buf, (size_t)snprintf(buf, sizeof(buf),
+		"{\"type\":\"header\",\"spec\":\"1.0\",\"stream\":\"events\",\"units\":{\"t_ns\":\"ns\","
+		"\"pid\":\"id\",\"tid\":\"id\",\"value\":\"count\",\"lost\":\"count\",\"bytes\":\"bytes\"}}\n"));
+	for (long i = 0; !err && i < n; i++) {
+		int len = snprintf(buf, sizeof(buf),
+				   "{\"type\":\"event\",\"t_ns\":%llu,\"inc\":\"i1\",\"pid\":7,\"tid\":%d,\"name\":\"read\",\"ph\":\"B\"}\n"
+				   "{\"type\":\"event\",\"t_ns\":%llu,\"inc\":\"i1\",\"pid\":7,\"tid\":%d,\"name\":\"read\",\"ph\":\"E\",\"value\":%ld}\n",
+				   (unsigned long long)(T0 + 10 * (uint64_t)i), 7 + (int)(i & 1),
+				   (unsigned long long)(T0 + 10 * (uint64_t)i + 5), 7 + (int)(i & 1), i);
+		err = pmu_bag_file_write(f, buf, (size_t)len);
+	}
+	if (err) {
+		pmu_bag_file_close(f);
+		pmu_bag_abort(b);
+		return err;
+	}
+	err = pmu_bag_file_close(f);
+	return err ? (pmu_bag_abort(b), err) : pmu_bag_finalize(b);
+}
+
+struct count {
+	unsigned n;
+	char first[512];
+};
+
+static void on_finding(void *ctx, const struct pmu_finding *f)
+{
+	struct count *c = ctx;
+
+	if (!c->n++)
+		snprintf(c->first, sizeof(c->first), "%s %s:%llu %s", pmu_checks[f->check].id,
+			 f->file ? f->file : "-", (unsigned long long)f->record, f->message);
+}
+
+/* Validate in a child; returns its peak RSS in KiB, or -1. */
+static long validate_rss(const char *path, bool thread, unsigned *errors)
+{
+	int fds[2];
+	struct rusage ru;
+	pid_t pid;
+	int st;
+
+	if (pipe(fds))
+		return -1;
+	pid = fork();
+	if (pid == 0) {
+		struct pmu_validate_opts o;
+		struct pmu_validate_result r;
+		struct count c = { 0 };
+
+		pmu_validate_default_opts(&o);
+		o.hash_thread = thread;
+		if (pmu_validate_path(path, &o, on_finding, &c, &r))
+			_exit(2);
+		if (c.n)
+			fprintf(stderr, "# first finding: %s\n", c.first);
+		if (write(fds[1], &r.errors, sizeof(r.errors)) != sizeof(r.errors))
+			_exit(3);
+		_exit(0);
+	}
+	close(fds[1]);
+	if (read(fds[0], errors, sizeof(*errors)) != sizeof(*errors))
+		*errors = 9999;
+	close(fds[0]);
+	if (wait4(pid, &st, 0, &ru) < 0 || !WIFEXITED(st) || WEXITSTATUS(st))
+		return -1;
+	return ru.ru_maxrss;
+}
+
+int main(void)
+{
+	char small[600], large[600];
+	unsigned e1 = 1, e2 = 1, e3 = 1;
+	long r1, r2, r3;
+
+	if (!mkdtemp(dir))
+		return 1;
+	snprintf(small, sizeof(small), "%s/small.bundle", dir);
+	snprintf(large, sizeof(large), "%s/large.bundle", dir);
+	is_int(write_bundle(small, 20000), 0, "bundle with 40k event records written");
+	is_int(write_bundle(large, 1000000), 0, "bundle with 2M event records written");
+	r1 = validate_rss(small, true, &e1);
+	r2 = validate_rss(large, true, &e2);
+	r3 = validate_rss(large, false, &e3);
+	is_int(e1, 0, "small bundle is valid");
+	is_int(e2, 0, "large bundle is valid");
+	is_int(e3, 0, "large bundle is valid without the hashing thread too");
+	ok(r1 > 0 && r2 > 0, "peak RSS measured: %ld KiB for 40k records, %ld KiB for 2M", r1, r2);
+	/* 50x the records (~100 MiB more stream) must not grow memory by more
+	 * than the 4 MiB of read buffers and allocator slack. */
+	ok(r2 - r1 < 4096, "memory stays flat: %ld KiB more for 50x the records", r2 - r1);
+	ok(r2 < 64 * 1024, "peak RSS %ld KiB is under 64 MiB", r2);
+	(void)r3;
+	pmu_rm_rf(AT_FDCWD, dir);
+	return done_testing();
+}
