@@ -1097,7 +1097,7 @@ static int lines_next(struct lines *l, const char **p, size_t *len, bool *nl)
 			*nl = true;
 			l->start += *len + 1;
 			l->lineno++;
-			return *len > LINE_LIMIT ? -1 : 1;
+			return *len >= LINE_LIMIT ? -1 : 1; /* the LF counts */
 		}
 		if (l->eof) {
 			if (l->start == l->end)
@@ -1109,7 +1109,7 @@ static int lines_next(struct lines *l, const char **p, size_t *len, bool *nl)
 			l->lineno++;
 			return 1;
 		}
-		if (l->end - l->start > LINE_LIMIT) {
+		if (l->end - l->start >= LINE_LIMIT) {
 			/* skip to the next newline */
 			l->lineno++;
 			for (;;) {

@@ -1,0 +1,101 @@
+#!/usr/bin/env bats
+# Rules beyond the one-fixture-per-check set: each edit is re-bagged so
+# only the rule under test can fire.
+
+load helpers
+
+# edit BUNDLE PYTHON: run a Python snippet with `d` = path of data/, then re-bag
+edit() {
+	$PY - "$1/data" <<<"import json, sys, os
+d = sys.argv[1]
+def load(n): return json.load(open(os.path.join(d, n)))
+def save(n, o): open(os.path.join(d, n), 'w').write(json.dumps(o, indent=2) + '\n')
+$2"
+	rebag "$1"
+}
+
+verdict() {
+	run pmuvalidate --json "$1"
+	echo "$output" >"$BATS_TEST_TMPDIR/r.json"
+	ids "$BATS_TEST_TMPDIR/r.json"
+}
+
+@test "COHORT: parent links that form a cycle are refused" {
+	b=$(mk b multiproc)
+	edit "$b" "c = load('cohort.json'); i = c['incarnations']
+i[1]['parent'] = 'i3'; i[2]['parent'] = 'i2'; save('cohort.json', c)"
+	run verdict "$b"
+	assert_output COHORT
+}
+
+@test "COHORT: an incarnation without a parent that is not the root is refused" {
+	b=$(mk b multiproc)
+	edit "$b" "c = load('cohort.json'); del c['incarnations'][2]['parent']; save('cohort.json', c)"
+	run verdict "$b"
+	assert_output COHORT
+}
+
+@test "SCHEMA-FIELD: an exit of kind 'exited' without a code is refused" {
+	b=$(mk b minimal)
+	edit "$b" "r = load('run.json'); del r['exit']['code']; save('run.json', r)"
+	run verdict "$b"
+	assert_output SCHEMA-FIELD
+}
+
+@test "BAG-INFO: a Bagging-Date that is no calendar day is refused" {
+	b=$(mk b minimal)
+	sed -i 's/^Bagging-Date: .*/Bagging-Date: 2025-02-29/' "$b/bag-info.txt"
+	rebag "$b"
+	run verdict "$b"
+	assert_output BAG-INFO
+}
+
+@test "BAG-STRUCTURE: an empty directory in the payload is refused" {
+	b=$(mk b minimal)
+	mkdir -p "$b/data/collectors/empty"
+	run verdict "$b"
+	assert_output BAG-STRUCTURE
+}
+
+@test "JSON-SYNTAX: a stream record over 1 MiB with its LF is refused, one of exactly 1 MiB is read" {
+	b=$(mk b multiproc)
+	f=data/collectors/syscalls/events.jsonl
+	# an instant event whose name pads the line to 1 MiB + 1 byte with its LF
+	edit "$b" "p = os.path.join(d, 'collectors/syscalls/events.jsonl'); L = open(p).read().splitlines(True)
+head = '{\"type\":\"event\",\"t_ns\":1185000000,\"inc\":\"i1\",\"pid\":5000,\"tid\":5000,\"ph\":\"i\",\"name\":\"'
+pad = 1048577 - len(head) - len('\"}\n')
+L[-1] = head + 'x' * pad + '\"}\n'
+open(p, 'w').write(''.join(L))"
+	[ "$(tail -n1 "$b/$f" | wc -c)" -eq 1048577 ]
+	run verdict "$b"
+	assert_output JSON-SYNTAX
+	sed -i '$ s/xx"}$/x"}/' "$b/$f"
+	rebag "$b"
+	[ "$(tail -n1 "$b/$f" | wc -c)" -eq 1048576 ]
+	run verdict "$b"
+	assert_output ""
+}
+
+@test "LOSS: recorded loss is an error, or a reported warning when tolerated" {
+	b=$(mk b multiproc)
+	edit "$b" "p = os.path.join(d, 'collectors/syscalls/events.jsonl'); L = open(p).read().splitlines(True)
+L.insert(3, json.dumps({'type': 'loss', 't_ns': 1002500000, 'lost': 12}, separators=(',', ':')) + '\n')
+open(p, 'w').write(''.join(L))"
+	run verdict "$b"
+	assert_output LOSS
+	edit "$b" "r = load('run.json'); r['tolerate_loss'] = True; save('run.json', r)"
+	run pmuvalidate "$b"
+	assert_success
+	assert_output --partial "with warnings"
+	assert_output --partial "warning LOSS"
+	assert_output --partial "12 records lost (tolerated"
+}
+
+@test "SPEC-VERSION: a newer minor version is refused, not half-checked" {
+	b=$(mk b minimal)
+	sed -i 's/^PMU-Spec-Version: 1.0/PMU-Spec-Version: 1.1/' "$b/bag-info.txt"
+	rebag "$b"
+	run pmuvalidate "$b"
+	assert_failure 1
+	assert_output --partial "newer than this validator's 1.0"
+}
