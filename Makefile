@@ -15,14 +15,14 @@ CC         ?= cc
 SANITIZE   ?=
 FUZZ_SECONDS ?= 60
 
-PKGS       := libarchive jansson libcrypto
+PKGS       := libarchive jansson libcrypto libelf
 PKG_CFLAGS := $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
 PKG_LIBS   := $(shell pkg-config --libs $(PKGS) 2>/dev/null)
 REVISION   := $(shell git rev-parse --short=12 HEAD 2>/dev/null || echo unknown)
 
 WARN       := -Wall -Wextra -Werror -Wshadow -Wformat=2 -Wno-missing-field-initializers
 CFLAGS     ?= -O2 -g
-BASE_CFLAGS := -std=gnu11 -D_GNU_SOURCE $(WARN) -Ilib -Iinclude $(PKG_CFLAGS) -pthread \
+BASE_CFLAGS := -std=gnu11 -D_GNU_SOURCE $(WARN) -Ilib -Ibackends -Iinclude $(PKG_CFLAGS) -pthread \
 	-DPMU_VERSION='"$(VERSION)"' -DPMU_REVISION='"$(REVISION)"' \
 	-DPMU_BUILD_FLAGS='"$(strip $(CFLAGS) $(if $(SANITIZE),-fsanitize=$(SANITIZE)))"'
 ifneq ($(SANITIZE),)
@@ -47,6 +47,10 @@ endif
 LIB_SRC  := $(sort $(wildcard lib/*.c))
 LIB_OBJ  := $(LIB_SRC:%.c=$(BUILD)/%.o)
 LIB_A    := $(BUILD)/libpmu.a
+BACKEND  ?= linux
+BE_SRC   := $(sort $(wildcard backends/$(BACKEND)/*.c))
+BE_OBJ   := $(BE_SRC:%.c=$(BUILD)/%.o)
+BE_A     := $(BUILD)/libbackend-$(BACKEND).a
 
 TOOLS    := $(BUILD)/pmurec $(BUILD)/pmuvalidate $(BUILD)/pmuanalyze
 HELPERS  := $(BUILD)/mkfixture $(BUILD)/failing-collector $(BUILD)/specgen
@@ -67,7 +71,11 @@ $(LIB_A): $(LIB_OBJ)
 	$(call msg,AR,$@)
 	$(Q)rm -f $@ && ar rcs $@ $^
 
-$(BUILD)/pmurec: $(BUILD)/record/pmurec.o $(LIB_A)
+$(BE_A): $(BE_OBJ)
+	$(call msg,AR,$@)
+	$(Q)rm -f $@ && ar rcs $@ $^
+
+$(BUILD)/pmurec: $(BUILD)/record/pmurec.o $(BE_A) $(LIB_A)
 $(BUILD)/pmuvalidate: $(BUILD)/validate/pmuvalidate.o $(LIB_A)
 $(BUILD)/pmuanalyze: $(BUILD)/analyze/pmuanalyze.o $(LIB_A)
 $(BUILD)/mkfixture: $(BUILD)/fixtures/mkfixture.o $(LIB_A)
@@ -87,13 +95,18 @@ $(UNITS): $(BUILD)/tests/%: $(BUILD)/tests/unit/%.o $(LIB_A)
 deps:
 	@scripts/deps
 
-check: deps all $(UNITS)
+# deps first, then a sub-make: pkg-config flags are read after the install.
+check: deps
+	@$(MAKE) --no-print-directory all units
 	@tests/run $(BUILD)
 
-demo: deps all
+demo: deps
+	@$(MAKE) --no-print-directory all
 	@scripts/demo $(BUILD)
 
-bench: deps all
+bench: deps
+	@scripts/deps bench
+	@$(MAKE) --no-print-directory all
 	@bench/validate $(BUILD)
 
 fixtures: all
@@ -108,7 +121,9 @@ $(BUILD)/fuzz/%: tests/fuzz/%.c $(LIB_SRC) $(wildcard lib/*.h lib/*.def)
 	$(Q)clang -std=gnu11 -D_GNU_SOURCE -g -O1 -Ilib $(PKG_CFLAGS) -DPMU_VERSION='"$(VERSION)"' \
 		-DPMU_REVISION='"$(REVISION)"' -DPMU_BUILD_FLAGS='"fuzz"' \
 		-fsanitize=fuzzer,address,undefined -o $@ $< $(LIB_SRC) $(LIBS)
-fuzz: deps $(FUZZ_BIN)
+fuzz: deps
+	@scripts/deps fuzz
+	@$(MAKE) --no-print-directory $(FUZZ_BIN)
 	@tests/fuzz/run $(BUILD) $(FUZZ_SECONDS)
 
 install: all

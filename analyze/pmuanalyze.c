@@ -87,6 +87,36 @@ static void print_exit(json_t *e)
 		printf("%s", kind);
 }
 
+/* One resource total: its value, or "n/a" (never 0) when it was not measured. */
+static void res_item(json_t *r, const char *key, const char *label, double scale, const char *unit)
+{
+	json_t *v = json_object_get(r, key);
+
+	if (v && scale == 1)
+		printf("  %s %lld", label, (long long)json_integer_value(v));
+	else if (v)
+		printf("  %s %.1f%s", label, (double)json_integer_value(v) / scale, unit);
+	else
+		printf("  %s n/a", label);
+}
+
+static void print_resources(json_t *r, int depth)
+{
+	if (!r)
+		return;
+	printf("  %*s   ", 2 * depth, "");
+	res_item(r, "cpu_user_ns", "user", 1e6, " ms");
+	res_item(r, "cpu_system_ns", "sys", 1e6, " ms");
+	res_item(r, "max_rss_bytes", "rss", 1048576.0, " MiB");
+	res_item(r, "minor_faults", "minflt", 1, "");
+	res_item(r, "major_faults", "majflt", 1, "");
+	res_item(r, "voluntary_switches", "vcsw", 1, "");
+	res_item(r, "involuntary_switches", "ivcsw", 1, "");
+	res_item(r, "read_bytes", "read", 1024, " KiB");
+	res_item(r, "write_bytes", "written", 1024, " KiB");
+	printf("\n");
+}
+
 static void print_tree(json_t *incs, const char *parent, int depth)
 {
 	size_t i;
@@ -113,6 +143,7 @@ static void print_tree(json_t *incs, const char *parent, int depth)
 		print_exit(json_object_get(in, "exit"));
 		printf(", %zu thread%s\n", json_array_size(json_object_get(in, "tids")),
 		       json_array_size(json_object_get(in, "tids")) == 1 ? "" : "s");
+		print_resources(json_object_get(in, "resources"), depth);
 		print_tree(incs, sget(in, "id"), depth + 1);
 	}
 }

@@ -113,7 +113,7 @@ static void lint_obj(const struct pmu_objdef *o, const char *where, bool flat, i
 	for (size_t i = 0; i < o->nfields; i++) {
 		const struct pmu_field *f = &o->fields[i];
 		bool numeric = f->type == PMU_FT_INT || f->type == PMU_FT_ARR_INT;
-		bool nested = f->type == PMU_FT_OBJ || f->type == PMU_FT_ARR_OBJ;
+		bool nested = f->type == PMU_FT_OBJ || f->type == PMU_FT_ARR_OBJ || f->type == PMU_FT_MAP_OBJ;
 
 		if (!f->key || !*f->key || !f->doc || !*f->doc)
 			die("%s: field %zu of '%s' lacks a name or a doc string", where, i, o->name);
@@ -292,6 +292,16 @@ struct ctx {
 
 static json_t *obj_schema(const struct pmu_objdef *o, const struct ctx *c, int depth);
 
+/* The minor version the schemas are generated for (specgen schemas DIR
+ * [--minor N]): fields added after it are left out. */
+static int g_minor = PMU_SPEC_MINOR;
+static char g_version[16] = PMU_SPEC_VERSION;
+
+static void units_v(const struct pmu_objdef *o, void (*fn)(void *, const char *, const char *), void *ctx)
+{
+	pmu_objdef_units_v(o, g_minor, fn, ctx);
+}
+
 static json_t *field_schema(const struct pmu_field *f, const struct ctx *c, int depth)
 {
 	json_t *s = NULL, *items;
@@ -300,7 +310,7 @@ static json_t *field_schema(const struct pmu_field *f, const struct ctx *c, int 
 	if (depth == 0 && !strcmp(f->key, "spec")) {
 		s = nn(json_object());
 		set(s, "type", json_string("string"));
-		set(s, "const", json_string(PMU_SPEC_VERSION));
+		set(s, "const", json_string(g_version));
 	} else if (depth == 0 && !strcmp(f->key, "type") && c->type_const) {
 		s = nn(json_object());
 		set(s, "type", json_string("string"));
@@ -344,6 +354,11 @@ static json_t *field_schema(const struct pmu_field *f, const struct ctx *c, int 
 			set(s, "type", json_string("array"));
 			set(s, "items", items);
 			break;
+		case PMU_FT_MAP_OBJ:
+			s = nn(json_object());
+			set(s, "type", json_string("object"));
+			set(s, "additionalProperties", obj_schema(f->sub, c, depth + 1));
+			break;
 		case PMU_FT_MAP_STR:
 			items = nn(json_object());
 			set(items, "type", json_string("string"));
@@ -360,10 +375,8 @@ static json_t *field_schema(const struct pmu_field *f, const struct ctx *c, int 
 	}
 	if (!s)
 		die("field '%s' has an unknown type %d", f->key, (int)f->type);
-	if (f->unit)
-		snprintf(doc, sizeof(doc), "%s (unit: %s)", f->doc, f->unit);
-	else
-		snprintf(doc, sizeof(doc), "%s", f->doc);
+	snprintf(doc, sizeof(doc), "%s%s%s%s%s", f->doc, f->unit ? " (unit: " : "", f->unit ? f->unit : "",
+		 f->unit ? ")" : "", f->since ? " [since 1.1]" : "");
 	/* description first: easier to read */
 	{
 		json_t *out = nn(json_object());
@@ -388,11 +401,12 @@ static json_t *obj_schema(const struct pmu_objdef *o, const struct ctx *c, int d
 		set(s, "title", json_string(o->name));
 	set(s, "type", json_string("object"));
 	for (size_t i = 0; i < o->nfields; i++)
-		if (o->fields[i].required)
+		if (o->fields[i].required && o->fields[i].since <= g_minor)
 			append(req, json_string(o->fields[i].key));
 	set(s, "required", req);
 	for (size_t i = 0; i < o->nfields; i++)
-		set(props, o->fields[i].key, field_schema(&o->fields[i], c, depth));
+		if (o->fields[i].since <= g_minor)
+			set(props, o->fields[i].key, field_schema(&o->fields[i], c, depth));
 	set(s, "properties", props);
 	set(s, "additionalProperties", json_false());
 	if (pmu_objdef_field(o, "status", 6))
@@ -453,8 +467,8 @@ static void gen_doc(const char *dir, const struct pmu_docdef *d)
 	struct ctx c = { &u, d->type, NULL };
 	char title[1024], desc[2048], name[256];
 
-	pmu_objdef_units(d->obj, units_add, &u);
-	snprintf(title, sizeof(title), "pmu bundle spec %s: data/%s", PMU_SPEC_VERSION, d->file);
+	units_v(d->obj, units_add, &u);
+	snprintf(title, sizeof(title), "pmu bundle spec %s: data/%s", g_version, d->file);
 	snprintf(desc, sizeof(desc),
 		 "The %s document of a pmu bundle (%s), a single JSON object stored at data/%s. "
 		 "Its units map names exactly the numeric fields of the document type, each with the "
@@ -474,12 +488,12 @@ static void gen_stream(const char *dir, const struct pmu_streamdef *sd)
 	char title[1024], desc[2048], name[256], where[512];
 
 	for (size_t r = 0; r < sd->nrecs; r++)
-		pmu_objdef_units(sd->recs[r].obj, units_add, &u);
+		units_v(sd->recs[r].obj, units_add, &u);
 	if (sd->per_collector)
 		snprintf(where, sizeof(where), "data/collectors/<name>/%s", sd->file);
 	else
 		snprintf(where, sizeof(where), "data/%s", sd->file);
-	snprintf(title, sizeof(title), "pmu bundle spec %s: one line of a '%s' stream (%s)", PMU_SPEC_VERSION,
+	snprintf(title, sizeof(title), "pmu bundle spec %s: one line of a '%s' stream (%s)", g_version,
 		 sd->kind, where);
 	snprintf(desc, sizeof(desc),
 		 "One record (line) of a stream of kind '%s', stored at %s (%s). The first line of the file is the "
@@ -583,6 +597,9 @@ static const char *type_word(const struct pmu_field *f, char *buf, size_t n)
 		return buf;
 	case PMU_FT_MAP_STR:
 		return "object of strings";
+	case PMU_FT_MAP_OBJ:
+		snprintf(buf, n, "object of `%s`", f->sub->name);
+		return buf;
 	case PMU_FT_UNITS:
 		return "units map";
 	}
@@ -609,6 +626,8 @@ static void md_fields(const struct pmu_objdef *o, const char *type_const, const 
 		printf("| `%s` | %s | %s | %s | ", f->key, t, f->required ? "yes" : "no",
 		       f->unit ? f->unit : "-");
 		md_text(f->doc);
+		if (f->since)
+			printf(" (since 1.%d)", f->since);
 		printf(" |\n");
 	}
 }
@@ -715,6 +734,13 @@ int main(int argc, char **argv)
 	lint();
 	if (!strcmp(argv[1], "schemas") && argc == 3)
 		return cmd_schemas(argv[2]);
+	if (!strcmp(argv[1], "schemas") && argc == 5 && !strcmp(argv[3], "--minor")) {
+		g_minor = atoi(argv[4]);
+		if (g_minor < 0 || g_minor > PMU_SPEC_MINOR)
+			die("--minor %s: this build knows 1.0 to %s", argv[4], PMU_SPEC_VERSION);
+		snprintf(g_version, sizeof(g_version), "%d.%d", PMU_SPEC_MAJOR, g_minor);
+		return cmd_schemas(argv[2]);
+	}
 	if (!strcmp(argv[1], "checks") && argc == 2)
 		return flushed(cmd_checks());
 	if (!strcmp(argv[1], "fields") && argc == 2)

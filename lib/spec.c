@@ -17,6 +17,7 @@ static const char *const exit_kinds[] = { "exited", "signaled", "not-started", "
 static const char *const lc_events[] = { "requested", "probed", "opened", "attached", "drop",
 					 "malformed", "stopped", "detached", "final", NULL };
 static const char *const phases[] = { "i", "B", "E", NULL };
+static const char *const image_roles[] = { "exec", "object", NULL };
 
 #define F(k, t, req, doc) { k, PMU_FT_##t, req, NULL, NULL, NULL, doc }
 #define N(k, req, unit, doc) { k, PMU_FT_INT, req, unit, NULL, NULL, doc }
@@ -24,6 +25,11 @@ static const char *const phases[] = { "i", "B", "E", NULL };
 #define O(k, t, req, sub, doc) { k, PMU_FT_##t, req, NULL, &sub, NULL, doc }
 #define E(k, req, ev, doc) { k, PMU_FT_ENUM, req, NULL, NULL, ev, doc }
 #define STATUS(req) E("status", req, pmu_status_values, "ok, not-requested, unavailable, no-events or failed")
+/* fields added in spec 1.1 */
+#define F11(k, t, req, doc) { k, PMU_FT_##t, req, NULL, NULL, NULL, doc, 1 }
+#define N11(k, req, unit, doc) { k, PMU_FT_INT, req, unit, NULL, NULL, doc, 1 }
+#define O11(k, t, req, sub, doc) { k, PMU_FT_##t, req, NULL, &sub, NULL, doc, 1 }
+#define E11(k, req, ev, doc) { k, PMU_FT_ENUM, req, NULL, NULL, ev, doc, 1 }
 #define OBJ(name, arr) static const struct pmu_objdef name = { #name, arr, PMU_ARRAY_SIZE(arr) }
 #define DOCHEAD F("spec", STR, true, "spec version, \"" PMU_SPEC_VERSION "\""), \
 		F("type", STR, true, "document type"), \
@@ -64,6 +70,7 @@ static const struct pmu_field run_f[] = {
 	F("result_reason", STR, false, "why the result is not complete"),
 	F("tolerate_loss", BOOL, true, "the user asked to accept lost records"),
 	O("collectors", ARR_OBJ, true, collector_ref, "every collector known to the recorder"),
+	N11("seed", false, "id", "the --seed given, exported to the command as PMUREC_SEED"),
 };
 OBJ(run, run_f);
 
@@ -97,6 +104,8 @@ static const struct pmu_field image_f[] = {
 	N("size_bytes", false, "bytes", "file size"),
 	F("sha256", HEX64, false, "SHA-256 of the file"),
 	F("build_id", STR, false, "GNU build-id, hex"),
+	E11("role", false, image_roles, "exec (an executed image) or object (a mapped executable object)"),
+	F11("comment", STR, false, "compilers named in the ELF .comment section"),
 	F("reason", STR, false, "why the image could not be described"),
 	F("remedy", STR, false, "how to fix it"),
 };
@@ -116,6 +125,7 @@ static const struct pmu_field provenance_f[] = {
 	F("config_hash", HEX64, true, "SHA-256 of the canonical recording configuration"),
 	O("images", ARR_OBJ, true, image, "executed images and loaded objects"),
 	F("environment", MAP_STR, true, "recorded environment variables (none unless allowed)"),
+	O11("settings", ARR_OBJ, false, capability, "host settings that bear on timing: governor, SMT, turbo, clocksource"),
 };
 OBJ(provenance, provenance_f);
 
@@ -124,6 +134,30 @@ static const struct pmu_field exec_f[] = {
 	F("path", STR, true, "executed image"),
 };
 OBJ(exec_rec, exec_f);
+
+static const struct pmu_field resource_status_f[] = {
+	STATUS(true),
+	F("source", STR, false, "where the value was read"),
+	F("reason", STR, false, "why it is not ok (required for unavailable and failed)"),
+	F("remedy", STR, false, "how to get it (required for unavailable)"),
+};
+OBJ(resource_status, resource_status_f);
+
+/* Per-incarnation totals: a value is present exactly when fields.<name>
+ * says ok (FIELD-STATUS). */
+static const struct pmu_field resources_f[] = {
+	N11("cpu_user_ns", false, "ns", "user CPU time"),
+	N11("cpu_system_ns", false, "ns", "system CPU time"),
+	N11("max_rss_bytes", false, "bytes", "peak resident set size"),
+	N11("minor_faults", false, "count", "minor page faults"),
+	N11("major_faults", false, "count", "major page faults"),
+	N11("voluntary_switches", false, "count", "voluntary context switches"),
+	N11("involuntary_switches", false, "count", "involuntary context switches"),
+	N11("read_bytes", false, "bytes", "bytes read through read-like system calls"),
+	N11("write_bytes", false, "bytes", "bytes written through write-like system calls"),
+	O11("fields", MAP_OBJ, true, resource_status, "status and source of each total above, by name"),
+};
+OBJ(resources, resources_f);
 
 static const struct pmu_field incarnation_f[] = {
 	F("id", STR, true, "incarnation id, unique in the bundle"),
@@ -136,6 +170,7 @@ static const struct pmu_field incarnation_f[] = {
 	NA("tids", true, "id", "thread ids of the incarnation"),
 	O("exec", ARR_OBJ, true, exec_rec, "exec chain, in order"),
 	O("exit", OBJ, true, exit_info, "how it ended"),
+	O11("resources", OBJ, false, resources, "resource totals, each with its status and source"),
 };
 OBJ(incarnation, incarnation_f);
 
@@ -280,7 +315,7 @@ const char *pmu_objdef_unit(const struct pmu_objdef *o, const char *key)
 	return u.unit;
 }
 
-static void units_rec(const struct pmu_objdef *o, void (*fn)(void *, const char *, const char *),
+static void units_rec(const struct pmu_objdef *o, int minor, void (*fn)(void *, const char *, const char *),
 		      void *ctx, int depth)
 {
 	if (depth > 8)
@@ -288,15 +323,23 @@ static void units_rec(const struct pmu_objdef *o, void (*fn)(void *, const char 
 	for (size_t i = 0; i < o->nfields; i++) {
 		const struct pmu_field *f = &o->fields[i];
 
+		if (f->since > minor)
+			continue;
 		if (f->unit)
 			fn(ctx, f->key, f->unit);
 		if (f->sub)
-			units_rec(f->sub, fn, ctx, depth + 1);
+			units_rec(f->sub, minor, fn, ctx, depth + 1);
 	}
 }
 
 void pmu_objdef_units(const struct pmu_objdef *o, void (*fn)(void *, const char *, const char *),
 		      void *ctx)
 {
-	units_rec(o, fn, ctx, 0);
+	units_rec(o, PMU_SPEC_MINOR, fn, ctx, 0);
+}
+
+void pmu_objdef_units_v(const struct pmu_objdef *o, int minor,
+			void (*fn)(void *, const char *, const char *), void *ctx)
+{
+	units_rec(o, minor, fn, ctx, 0);
 }

@@ -12,8 +12,9 @@
  * against the schemas with an independent validator (python3-jsonschema).
  */
 
-#define PMU_SPEC_VERSION "1.0"
+#define PMU_SPEC_VERSION "1.1"
 #define PMU_SPEC_MAJOR 1
+#define PMU_SPEC_MINOR 1     /* readers accept 1.0 .. 1.PMU_SPEC_MINOR */
 
 enum pmu_ftype {
 	PMU_FT_STR,     /* non-empty UTF-8 string */
@@ -27,6 +28,7 @@ enum pmu_ftype {
 	PMU_FT_ARR_OBJ, /* of sub */
 	PMU_FT_MAP_STR, /* object of string values, any keys */
 	PMU_FT_UNITS,   /* the units map: numeric field name -> unit */
+	PMU_FT_MAP_OBJ, /* object whose values are objects described by sub */
 };
 
 struct pmu_objdef;
@@ -39,6 +41,7 @@ struct pmu_field {
 	const struct pmu_objdef *sub;   /* PMU_FT_OBJ / PMU_FT_ARR_OBJ */
 	const char *const *enumv;       /* PMU_FT_ENUM, NULL-terminated */
 	const char *doc;
+	int since;                      /* minor version that added the field (1.<since>) */
 };
 
 struct pmu_objdef {
@@ -91,5 +94,8 @@ const char *pmu_objdef_unit(const struct pmu_objdef *o, const char *key);
 /* Call fn for each distinct numeric field name under o, with its unit. */
 void pmu_objdef_units(const struct pmu_objdef *o, void (*fn)(void *ctx, const char *key, const char *unit),
 		      void *ctx);
+/* The same, for a bundle of spec 1.<minor>: fields added later are left out. */
+void pmu_objdef_units_v(const struct pmu_objdef *o, int minor,
+			void (*fn)(void *ctx, const char *key, const char *unit), void *ctx);
 
 #endif

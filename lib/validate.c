@@ -96,6 +96,7 @@ struct v {
 
 	char spec[16];
 	bool info_ok, spec_ok, oxum_ok;
+	int minor;                 /* the bundle is spec 1.<minor> */
 	uint64_t oxum_bytes, oxum_count;
 
 	bool run_ok;
@@ -602,6 +603,7 @@ static const char *const type_names[] = {
 	[PMU_FT_OBJ] = "an object", [PMU_FT_ARR_STR] = "an array of strings",
 	[PMU_FT_ARR_INT] = "an array of integers >= 0", [PMU_FT_ARR_OBJ] = "an array of objects",
 	[PMU_FT_MAP_STR] = "an object of strings", [PMU_FT_UNITS] = "an object of units",
+	[PMU_FT_MAP_OBJ] = "an object of objects",
 };
 
 static bool str_ok(json_t *j)
@@ -638,8 +640,9 @@ static int check_json_obj(struct v *v, const char *file, const struct pmu_objdef
 		char sub[256];
 		bool ok = true;
 
-		if (!f) {
-			report(v, PMU_CHECK_SCHEMA_FIELD, file, 0, "%s: unknown field '%s'", where, key);
+		if (!f || f->since > v->minor) {
+			report(v, PMU_CHECK_SCHEMA_FIELD, file, 0, "%s: unknown field '%s'%s", where, key,
+			       f ? " (added in a later minor version of the spec)" : "");
 			bad++;
 			continue;
 		}
@@ -687,6 +690,23 @@ static int check_json_obj(struct v *v, const char *file, const struct pmu_objdef
 				}
 			}
 			break;
+		case PMU_FT_MAP_OBJ:
+			ok = json_is_object(val);
+			if (ok) {
+				const char *k2;
+				json_t *v2;
+
+				json_object_foreach(val, k2, v2) {
+					char el[300];
+
+					snprintf(el, sizeof(el), "%s.%s", sub, k2);
+					if (!json_is_object(v2))
+						ok = false;
+					else
+						bad += check_json_obj(v, file, f->sub, v2, el, depth + 1);
+				}
+			}
+			break;
 		case PMU_FT_MAP_STR:
 		case PMU_FT_UNITS:
 			ok = json_is_object(val);
@@ -709,11 +729,43 @@ static int check_json_obj(struct v *v, const char *file, const struct pmu_objdef
 		}
 	}
 	for (size_t i = 0; i < o->nfields; i++)
-		if (o->fields[i].required && !json_object_get(obj, o->fields[i].key)) {
+		if (o->fields[i].required && o->fields[i].since <= v->minor &&
+		    !json_object_get(obj, o->fields[i].key)) {
 			report(v, PMU_CHECK_SCHEMA_FIELD, file, 0, "%s: required field '%s' is missing", where,
 			       o->fields[i].key);
 			bad++;
 		}
+	if (pmu_objdef_field(o, "fields", 6) && json_is_object(json_object_get(obj, "fields"))) {
+		/* Every numeric field has a status entry; its value is present
+		 * exactly when that status is ok: "not measured" is never 0. */
+		json_t *fm = json_object_get(obj, "fields");
+		const char *k2;
+		json_t *v2;
+
+		eval(v, PMU_CHECK_FIELD_STATUS);
+		for (size_t i = 0; i < o->nfields; i++) {
+			const struct pmu_field *nf = &o->fields[i];
+			json_t *e;
+			const char *st;
+
+			if (nf->type != PMU_FT_INT || nf->since > v->minor)
+				continue;
+			e = json_object_get(fm, nf->key);
+			st = json_string_value(json_object_get(e, "status"));
+			if (!st)
+				report(v, PMU_CHECK_FIELD_STATUS, file, 0, "%s: '%s' has no status", where, nf->key);
+			else if (!strcmp(st, "ok") != (json_object_get(obj, nf->key) != NULL))
+				report(v, PMU_CHECK_FIELD_STATUS, file, 0, "%s: '%s' is '%s' but its value is %s", where,
+				       nf->key, st, json_object_get(obj, nf->key) ? "present" : "absent");
+		}
+		json_object_foreach(fm, k2, v2) {
+			const struct pmu_field *nf = pmu_objdef_field(o, k2, strlen(k2));
+
+			if (!nf || nf->type != PMU_FT_INT || nf->since > v->minor)
+				report(v, PMU_CHECK_FIELD_STATUS, file, 0, "%s: status given for unknown field '%s'", where,
+				       k2);
+		}
+	}
 	if (pmu_objdef_field(o, "kind", 4) && pmu_objdef_field(o, "signal", 6)) {
 		/* exit objects: the number that goes with the kind */
 		const char *kind = json_string_value(json_object_get(obj, "kind"));
@@ -773,7 +825,7 @@ static void check_units(struct v *v, const char *file, uint64_t rec, json_t *uni
 		return; /* reported as SCHEMA-FIELD */
 	}
 	for (size_t i = 0; i < nobjs; i++)
-		pmu_objdef_units(objs[i], unit_expect, &u);
+		pmu_objdef_units_v(objs[i], v->minor, unit_expect, &u);
 	json_object_foreach(units, key, val)
 		if (!json_object_get(u.seen, key))
 			report(v, PMU_CHECK_UNITS, file, rec, "units names '%s', which is no numeric field here",
@@ -1809,20 +1861,30 @@ static void check_payload(struct v *v)
 
 static void check_spec_version(struct v *v)
 {
+	char *end;
+	long major, minor;
+
 	eval(v, PMU_CHECK_SPEC_VERSION);
 	snprintf(v->res->spec, sizeof(v->res->spec), "%s", v->spec);
-	if (!strcmp(v->spec, PMU_SPEC_VERSION)) {
-		v->spec_ok = true;
-		return;
-	}
-	if (atoi(v->spec) != PMU_SPEC_MAJOR)
+	/* "<major>.<minor>", decimal, no sign, space or leading zero */
+	major = v->spec[0] >= '1' && v->spec[0] <= '9' ? strtol(v->spec, &end, 10) : -1;
+	minor = major > 0 && *end == '.' && end[1] >= '0' && end[1] <= '9' && !(end[1] == '0' && end[2])
+		? strtol(end + 1, &end, 10) : -1;
+	if (major <= 0 || minor < 0 || *end)
+		report(v, PMU_CHECK_SPEC_VERSION, "bag-info.txt", 0,
+		       "'%s' is not a spec version of the form MAJOR.MINOR (decimal, no leading zero)", v->spec);
+	else if (major != PMU_SPEC_MAJOR)
 		report(v, PMU_CHECK_SPEC_VERSION, "bag-info.txt", 0,
 		       "spec major version of '%s' is unknown (this validator implements %s)", v->spec,
 		       PMU_SPEC_VERSION);
-	else
+	else if (minor > PMU_SPEC_MINOR)
 		report(v, PMU_CHECK_SPEC_VERSION, "bag-info.txt", 0,
 		       "spec version '%s' is newer than this validator's %s: its records cannot be checked",
 		       v->spec, PMU_SPEC_VERSION);
+	else {
+		v->minor = (int)minor;
+		v->spec_ok = true;
+	}
 }
 
 /* ---- driver ------------------------------------------------------------- */

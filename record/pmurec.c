@@ -1,54 +1,658 @@
 /*
- * pmurec: the recorder.  This version carries the bundle writer (lib/bag.c)
- * but not yet the launch barrier, cohort registry and collectors; until
- * they exist it says so and records nothing, rather than writing a bundle
- * that would claim evidence it does not hold.
+ * pmurec: run a command and record its cohort into a bundle.
+ *
+ * The spine: probe the host, fork the command behind a barrier, follow
+ * its process tree (backends/), and write run.json, capabilities.json,
+ * provenance.json, cohort.json, spans.jsonl and one lifecycle per known
+ * collector through the bag writer, which finalizes atomically.  The
+ * collectors that later versions add (counting, sampling, syscalls,
+ * scheduling) are recorded as unavailable, with that reason, when the
+ * mode asks for them.
  */
+#include <errno.h>
+#include <fnmatch.h>
 #include <getopt.h>
+#include <signal.h>
 #include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
+#include <jansson.h>
+
+#include "backend.h"
+#include "bag.h"
 #include "cli.h"
+#include "error.h"
+#include "sha256.h"
 #include "spec.h"
+#include "util.h"
+#include "linux/provenance.h"
+
+/* Exit codes of the recorder itself (pmurec(1)); otherwise the command's. */
+enum { EXIT_RECORDER = 125, EXIT_NOEXEC = 126, EXIT_NOTFOUND = 127 };
 
 static const char usage[] =
-	"usage: pmurec -o BUNDLE -- COMMAND [ARG...]\n"
+	"usage: pmurec [options] -o BUNDLE -- COMMAND [ARG...]\n"
+	"       pmurec --probe [--json]\n"
 	"\n"
-	"Run COMMAND and record what its processes do into BUNDLE (bundle spec " PMU_SPEC_VERSION ").\n"
+	"Run COMMAND and record its processes (its cohort) into BUNDLE, a bundle of\n"
+	"spec " PMU_SPEC_VERSION ": a directory, or a .tar, .tar.gz or .tar.zst archive.\n"
 	"\n"
-	"This version (" PMU_VERSION ") cannot record yet: the launch barrier, cohort registry\n"
-	"and collectors are not built. It exits with status 2 and writes nothing.\n"
-	"pmuvalidate(1) and pmuanalyze(1) work on existing bundles.\n"
+	"  -o, --output BUNDLE     where to write the bundle (required)\n"
+	"  -f, --force             replace an existing bundle\n"
+	"  -m, --mode MODE         none, light (default) or full\n"
+	"      --max-duration MS   stop the cohort after MS milliseconds (SIGTERM, then SIGKILL);\n"
+	"                          the bundle is then marked truncated\n"
+	"      --env-allow NAME    record environment variable NAME (repeatable; values of\n"
+	"                          names that look like secrets are always redacted)\n"
+	"      --seed N            record N and export it to the command as PMUREC_SEED\n"
+	"      --probe             print what this host can measure, and why not; run nothing\n"
+	"      --json              with --probe: print JSON\n"
+	"  -h, --help              show this help\n"
+	"  -V, --version           show the version\n"
 	"\n"
-	"  -h, --help      show this help\n"
-	"  -V, --version   show the version\n"
+	"Modes: none runs the command with fork/exec/wait4 only (the no-observer\n"
+	"baseline; the cohort is the command alone, with wait4 totals). light follows\n"
+	"every process of the tree (ptrace events: fork, exec, exit) and reads each\n"
+	"one's totals at exit; it also asks for counting and sampling, and full adds\n"
+	"call-chain sampling, system calls and scheduling. Collectors this version does\n"
+	"not have are recorded as unavailable, with that reason.\n"
 	"\n"
-	"Exit status: 2 (recording not available in this version) or usage error.\n";
+	"Exit status: the command's (128+N when killed by signal N); 125 when pmurec\n"
+	"itself failed; 126 or 127 when the command could not be run (no bundle is\n"
+	"written). An interrupted or truncated run still writes its bundle.\n";
 
-int main(int argc, char **argv)
+struct collector_def {
+	const char *name;
+	unsigned modes;        /* bit 0 none, 1 light, 2 full */
+	bool built;
+};
+
+static const struct collector_def collectors[] = {
+	{ "cohort", 2 | 4, true },
+	{ "counting", 2 | 4, false },
+	{ "sampling", 2 | 4, false },
+	{ "syscalls", 4, false },
+	{ "sched", 4, false },
+};
+
+static const char *const secret_words[] = { "*TOKEN*", "*SECRET*", "*PASSW*", "*KEY*", "*AUTH*",
+					    "*CREDENTIAL*", "*COOKIE*", "*SESSION*", "*PRIVATE*", NULL };
+
+struct opts {
+	const char *out;
+	bool force, probe, json;
+	int mode;               /* 0 none, 1 light, 2 full */
+	int max_duration_ms;
+	const char **env;
+	size_t nenv;
+	bool have_seed;
+	unsigned long long seed;
+};
+
+static const char *const mode_names[] = { "none", "light", "full" };
+static struct pmu_bag *bag;
+
+static void on_signal(int sig, siginfo_t *si, void *uc)
+{
+	(void)uc;
+	(void)si;
+	if (pmu_backend_stop_signal && sig == SIGINT)
+		pmu_backend_abort = 1;      /* a second ^C: abort, leave no bundle */
+	if (!pmu_backend_stop_signal)
+		pmu_backend_stop_signal = sig;
+}
+
+static int put_json(const char *rel, json_t *j)
+{
+	char *s = json_dumps(j, JSON_INDENT(2) | JSON_PRESERVE_ORDER), *t = NULL;
+	int err;
+
+	json_decref(j);
+	if (!s || asprintf(&t, "%s\n", s) < 0) {
+		free(s);
+		return pmu_error(PMU_ERR_NOMEM, "cannot encode '%s'", rel);
+	}
+	err = pmu_bag_put(bag, rel, t, strlen(t));
+	free(s);
+	free(t);
+	return err;
+}
+
+struct ucollect {
+	json_t *u;
+};
+
+static void ucb(void *ctx, const char *key, const char *unit)
+{
+	struct ucollect *c = ctx;
+
+	if (!json_object_get(c->u, key))
+		json_object_set_new(c->u, key, json_string(unit));
+}
+
+static json_t *units_of(const char *doc_type, const char *stream)
+{
+	struct ucollect c = { json_object() };
+
+	for (size_t i = 0; doc_type && i < pmu_ndocs; i++)
+		if (!strcmp(pmu_docs[i].type, doc_type))
+			pmu_objdef_units(pmu_docs[i].obj, ucb, &c);
+	for (size_t i = 0; stream && i < pmu_nstreams; i++)
+		if (!strcmp(pmu_streams[i].kind, stream))
+			for (size_t r = 0; r < pmu_streams[i].nrecs; r++)
+				pmu_objdef_units(pmu_streams[i].recs[r].obj, ucb, &c);
+	return c.u;
+}
+
+static json_t *doc(const char *type)
+{
+	return json_pack("{s:s,s:s,s:o}", "spec", PMU_SPEC_VERSION, "type", type, "units", units_of(type, NULL));
+}
+
+/* A JSON Lines stream: header, then records, one per line. */
+static int put_stream(const char *rel, const char *kind, json_t *records)
+{
+	struct pmu_bag_file *f;
+	json_t *h = json_pack("{s:s,s:s,s:s,s:o}", "type", "header", "spec", PMU_SPEC_VERSION, "stream", kind,
+			      "units", units_of(NULL, kind));
+	size_t i;
+	json_t *r;
+	int err = pmu_bag_file_open(bag, rel, &f);
+
+	if (err) {
+		json_decref(h);
+		json_decref(records);
+		return err;
+	}
+	json_array_insert_new(records, 0, h);
+	json_array_foreach(records, i, r) {
+		char *s = json_dumps(r, JSON_COMPACT | JSON_PRESERVE_ORDER);
+
+		err = s ? pmu_bag_file_write(f, s, strlen(s)) : pmu_error(PMU_ERR_NOMEM, "out of memory");
+		if (!err)
+			err = pmu_bag_file_write(f, "\n", 1);
+		free(s);
+		if (err)
+			break;
+	}
+	json_decref(records);
+	if (err) {
+		pmu_bag_file_close(f);
+		return err;
+	}
+	return pmu_bag_file_close(f);
+}
+
+static json_t *lc(uint64_t t, const char *event)
+{
+	return json_pack("{s:s,s:I,s:s}", "type", "lifecycle", "t_ns", (json_int_t)t, "event", event);
+}
+
+static json_t *exit_json(int kind, int value)
+{
+	if (kind == 1)
+		return json_pack("{s:s,s:i}", "kind", "exited", "code", value);
+	if (kind == 2)
+		return json_pack("{s:s,s:i}", "kind", "signaled", "signal", value);
+	return json_pack("{s:s}", "kind", "unknown");
+}
+
+static json_t *cohort_json(const struct pmu_cohort *c)
+{
+	json_t *incs = json_array();
+
+	for (size_t i = 0; i < c->n; i++) {
+		const struct pmu_incarnation *in = &c->incs[i];
+		json_t *o = json_object(), *tids = json_array(), *ex = json_array(), *res = json_object(),
+		       *fields = json_object();
+		char id[32];
+
+		snprintf(id, sizeof(id), "i%d", in->id);
+		json_object_set_new(o, "id", json_string(id));
+		json_object_set_new(o, "pid", json_integer(in->pid));
+		json_object_set_new(o, "start_ns", json_integer((json_int_t)in->start_ns));
+		if (in->ended)
+			json_object_set_new(o, "end_ns", json_integer((json_int_t)in->end_ns));
+		if (in->parent) {
+			snprintf(id, sizeof(id), "i%d", in->parent);
+			json_object_set_new(o, "parent", json_string(id));
+		}
+		json_object_set_new(o, "preexisting", json_boolean(in->preexisting));
+		json_object_set_new(o, "comm", json_string(in->comm[0] ? in->comm : "?"));
+		for (size_t k = 0; k < in->ntids; k++)
+			json_array_append_new(tids, json_integer(in->tids[k]));
+		json_object_set_new(o, "tids", tids);
+		for (size_t k = 0; k < in->nexecs; k++)
+			json_array_append_new(ex, json_pack("{s:I,s:s}", "t_ns", (json_int_t)in->execs[k].t_ns, "path",
+							    in->execs[k].path));
+		json_object_set_new(o, "exec", ex);
+		json_object_set_new(o, "exit", exit_json(in->exit_kind, in->exit_value));
+		for (int r = 0; r < PMU_RES_COUNT_; r++) {
+			const struct pmu_resource *x = &in->res[r];
+			json_t *st;
+
+			if (x->ok) {
+				json_object_set_new(res, pmu_res_names[r], json_integer((json_int_t)x->value));
+				st = json_pack("{s:s,s:s}", "status", "ok", "source", x->source);
+			} else {
+				st = json_pack("{s:s,s:s,s:s}", "status", "unavailable", "reason", x->reason, "remedy",
+					       x->remedy ? x->remedy : "none: the process ended before it could be read");
+				if (x->source)
+					json_object_set_new(st, "source", json_string(x->source));
+			}
+			json_object_set_new(fields, pmu_res_names[r], st);
+		}
+		json_object_set_new(res, "fields", fields);
+		json_object_set_new(o, "resources", res);
+		json_array_append_new(incs, o);
+	}
+	return incs;
+}
+
+static bool looks_secret(const char *name)
+{
+	char up[256];
+	size_t i;
+
+	for (i = 0; name[i] && i < sizeof(up) - 1; i++)
+		up[i] = (char)((name[i] >= 'a' && name[i] <= 'z') ? name[i] - 32 : name[i]);
+	up[i] = '\0';
+	for (const char *const *w = secret_words; *w; w++)
+		if (!fnmatch(*w, up, 0))
+			return true;
+	return false;
+}
+
+static json_t *environment_json(const struct opts *o)
+{
+	json_t *env = json_object();
+
+	for (size_t i = 0; i < o->nenv; i++) {
+		const char *v = getenv(o->env[i]);
+
+		if (!v)
+			continue;
+		json_object_set_new(env, o->env[i], json_string(looks_secret(o->env[i]) ? "<redacted>" : v));
+	}
+	return env;
+}
+
+static int config_hash(const struct opts *o, char hex[PMU_SHA256_HEX])
+{
+	json_t *cfg = json_pack("{s:s,s:i,s:[]}", "mode", mode_names[o->mode], "max_duration_ms",
+				o->max_duration_ms, "env_allow");
+	char *s;
+	int err;
+
+	for (size_t i = 0; i < o->nenv; i++)
+		json_array_append_new(json_object_get(cfg, "env_allow"), json_string(o->env[i]));
+	s = json_dumps(cfg, JSON_COMPACT | JSON_SORT_KEYS);
+	json_decref(cfg);
+	err = pmu_sha256_buf(s, strlen(s), hex);
+	free(s);
+	return err;
+}
+
+static json_t *images_json(const struct pmu_cohort *c)
+{
+	json_t *imgs = json_array(), *seen = json_object();
+
+	for (size_t i = 0; i < c->n; i++)
+		for (size_t k = 0; k < c->incs[i].nexecs; k++) {
+			const char *p = c->incs[i].execs[k].path;
+
+			if (json_object_get(seen, p))
+				continue;
+			json_object_set_new(seen, p, json_true());
+			json_array_append_new(imgs, pmu_image_describe(p, "exec"));
+		}
+	for (size_t i = 0; i < c->nobjects; i++) {
+		if (json_object_get(seen, c->objects[i]))
+			continue;
+		json_object_set_new(seen, c->objects[i], json_true());
+		json_array_append_new(imgs, pmu_image_describe(c->objects[i], "object"));
+	}
+	json_decref(seen);
+	return imgs;
+}
+
+static int probe(bool json)
+{
+	json_t *host = json_object(), *caps = json_array(), *x;
+	size_t i;
+
+	pmu_backend_probe(host, caps);
+	if (json) {
+		json_t *o = json_pack("{s:o,s:o}", "host", host, "capabilities", caps);
+
+		json_dumpf(o, stdout, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
+		putchar('\n');
+		json_decref(o);
+		return 0;
+	}
+	printf("host: %s %s %s%s%s\n\n", json_string_value(json_object_get(host, "os")),
+	       json_string_value(json_object_get(host, "kernel")), json_string_value(json_object_get(host, "arch")),
+	       json_object_get(host, "cpu") ? ", " : "",
+	       json_object_get(host, "cpu") ? json_string_value(json_object_get(host, "cpu")) : "");
+	json_array_foreach(caps, i, x) {
+		const char *st = json_string_value(json_object_get(x, "status"));
+
+		printf("%-28s %-12s %s\n", json_string_value(json_object_get(x, "name")), st,
+		       json_object_get(x, "value") ? json_string_value(json_object_get(x, "value")) : "");
+		if (json_object_get(x, "reason"))
+			printf("%-28s %-12s why: %s\n", "", "", json_string_value(json_object_get(x, "reason")));
+		if (json_object_get(x, "remedy"))
+			printf("%-28s %-12s remedy: %s\n", "", "", json_string_value(json_object_get(x, "remedy")));
+	}
+	json_decref(host);
+	json_decref(caps);
+	return 0;
+}
+
+/* Each known collector's lifecycle, and the run's collector list. */
+static int write_collectors(const struct opts *o, const struct pmu_launch_result *lr, size_t nincs,
+			    json_t *list, bool *any_failed)
+{
+	int err = 0;
+
+	*any_failed = false;
+	for (size_t i = 0; !err && i < sizeof(collectors) / sizeof(*collectors); i++) {
+		const struct collector_def *d = &collectors[i];
+		bool requested = d->modes & (1u << o->mode);
+		json_t *recs = json_array(), *r;
+		char rel[128];
+
+		json_array_append_new(list, json_pack("{s:s,s:b}", "name", d->name, "requested", requested));
+		if (!requested) {
+			r = lc(lr->end_ns, "final");
+			json_object_set_new(r, "status", json_string("not-requested"));
+			json_array_append_new(recs, r);
+		} else if (!d->built) {
+			char why[200];
+
+			snprintf(why, sizeof(why), "the %s collector is not built in pmu %s", d->name, PMU_VERSION);
+			json_array_append_new(recs, lc(lr->start_ns, "requested"));
+			r = lc(lr->start_ns, "probed");
+			json_object_set_new(r, "status", json_string("unavailable"));
+			json_object_set_new(r, "reason", json_string(why));
+			json_object_set_new(r, "remedy", json_string("none in this version"));
+			json_array_append_new(recs, r);
+			r = json_deep_copy(r);
+			json_object_set_new(r, "event", json_string("final"));
+			json_array_append_new(recs, r);
+		} else if (!lr->follow_ok) {
+			json_array_append_new(recs, lc(lr->start_ns, "requested"));
+			r = lc(lr->start_ns, "probed");
+			json_object_set_new(r, "status", json_string("unavailable"));
+			json_object_set_new(r, "reason", json_string(lr->follow_reason));
+			json_object_set_new(r, "remedy", json_string(lr->follow_remedy));
+			json_array_append_new(recs, r);
+			r = json_deep_copy(r);
+			json_object_set_new(r, "event", json_string("final"));
+			json_array_append_new(recs, r);
+		} else {
+			char ev[200];
+
+			json_array_append_new(recs, lc(lr->start_ns, "requested"));
+			r = lc(lr->start_ns, "probed");
+			json_object_set_new(r, "status", json_string("ok"));
+			json_array_append_new(recs, r);
+			json_array_append_new(recs, lc(lr->start_ns, "opened"));
+			r = lc(lr->start_ns, "attached");
+			snprintf(ev, sizeof(ev), "PTRACE_SEIZE of the command before its exec; %zu incarnation(s) followed",
+				 nincs);
+			json_object_set_new(r, "evidence", json_string(ev));
+			json_array_append_new(recs, r);
+			json_array_append_new(recs, lc(lr->end_ns, "stopped"));
+			json_array_append_new(recs, lc(lr->end_ns, "detached"));
+			r = lc(lr->end_ns, "final");
+			json_object_set_new(r, "status", json_string("ok"));
+			json_array_append_new(recs, r);
+		}
+		snprintf(rel, sizeof(rel), "collectors/%s/lifecycle.jsonl", d->name);
+		err = put_stream(rel, "lifecycle", recs);
+	}
+	return err;
+}
+
+static int parse(int argc, char **argv, struct opts *o)
 {
 	static const struct option lo[] = {
-		{ "help", no_argument, NULL, 'h' },
-		{ "version", no_argument, NULL, 'V' },
+		{ "output", required_argument, NULL, 'o' },      { "force", no_argument, NULL, 'f' },
+		{ "mode", required_argument, NULL, 'm' },        { "max-duration", required_argument, NULL, 'D' },
+		{ "env-allow", required_argument, NULL, 'E' },   { "seed", required_argument, NULL, 'S' },
+		{ "probe", no_argument, NULL, 'P' },             { "json", no_argument, NULL, 'j' },
+		{ "help", no_argument, NULL, 'h' },              { "version", no_argument, NULL, 'V' },
 		{ NULL, 0, NULL, 0 },
 	};
 	int c;
+	char *end;
 
-	while ((c = getopt_long(argc, argv, "+hVo:", lo, NULL)) != -1) {
+	o->mode = 1;
+	while ((c = getopt_long(argc, argv, "+o:fm:hV", lo, NULL)) != -1) {
 		switch (c) {
+		case 'o': o->out = optarg; break;
+		case 'f': o->force = true; break;
+		case 'm':
+			for (o->mode = 0; o->mode < 3 && strcmp(optarg, mode_names[o->mode]); o->mode++)
+				;
+			if (o->mode == 3) {
+				fprintf(stderr, "pmurec: unknown mode '%s' (none, light or full)\n", optarg);
+				return -1;
+			}
+			break;
+		case 'D':
+			errno = 0;
+			o->max_duration_ms = (int)strtol(optarg, &end, 10);
+			if (errno || *end || o->max_duration_ms <= 0) {
+				fprintf(stderr, "pmurec: --max-duration needs a positive number of milliseconds, not '%s'\n",
+					optarg);
+				return -1;
+			}
+			break;
+		case 'E': {
+			const char **e = realloc(o->env, (o->nenv + 1) * sizeof(*e));
+
+			if (!e)
+				return -1;
+			o->env = e;
+			o->env[o->nenv++] = optarg;
+			break;
+		}
+		case 'S':
+			errno = 0;
+			o->seed = strtoull(optarg, &end, 10);
+			if (errno || *end || !*optarg || o->seed > (1ull << 62)) {
+				fprintf(stderr, "pmurec: --seed needs a non-negative integer, not '%s'\n", optarg);
+				return -1;
+			}
+			o->have_seed = true;
+			break;
+		case 'P': o->probe = true; break;
+		case 'j': o->json = true; break;
 		case 'h':
 			fputs(usage, stdout);
-			return pmu_cli_finish("pmurec", PMU_EXIT_OK);
+			exit(pmu_cli_finish("pmurec", 0));
 		case 'V':
 			printf("pmurec %s (spec %s, revision %s)\n", PMU_VERSION, PMU_SPEC_VERSION, PMU_REVISION);
-			return pmu_cli_finish("pmurec", PMU_EXIT_OK);
-		case 'o':
-			break;
+			exit(pmu_cli_finish("pmurec", 0));
 		default:
-			fputs(usage, stderr);
-			return PMU_EXIT_USAGE;
+			return -1;
 		}
 	}
-	fprintf(stderr, "pmurec: recording is not available in version %s; nothing was written\n",
-		PMU_VERSION);
-	return PMU_EXIT_USAGE;
+	return 0;
+}
+
+int main(int argc, char **argv)
+{
+	struct opts o = { 0 };
+	struct pmu_bag_opts bo = { .agent = "pmurec " PMU_VERSION, .spec = PMU_SPEC_VERSION, .date = -1 };
+	struct pmu_launch l = { 0 };
+	struct pmu_launch_result lr;
+	struct pmu_cohort cohort = { 0 };
+	struct sigaction sa = { 0 };
+	json_t *host, *caps, *run, *prov, *coh, *list, *argvj;
+	char hex[PMU_SHA256_HEX], cwd[4096], seedbuf[32], runid[33];
+	uint64_t rt, mono;
+	bool failed;
+	int err, code;
+	const char *result = "complete";
+	char reason[300] = "";
+
+	if (parse(argc, argv, &o) < 0) {
+		fputs(usage, stderr);
+		return PMU_EXIT_USAGE;
+	}
+	if (o.probe)
+		return pmu_cli_finish("pmurec", probe(o.json));
+	if (!o.out || optind >= argc) {
+		fprintf(stderr, "pmurec: %s\n", !o.out ? "no output bundle given (-o BUNDLE)" : "no command given");
+		fputs(usage, stderr);
+		return PMU_EXIT_USAGE;
+	}
+	bo.force = o.force;
+	err = pmu_bag_open(&bag, o.out, &bo);
+	if (err) {
+		fprintf(stderr, "pmurec: %s\n", pmu_error_detail());
+		return EXIT_RECORDER;
+	}
+	host = json_object();
+	caps = json_array();
+	pmu_backend_probe(host, caps);
+	if (o.have_seed) {
+		snprintf(seedbuf, sizeof(seedbuf), "%llu", o.seed);
+		setenv("PMUREC_SEED", seedbuf, 1);
+	}
+	sa.sa_sigaction = on_signal;
+	sa.sa_flags = SA_SIGINFO; /* no SA_RESTART: the wait loop wakes up */
+	sigaction(SIGINT, &sa, NULL);
+	sigaction(SIGTERM, &sa, NULL);
+	sigaction(SIGHUP, &sa, NULL);
+
+	l.argv = argv + optind;
+	l.follow = o.mode > 0;
+	l.max_duration_ms = o.max_duration_ms;
+	l.grace_ms = 2000;
+	rt = pmu_now_real_ns();
+	mono = pmu_now_mono_ns();
+	err = pmu_backend_run(&l, &cohort, &lr);
+	if (err || pmu_backend_abort || lr.exec_failed) {
+		if (lr.exec_failed)
+			fprintf(stderr, "pmurec: cannot run '%s': %s\n", l.argv[0], strerror(lr.exec_errno));
+		else if (pmu_backend_abort)
+			fprintf(stderr, "pmurec: aborted by a second interrupt; no bundle written\n");
+		else
+			fprintf(stderr, "pmurec: %s\n", pmu_error_detail());
+		pmu_bag_abort(bag);
+		json_decref(host);
+		json_decref(caps);
+		pmu_cohort_release(&cohort);
+		return lr.exec_failed ? (lr.exec_errno == ENOENT ? EXIT_NOTFOUND : EXIT_NOEXEC)
+				      : pmu_backend_abort ? 128 + SIGINT : EXIT_RECORDER;
+	}
+	if (lr.truncated) {
+		result = "truncated";
+		snprintf(reason, sizeof(reason), "%s", lr.truncation);
+	} else if (lr.interrupted) {
+		result = "interrupted";
+		snprintf(reason, sizeof(reason), "pmurec received signal %d (%s); forwarded to the cohort", lr.signal,
+			 sigabbrev_np(lr.signal) ? sigabbrev_np(lr.signal) : "?");
+	}
+
+	/* run.json */
+	argvj = json_array();
+	for (char *const *a = l.argv; *a; a++)
+		json_array_append_new(argvj, json_string(*a));
+	if (!getcwd(cwd, sizeof(cwd)))
+		snprintf(cwd, sizeof(cwd), "?");
+	{
+		unsigned char rnd[16];
+		FILE *f = fopen("/dev/urandom", "r");
+
+		if (!f || fread(rnd, 1, sizeof(rnd), f) != sizeof(rnd))
+			memset(rnd, 0, sizeof(rnd));
+		if (f)
+			fclose(f);
+		for (int i = 0; i < 16; i++)
+			snprintf(runid + 2 * i, 3, "%02x", rnd[i]);
+	}
+	list = json_array();
+	err = write_collectors(&o, &lr, cohort.n, list, &failed);
+	run = doc("run");
+	json_object_set_new(run, "run_id", json_string(runid));
+	json_object_set_new(run, "tool", json_pack("{s:s,s:s}", "name", "pmurec", "version", PMU_VERSION));
+	json_object_set_new(run, "mode", json_string(mode_names[o.mode]));
+	json_object_set_new(run, "argv", argvj);
+	json_object_set_new(run, "cwd", json_string(cwd));
+	json_object_set_new(run, "start_ns", json_integer((json_int_t)(lr.start_ns < mono ? lr.start_ns : mono)));
+	json_object_set_new(run, "end_ns", json_integer((json_int_t)lr.end_ns));
+	json_object_set_new(run, "realtime_anchor_ns", json_integer((json_int_t)rt));
+	json_object_set_new(run, "monotonic_anchor_ns", json_integer((json_int_t)mono));
+	json_object_set_new(run, "exit",
+			    exit_json(WIFEXITED(lr.wait_status) ? 1 : WIFSIGNALED(lr.wait_status) ? 2 : 0,
+				      WIFEXITED(lr.wait_status) ? WEXITSTATUS(lr.wait_status) : WTERMSIG(lr.wait_status)));
+	json_object_set_new(run, "result", json_string(result));
+	if (reason[0])
+		json_object_set_new(run, "result_reason", json_string(reason));
+	json_object_set_new(run, "tolerate_loss", json_false());
+	json_object_set_new(run, "collectors", list);
+	if (o.have_seed)
+		json_object_set_new(run, "seed", json_integer((json_int_t)o.seed));
+	if (!err)
+		err = put_json("run.json", run);
+	else
+		json_decref(run);
+
+	caps = json_pack("{s:s,s:s,s:o,s:o,s:o}", "spec", PMU_SPEC_VERSION, "type", "capabilities", "units",
+			 units_of("capabilities", NULL), "host", host, "capabilities", caps);
+	if (!err)
+		err = put_json("capabilities.json", caps);
+	else
+		json_decref(caps);
+
+	config_hash(&o, hex);
+	prov = doc("provenance");
+	json_object_set_new(prov, "tool", json_pack("{s:s,s:s,s:s,s:s}", "name", "pmurec", "version", PMU_VERSION,
+						    "revision", PMU_REVISION, "build_flags", PMU_BUILD_FLAGS));
+	json_object_set_new(prov, "config_hash", json_string(hex));
+	json_object_set_new(prov, "images", images_json(&cohort));
+	json_object_set_new(prov, "environment", environment_json(&o));
+	{
+		json_t *st = json_array();
+
+		pmu_backend_settings(st);
+		json_object_set_new(prov, "settings", st);
+	}
+	if (!err)
+		err = put_json("provenance.json", prov);
+	else
+		json_decref(prov);
+
+	coh = doc("cohort");
+	json_object_set_new(coh, "root", json_string("i1"));
+	json_object_set_new(coh, "incarnations", cohort_json(&cohort));
+	if (!err)
+		err = put_json("cohort.json", coh);
+	else
+		json_decref(coh);
+	if (!err)
+		err = put_stream("spans.jsonl", "spans", json_array());
+	if (!err)
+		err = pmu_bag_finalize(bag);
+	else
+		pmu_bag_abort(bag);
+	if (err) {
+		fprintf(stderr, "pmurec: cannot write '%s': %s\n", o.out, pmu_error_detail());
+		pmu_cohort_release(&cohort);
+		return EXIT_RECORDER;
+	}
+	if (strcmp(result, "complete"))
+		fprintf(stderr, "pmurec: run %s: %s; bundle '%s' written and marked %s\n", result, reason, o.out, result);
+	code = WIFEXITED(lr.wait_status) ? WEXITSTATUS(lr.wait_status) : 128 + WTERMSIG(lr.wait_status);
+	pmu_cohort_release(&cohort);
+	free(o.env);
+	return pmu_cli_finish("pmurec", code);
 }

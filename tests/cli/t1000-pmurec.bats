@@ -1,32 +1,281 @@
 #!/usr/bin/env bats
-# pmurec in this version: truthful help, and it records nothing.
+# pmurec records real commands: cohort, exit status, bounds, signals,
+# provenance, capability probe. Every bundle is checked by pmuvalidate.
 
 load helpers
 
-@test "pmurec --help says recording is not available yet" {
+setup() {
+	cd "$BATS_TEST_TMPDIR"
+}
+
+# jq-like: py 'expression using d' FILE
+py() {
+	$PY -c "import json,sys; d=json.load(open(sys.argv[1])); print(($1))" "$2"
+}
+
+@test "pmurec --help documents the options and exit codes" {
 	run pmurec --help
 	assert_success
-	assert_output --partial "usage: pmurec -o BUNDLE -- COMMAND"
-	assert_output --partial "cannot record yet"
+	assert_output --partial "usage: pmurec [options] -o BUNDLE -- COMMAND"
+	assert_output --partial "--max-duration MS"
+	assert_output --partial "125 when pmurec"
 }
 
 @test "pmurec --version names the version and the spec" {
 	run pmurec --version
 	assert_success
-	assert_output --regexp '^pmurec [0-9]+\.[0-9]+\.[0-9]+ \(spec 1\.0, revision '
+	assert_output --regexp '^pmurec [0-9]+\.[0-9]+\.[0-9]+ \(spec 1\.1, revision '
 }
 
-@test "pmurec asked to record exits 2 and writes no bundle" {
-	cd "$BATS_TEST_TMPDIR"
-	run pmurec -o run.bundle -- true
-	assert_failure 2
-	assert_output --partial "recording is not available"
-	[ ! -e run.bundle ]
+@test "records sh, ls and sleep as incarnations with parents and exit codes" {
+	run pmurec -o r.bundle -- sh -c 'ls / >/dev/null; sleep 0.1 & wait'
+	assert_success
+	run pmuvalidate r.bundle
+	assert_success
+	run py '" ".join("%s:%s:%s:%s" % (i["comm"], i.get("parent", "-"), i["exit"]["kind"], i["exit"].get("code")) for i in d["incarnations"])' r.bundle/data/cohort.json
+	assert_output "sh:-:exited:0 ls:i1:exited:0 sleep:i1:exited:0"
+	run py '[e["path"] for i in d["incarnations"] for e in i["exec"]]' r.bundle/data/cohort.json
+	assert_output --regexp "'/usr/bin/(dash|bash)', '/usr/bin/ls', '/usr/bin/sleep'"
+}
+
+@test "the command's exit status is pmurec's and is recorded" {
+	run pmurec -o r.bundle -- sh -c 'exit 7'
+	assert_failure 7
+	run py 'd["exit"]' r.bundle/data/run.json
+	assert_output "{'kind': 'exited', 'code': 7}"
+	run pmuvalidate -q r.bundle
+	assert_success
+}
+
+@test "a command killed by a signal gives 128+N and a signaled exit" {
+	run pmurec -o r.bundle -- sh -c 'kill -USR1 $$'
+	assert_failure $((128 + 10))
+	run py 'd["exit"]' r.bundle/data/run.json
+	assert_output "{'kind': 'signaled', 'signal': 10}"
+}
+
+@test "a missing command exits 127 and leaves no bundle and no staging" {
+	run -127 pmurec -o r.bundle -- nosuch-command-xyz
+	assert_failure 127
+	assert_output "pmurec: cannot run 'nosuch-command-xyz': No such file or directory"
 	[ -z "$(ls -A)" ]
 }
 
-@test "pmurec rejects an unknown option with exit 2" {
-	run pmurec --no-such-option
+@test "a command that is not executable exits 126 and leaves no bundle" {
+	printf 'x' >notexec
+	run pmurec -o r.bundle -- ./notexec
+	assert_failure 126
+	assert_output --partial "Permission denied"
+	[ ! -e r.bundle ]
+}
+
+@test "an existing bundle is kept unless --force; --force replaces it" {
+	mkdir r.bundle
+	run pmurec -o r.bundle -- true
+	assert_failure 125
+	assert_output --partial "already exists (use --force to replace it)"
+	run pmurec --force -o r.bundle -- true
+	assert_success
+	run pmuvalidate -q r.bundle
+	assert_success
+}
+
+@test "kill -9 of pmurec leaves nothing at the final path and kills the cohort" {
+	pmurec -o k.bundle -- sh -c 'sleep 30' &
+	pid=$!
+	for i in $(seq 50); do pgrep -f 'sleep 30' >/dev/null && break; sleep 0.1; done
+	kill -9 "$pid"
+	wait "$pid" || true
+	[ ! -e k.bundle ]
+	for i in $(seq 50); do pgrep -f 'sleep 30' >/dev/null || break; sleep 0.1; done
+	run pgrep -f 'sleep 30'
+	assert_failure
+	# the next run in the same directory removes the stale staging area
+	ls -A | grep -q '^\.k\.bundle\.pmu-staging\.'
+	run pmurec -o k.bundle -- true
+	assert_success
+	run bash -c "ls -A | grep -c pmu-staging"
+	assert_output 0
+}
+
+@test "SIGTERM to pmurec is forwarded; the bundle is written and marked interrupted" {
+	pmurec -o s.bundle -- sleep 30 &
+	pid=$!
+	for i in $(seq 50); do pgrep -f '^sleep 30' >/dev/null && break; sleep 0.1; done
+	kill -TERM "$pid"
+	rc=0
+	wait "$pid" || rc=$?
+	assert_equal "$rc" 143
+	run py 'd["result"], d["exit"]' s.bundle/data/run.json
+	assert_output "('interrupted', {'kind': 'signaled', 'signal': 15})"
+	run pmuvalidate s.bundle
+	assert_failure 1
+	assert_output --partial "RESULT"
+}
+
+@test "a second SIGINT aborts without leaving a bundle" {
+	pmurec -o a.bundle -- sh -c 'trap "" INT; sleep 30' &
+	pid=$!
+	for i in $(seq 50); do pgrep -f '^sleep 30' >/dev/null && break; sleep 0.1; done
+	kill -INT "$pid"
+	sleep 0.3
+	kill -INT "$pid"
+	rc=0
+	wait "$pid" || rc=$?
+	assert_equal "$rc" 130
+	[ ! -e a.bundle ]
+	run bash -c "ls -A | grep -c pmu-staging"
+	assert_output 0
+}
+
+@test "--max-duration stops the cohort and marks the bundle truncated" {
+	run pmurec --max-duration 200 -o t.bundle -- sh -c 'sleep 30; echo never'
+	assert_failure 143
+	refute_output --partial never
+	run py 'd["result"], d["result_reason"]' t.bundle/data/run.json
+	assert_output "('truncated', '--max-duration 200 ms reached: the cohort was sent SIGTERM')"
+	run pmuvalidate t.bundle
+	assert_failure 1
+}
+
+@test "every incarnation's totals carry a status and a source; unread ones have no value" {
+	run pmurec -o r.bundle -- sh -c 'head -c 100000 /dev/zero | wc -c >/dev/null'
+	assert_success
+	run py '[(i["comm"], i["resources"]["fields"]["read_bytes"]["status"], i["resources"].get("read_bytes", 0) >= (100000 if i["comm"] == "wc" else 0)) for i in d["incarnations"]]' r.bundle/data/cohort.json
+	assert_output --partial "('wc', 'ok', True)"
+	run py 'all(("ok" == f["status"]) == (k in i["resources"]) for i in d["incarnations"] for k, f in i["resources"]["fields"].items())' r.bundle/data/cohort.json
+	assert_output True
+}
+
+@test "a parent is not charged for the bytes its children read" {
+	run pmurec -o r.bundle -- sh -c 'head -c 1000000 /dev/zero >/dev/null'
+	assert_success
+	run py '[(i["comm"], i["resources"]["read_bytes"] >= 1000000) for i in d["incarnations"]]' r.bundle/data/cohort.json
+	assert_output "[('sh', False), ('head', True)]"
+}
+
+@test "mode none: only the command, with wait4 totals; byte counts unavailable with a reason" {
+	run pmurec -m none -o n.bundle -- sh -c 'ls / >/dev/null'
+	assert_success
+	run pmuvalidate -q n.bundle
+	assert_success
+	run py 'len(d["incarnations"]), d["incarnations"][0]["resources"]["fields"]["read_bytes"]["status"], "cpu_user_ns" in d["incarnations"][0]["resources"]' n.bundle/data/cohort.json
+	assert_output "(1, 'unavailable', True)"
+	run py '[(c["name"], c["requested"]) for c in d["collectors"]]' n.bundle/data/run.json
+	assert_output "[('cohort', False), ('counting', False), ('sampling', False), ('syscalls', False), ('sched', False)]"
+}
+
+@test "mode full: collectors not built yet are unavailable with that reason" {
+	run pmurec -m full -o f.bundle -- true
+	assert_success
+	run pmuvalidate -q f.bundle
+	assert_success
+	run bash -c "tail -n1 f.bundle/data/collectors/syscalls/lifecycle.jsonl"
+	assert_output --partial '"status":"unavailable","reason":"the syscalls collector is not built in pmu'
+}
+
+@test "provenance: executed images with size, SHA-256 and build-id; settings recorded" {
+	run pmurec -o r.bundle -- ls /
+	assert_success
+	sum=$(sha256sum /usr/bin/ls | cut -d' ' -f1)
+	run py '[(i["status"], i["sha256"], i["size_bytes"]) for i in d["images"] if i["path"] == "/usr/bin/ls" and i["role"] == "exec"]' r.bundle/data/provenance.json
+	assert_output "[('ok', '$sum', $(stat -c %s /usr/bin/ls))]"
+	bid=$(readelf -n /usr/bin/ls | awk '/Build ID/ {print $3}')
+	run py '[i.get("build_id") for i in d["images"] if i["path"] == "/usr/bin/ls"]' r.bundle/data/provenance.json
+	assert_output "['$bid']"
+	run py 'any(i["role"] == "object" and "libc.so" in i["path"] for i in d["images"])' r.bundle/data/provenance.json
+	assert_output True
+	run py 'sorted(s["name"] for s in d["settings"])' r.bundle/data/provenance.json
+	assert_output "['clocksource', 'cpufreq-governor', 'smt-active', 'turbo-disabled']"
+}
+
+@test "environment: nothing by default; --env-allow records names, secrets redacted" {
+	run pmurec -o a.bundle -- true
+	run py 'd["environment"]' a.bundle/data/provenance.json
+	assert_output "{}"
+	MY_API_TOKEN=hunter2 PLAIN=yes run pmurec --env-allow PLAIN --env-allow MY_API_TOKEN -o b.bundle -- true
+	assert_success
+	run py 'd["environment"]' b.bundle/data/provenance.json
+	assert_output "{'PLAIN': 'yes', 'MY_API_TOKEN': '<redacted>'}"
+	run grep -r hunter2 b.bundle
+	assert_failure
+}
+
+@test "--seed is exported as PMUREC_SEED and recorded" {
+	run pmurec --seed 42 -o s.bundle -- sh -c 'test "$PMUREC_SEED" = 42'
+	assert_success
+	run py 'd["seed"]' s.bundle/data/run.json
+	assert_output 42
+}
+
+@test "threads are attributed to their process incarnation" {
+	run pmurec -o t.bundle -- /usr/bin/python3 -c 'import threading; t=[threading.Thread(target=lambda: sum(range(10000))) for _ in range(3)]; [x.start() for x in t]; [x.join() for x in t]'
+	assert_success
+	run py '[(i["comm"], len(i["tids"]) >= 4, i["pid"] in i["tids"]) for i in d["incarnations"]]' t.bundle/data/cohort.json
+	assert_output "[('python3', True, True)]"
+	run pmuvalidate -q t.bundle
+	assert_success
+}
+
+@test "an archive output validates" {
+	run pmurec -o r.bundle.tar.zst -- true
+	assert_success
+	run pmuvalidate r.bundle.tar.zst
+	assert_success
+}
+
+@test "every document of a recorded bundle conforms to the JSON Schemas (python3-jsonschema)" {
+	run pmurec -o r.bundle -- sh -c 'ls / >/dev/null'
+	assert_success
+	run $PY -c 'import json, sys, jsonschema
+top = sys.argv[1]
+for n in ("run", "capabilities", "provenance", "cohort"):
+    s = json.load(open(top + "/bundle-spec/schema/%s.schema.json" % n))
+    jsonschema.Draft202012Validator(s).validate(json.load(open("r.bundle/data/%s.json" % n)))
+s = json.load(open(top + "/bundle-spec/schema/lifecycle.schema.json"))
+for line in open("r.bundle/data/collectors/cohort/lifecycle.jsonl"):
+    jsonschema.Draft202012Validator(s).validate(json.loads(line))
+print("conform")' "$BATS_TEST_DIRNAME/../.."
+	assert_output conform
+}
+
+@test "--probe reports every capability with status, and reasons for what is missing" {
+	run pmurec --probe --json
+	assert_success
+	echo "$output" >p.json
+	run py 'all(c["status"] == "ok" or (c.get("reason") and c.get("remedy")) for c in d["capabilities"])' p.json
+	assert_output True
+	run py 'sorted(c["name"] for c in d["capabilities"])' p.json
+	assert_output --partial "'hardware-events'"
+	assert_output --partial "'perf_event_paranoid'"
+	assert_output --partial "'tracefs'"
+	run pmurec --probe
+	assert_success
+	assert_output --partial "hardware-events"
+}
+
+@test "on this host, missing hardware counters are unavailable with the true reason" {
+	run pmurec --probe --json
+	echo "$output" >p.json
+	echo "$output" >p.json
+	run py '[c for c in d["capabilities"] if c["name"] == "hardware-events"][0]' p.json
+	if [[ $output == *"'status': 'ok'"* ]]; then
+		skip "this host has a hardware PMU: cycles opened"
+	fi
+	assert_output --partial "perf_event_open(cycles)"
+	assert_output --partial "remedy"
+}
+
+@test "usage errors exit 2" {
+	run pmurec -- true
 	assert_failure 2
-	assert_output --partial usage
+	assert_output --partial "no output bundle given"
+	run pmurec -o x.bundle
+	assert_failure 2
+	run pmurec -m turbo -o x.bundle -- true
+	assert_failure 2
+	assert_output --partial "unknown mode 'turbo'"
+	run pmurec --max-duration -5 -o x.bundle -- true
+	assert_failure 2
+	[ ! -e x.bundle ]
 }

@@ -93,9 +93,32 @@ open(p, 'w').write(''.join(L))"
 
 @test "SPEC-VERSION: a newer minor version is refused, not half-checked" {
 	b=$(mk b minimal)
-	sed -i 's/^PMU-Spec-Version: 1.0/PMU-Spec-Version: 1.1/' "$b/bag-info.txt"
+	sed -i 's/^PMU-Spec-Version: 1.1/PMU-Spec-Version: 1.2/' "$b/bag-info.txt"
 	rebag "$b"
 	run pmuvalidate "$b"
 	assert_failure 1
-	assert_output --partial "newer than this validator's 1.0"
+	assert_output --partial "newer than this validator's 1.1"
+}
+
+@test "SPEC-VERSION: malformed version strings are refused" {
+	for v in 1.01 01.1 +1.1 ' 1.1' 1 1.x; do
+		b=$(mk "b$RANDOM" minimal)
+		sed -i "s/^PMU-Spec-Version: .*/PMU-Spec-Version: $v/" "$b/bag-info.txt"
+		rebag "$b"
+		run pmuvalidate "$b"
+		assert_failure 1
+		assert_output --partial "SPEC-VERSION"
+	done
+}
+
+@test "a bundle of the older minor version 1.0 validates; a 1.1 field in it does not" {
+	b=$(mk b.bundle minimal)
+	rm -rf "$b"
+	mkfixture minimal "$b" --spec 1.0 >/dev/null
+	run pmuvalidate "$b"
+	assert_success
+	assert_output --partial "valid (spec 1.0"
+	edit "$b" "r = load('run.json'); r['seed'] = 1; save('run.json', r)"
+	run verdict "$b"
+	assert_output SCHEMA-FIELD
 }

@@ -1,0 +1,125 @@
+#ifndef PMU_BACKEND_H
+#define PMU_BACKEND_H
+
+/*
+ * The one contract between the recorder and a platform backend.  The
+ * recorder never includes a backend's private header: it launches the
+ * command, follows its cohort and probes the host through these calls.
+ * backends/linux/ is the full body; a platform without a backend gets a
+ * stub that reports every capability unavailable with the reason.
+ */
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include <jansson.h>
+
+/* ---- capability probe --------------------------------------------------- */
+
+/*
+ * Fill caps (a JSON array) with one object per capability: name, status,
+ * value, and reason/remedy whenever the status is not ok.  host gets
+ * os/arch/kernel/cpu.  Probed, never assumed.  Returns 0 or a negative
+ * pmu_err.
+ */
+int pmu_backend_probe(json_t *host, json_t *caps);
+
+/* Host settings that bear on timing (governor, SMT, turbo, clocksource),
+ * in the same shape. */
+int pmu_backend_settings(json_t *settings);
+
+/* ---- cohort ------------------------------------------------------------- */
+
+enum pmu_res {
+	PMU_RES_CPU_USER_NS,
+	PMU_RES_CPU_SYSTEM_NS,
+	PMU_RES_MAX_RSS_BYTES,
+	PMU_RES_MINOR_FAULTS,
+	PMU_RES_MAJOR_FAULTS,
+	PMU_RES_VOLUNTARY_SWITCHES,
+	PMU_RES_INVOLUNTARY_SWITCHES,
+	PMU_RES_READ_BYTES,
+	PMU_RES_WRITE_BYTES,
+	PMU_RES_COUNT_
+};
+
+struct pmu_resource {
+	bool ok;
+	uint64_t value;
+	const char *source;    /* static: where the value was read */
+	char reason[160];      /* when !ok */
+	const char *remedy;    /* static, when !ok */
+};
+
+struct pmu_exec {
+	uint64_t t_ns;
+	char *path;
+};
+
+struct pmu_incarnation {
+	int id;                 /* 1-based; "i<id>" in the bundle */
+	int parent;             /* 0 for the root */
+	pid_t pid;
+	uint64_t boot_start;    /* /proc/PID/stat starttime, for identity */
+	uint64_t start_ns, end_ns;
+	bool ended, preexisting;
+	char comm[32];
+	pid_t *tids;
+	size_t ntids;
+	struct pmu_exec *execs;
+	size_t nexecs;
+	uint64_t io_read, io_write; /* own bytes, summed over threads at their exits */
+	bool io_failed;
+	int exit_kind;          /* 0 unknown, 1 exited, 2 signaled */
+	int exit_value;
+	struct pmu_resource res[PMU_RES_COUNT_];
+};
+
+struct pmu_cohort {
+	struct pmu_incarnation *incs;
+	size_t n, cap;
+	char **objects;         /* executable file mappings seen at exits */
+	size_t nobjects;
+};
+
+extern const char *const pmu_res_names[PMU_RES_COUNT_];
+
+/* ---- launch and follow -------------------------------------------------- */
+
+struct pmu_launch {
+	char *const *argv;
+	bool follow;            /* follow forks, execs and exits (else root only) */
+	int max_duration_ms;    /* 0: none */
+	int grace_ms;           /* SIGTERM -> SIGKILL */
+};
+
+struct pmu_launch_result {
+	bool exec_failed;
+	int exec_errno;
+	int wait_status;        /* of the root */
+	bool interrupted;       /* a signal to the recorder ended the run */
+	int signal;
+	bool truncated;         /* a bound ended the run */
+	char truncation[128];
+	uint64_t start_ns, end_ns;
+	bool follow_ok;         /* the cohort was followed */
+	char follow_reason[200];
+	const char *follow_remedy;
+};
+
+/*
+ * Fork the command behind a barrier, attach to it before it may exec,
+ * release it, and follow its cohort until the whole tree has exited.
+ * Fills cohort and res.  Returns 0 when the command ran (whatever its
+ * exit), or a negative pmu_err when the recorder itself failed.
+ */
+int pmu_backend_run(const struct pmu_launch *l, struct pmu_cohort *cohort,
+		    struct pmu_launch_result *res);
+
+/* Set by the recorder's signal handler: forward to the cohort and finish. */
+extern volatile int pmu_backend_stop_signal;
+extern volatile int pmu_backend_abort;
+
+void pmu_cohort_release(struct pmu_cohort *c);
+
+#endif

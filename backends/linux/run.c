@@ -1,0 +1,599 @@
+/*
+ * Launch behind a barrier and follow the cohort with ptrace(2).
+ *
+ * Why ptrace: it is the one interface that, unprivileged (Yama scope 1
+ * lets a parent trace its descendants), reports every fork, clone, exec
+ * and exit of the tree *before* the task goes on, so that each
+ * incarnation's /proc files (stat, status, io) can be read at its exit
+ * event, while it still exists, and its exit status is seen even when its
+ * own parent reaps it.  perf task/comm records see the same births but
+ * not exit codes or resources.  Only events stop the tracee (no syscall
+ * tracing), so the cost is a few context switches per process.
+ *
+ * The barrier: the child blocks on a pipe until the recorder has seized
+ * it (PTRACE_SEIZE with EXITKILL: if the recorder dies, the cohort dies
+ * with it, so nothing runs unobserved); a close-on-exec pipe carries
+ * exec's errno back when exec fails.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ptrace.h>
+#include <sys/resource.h>
+#include <sys/time.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "backend.h"
+#include "error.h"
+#include "util.h"
+
+volatile int pmu_backend_stop_signal;
+volatile int pmu_backend_abort;
+
+const char *const pmu_res_names[PMU_RES_COUNT_] = {
+	"cpu_user_ns", "cpu_system_ns", "max_rss_bytes", "minor_faults", "major_faults",
+	"voluntary_switches", "involuntary_switches", "read_bytes", "write_bytes",
+};
+
+void pmu_cohort_release(struct pmu_cohort *c)
+{
+	for (size_t i = 0; i < c->n; i++) {
+		free(c->incs[i].tids);
+		for (size_t k = 0; k < c->incs[i].nexecs; k++)
+			free(c->incs[i].execs[k].path);
+		free(c->incs[i].execs);
+	}
+	free(c->incs);
+	for (size_t i = 0; i < c->nobjects; i++)
+		free(c->objects[i]);
+	free(c->objects);
+	memset(c, 0, sizeof(*c));
+}
+
+static struct pmu_incarnation *inc_of_tid(struct pmu_cohort *c, pid_t tid)
+{
+	/* newest first: a reused pid belongs to the latest incarnation */
+	for (size_t i = c->n; i-- > 0;) {
+		struct pmu_incarnation *in = &c->incs[i];
+
+		if (in->ended)
+			continue;
+		for (size_t k = 0; k < in->ntids; k++)
+			if (in->tids[k] == tid)
+				return in;
+	}
+	return NULL;
+}
+
+static struct pmu_incarnation *inc_of_pid(struct pmu_cohort *c, pid_t pid)
+{
+	for (size_t i = c->n; i-- > 0;)
+		if (!c->incs[i].ended && c->incs[i].pid == pid)
+			return &c->incs[i];
+	return NULL;
+}
+
+static int add_tid(struct pmu_incarnation *in, pid_t tid)
+{
+	pid_t *t;
+
+	for (size_t k = 0; k < in->ntids; k++)
+		if (in->tids[k] == tid)
+			return 0;
+	t = realloc(in->tids, (in->ntids + 1) * sizeof(*t));
+	if (!t)
+		return pmu_error(PMU_ERR_NOMEM, "out of memory");
+	t[in->ntids++] = tid;
+	in->tids = t;
+	return 0;
+}
+
+static void read_comm(pid_t pid, char *out, size_t n)
+{
+	char path[64], *s = NULL;
+	size_t len = 0;
+
+	snprintf(path, sizeof(path), "/proc/%d/comm", (int)pid);
+	if (pmu_read_file(AT_FDCWD, path, 256, &s, &len) == 0) {
+		while (len && (s[len - 1] == '\n'))
+			s[--len] = '\0';
+		snprintf(out, n, "%s", s);
+	}
+	free(s);
+	if (!out[0])
+		snprintf(out, n, "?");
+}
+
+/* One "Key:\tvalue" line of /proc/PID/status, or -1. */
+static long long status_field(pid_t pid, const char *key)
+{
+	char path[64], *s = NULL, *p;
+	long long v = -1;
+	size_t kl = strlen(key);
+
+	snprintf(path, sizeof(path), "/proc/%d/status", (int)pid);
+	if (pmu_read_file(AT_FDCWD, path, 1 << 16, &s, NULL))
+		return -1;
+	for (p = s; p && *p; p = strchr(p, '\n') ? strchr(p, '\n') + 1 : NULL)
+		if (!strncmp(p, key, kl) && p[kl] == ':') {
+			v = strtoll(p + kl + 1, NULL, 10);
+			break;
+		}
+	free(s);
+	return v;
+}
+
+static struct pmu_incarnation *add_inc(struct pmu_cohort *c, pid_t pid, int parent, uint64_t t)
+{
+	struct pmu_incarnation *in;
+
+	if (c->n == c->cap) {
+		size_t cap = c->cap ? 2 * c->cap : 16;
+		struct pmu_incarnation *v = realloc(c->incs, cap * sizeof(*v));
+
+		if (!v)
+			return NULL;
+		c->incs = v;
+		c->cap = cap;
+	}
+	in = &c->incs[c->n];
+	memset(in, 0, sizeof(*in));
+	in->id = (int)++c->n;
+	in->parent = parent;
+	in->pid = pid;
+	in->start_ns = t;
+	pmu_pid_starttime((int)pid, &in->boot_start);
+	read_comm(pid, in->comm, sizeof(in->comm));
+	for (int r = 0; r < PMU_RES_COUNT_; r++)
+		snprintf(in->res[r].reason, sizeof(in->res[r].reason), "the incarnation's end was not observed");
+	if (add_tid(in, pid)) {
+		c->n--;
+		return NULL;
+	}
+	return in;
+}
+
+static int add_exec(struct pmu_incarnation *in, pid_t pid, uint64_t t)
+{
+	char link[64], path[4096];
+	ssize_t n;
+	struct pmu_exec *e = realloc(in->execs, (in->nexecs + 1) * sizeof(*e));
+
+	if (!e)
+		return pmu_error(PMU_ERR_NOMEM, "out of memory");
+	in->execs = e;
+	snprintf(link, sizeof(link), "/proc/%d/exe", (int)pid);
+	n = readlink(link, path, sizeof(path) - 1);
+	if (n < 0)
+		snprintf(path, sizeof(path), "?");
+	else
+		path[n] = '\0';
+	e[in->nexecs].t_ns = t;
+	e[in->nexecs].path = strdup(path);
+	if (!e[in->nexecs].path)
+		return pmu_error(PMU_ERR_NOMEM, "out of memory");
+	in->nexecs++;
+	read_comm(pid, in->comm, sizeof(in->comm));
+	return 0;
+}
+
+static void res_set(struct pmu_resource *r, uint64_t v, const char *source)
+{
+	r->ok = true;
+	r->value = v;
+	r->source = source;
+	r->reason[0] = '\0';
+	r->remedy = NULL;
+}
+
+static void res_unavail(struct pmu_resource *r, const char *source, const char *remedy, const char *fmt, ...)
+	__attribute__((format(printf, 4, 5)));
+static void res_unavail(struct pmu_resource *r, const char *source, const char *remedy, const char *fmt, ...)
+{
+	va_list ap;
+
+	r->ok = false;
+	r->source = source;
+	r->remedy = remedy;
+	va_start(ap, fmt);
+	vsnprintf(r->reason, sizeof(r->reason), fmt, ap);
+	va_end(ap);
+}
+
+/*
+ * Read a process's totals at its exit event, while /proc still has it.
+ * /proc/PID/stat counts every thread of the process (living and dead);
+ * context switches in /proc/PID/status are the leader thread's own.
+ */
+/* Executable file mappings of a process, for provenance. */
+static void read_objects(struct pmu_cohort *c, pid_t pid)
+{
+	char path[64], *s = NULL, *line, *save = NULL;
+
+	snprintf(path, sizeof(path), "/proc/%d/maps", (int)pid);
+	if (pmu_read_file(AT_FDCWD, path, 16 << 20, &s, NULL))
+		return;
+	for (line = strtok_r(s, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
+		char perms[8] = "", *file = strchr(line, '/');
+		bool seen = false;
+
+		if (sscanf(line, "%*s %7s", perms) != 1 || !strchr(perms, 'x') || !file)
+			continue;
+		for (size_t i = 0; i < c->nobjects && !seen; i++)
+			seen = !strcmp(c->objects[i], file);
+		if (seen || c->nobjects >= 4096)
+			continue;
+		char **v = realloc(c->objects, (c->nobjects + 1) * sizeof(*v));
+		if (!v)
+			break;
+		c->objects = v;
+		if ((v[c->nobjects] = strdup(file)))
+			c->nobjects++;
+	}
+	free(s);
+}
+
+static void read_resources(struct pmu_incarnation *in)
+{
+	static const char *const remedy = "run pmurec as the owner of the command, or as root";
+	char path[64], *s = NULL, *p;
+	long tick = sysconf(_SC_CLK_TCK);
+	long long v;
+
+	snprintf(path, sizeof(path), "/proc/%d/stat", (int)in->pid);
+	if (pmu_read_file(AT_FDCWD, path, 4096, &s, NULL) == 0 && (p = strrchr(s, ')'))) {
+		unsigned long long f[64] = { 0 };
+		int n;
+
+		/* p + 2 is field 3, the state letter: skip it, then read numbers */
+		p += 2;
+		p = strchr(p, ' ');
+		for (n = 4, p = p ? p + 1 : ""; *p && n < 60; n++) {
+			f[n] = strtoull(p, &p, 10);
+			if (*p != ' ')
+				break;
+			p++;
+		}
+		/* fields (1-based, proc(5)): 10 minflt, 12 majflt, 14 utime, 15 stime */
+		res_set(&in->res[PMU_RES_MINOR_FAULTS], f[10], "/proc/PID/stat minflt at exit");
+		res_set(&in->res[PMU_RES_MAJOR_FAULTS], f[12], "/proc/PID/stat majflt at exit");
+		res_set(&in->res[PMU_RES_CPU_USER_NS], f[14] * (1000000000ull / (unsigned long long)tick),
+			"/proc/PID/stat utime at exit (clock ticks)");
+		res_set(&in->res[PMU_RES_CPU_SYSTEM_NS], f[15] * (1000000000ull / (unsigned long long)tick),
+			"/proc/PID/stat stime at exit (clock ticks)");
+	} else {
+		for (int r = PMU_RES_CPU_USER_NS; r <= PMU_RES_MAJOR_FAULTS; r++)
+			if (r != PMU_RES_MAX_RSS_BYTES)
+				res_unavail(&in->res[r], "/proc/PID/stat", remedy, "%s", pmu_error_detail());
+	}
+	free(s);
+	v = status_field(in->pid, "VmHWM");
+	if (v >= 0)
+		res_set(&in->res[PMU_RES_MAX_RSS_BYTES], (uint64_t)v * 1024, "/proc/PID/status VmHWM at exit");
+	else
+		res_unavail(&in->res[PMU_RES_MAX_RSS_BYTES], "/proc/PID/status", remedy,
+			    "VmHWM not readable at exit");
+	v = status_field(in->pid, "voluntary_ctxt_switches");
+	if (v >= 0 && in->ntids == 1)
+		res_set(&in->res[PMU_RES_VOLUNTARY_SWITCHES], (uint64_t)v, "/proc/PID/status at exit");
+	else
+		res_unavail(&in->res[PMU_RES_VOLUNTARY_SWITCHES], "/proc/PID/status", "record a single-threaded command; per-thread switches come with the counting collector, not built yet",
+			    v < 0 ? "not readable at exit" : "the process had %zu threads; /proc/PID/status counts the leader only",
+			    in->ntids);
+	v = status_field(in->pid, "nonvoluntary_ctxt_switches");
+	if (v >= 0 && in->ntids == 1)
+		res_set(&in->res[PMU_RES_INVOLUNTARY_SWITCHES], (uint64_t)v, "/proc/PID/status at exit");
+	else
+		res_unavail(&in->res[PMU_RES_INVOLUNTARY_SWITCHES], "/proc/PID/status", "record a single-threaded command; per-thread switches come with the counting collector, not built yet",
+			    v < 0 ? "not readable at exit" : "the process had %zu threads; /proc/PID/status counts the leader only",
+			    in->ntids);
+	/* byte counts: see thread_io() and end_inc() */
+}
+
+/*
+ * A thread's own byte counts, read at its exit event.  /proc/PID/io would
+ * be wrong here: it adds the counts of every child the process reaped, so a
+ * shell would be charged for its commands' reads.  /proc/PID/task/TID/io
+ * is the thread's alone; summed over the threads of a process at their
+ * exits, it is the process's own.
+ */
+static void thread_io(struct pmu_incarnation *in, pid_t tid)
+{
+	char path[96], *s = NULL, *r, *w;
+
+	snprintf(path, sizeof(path), "/proc/%d/task/%d/io", (int)in->pid, (int)tid);
+	if (pmu_read_file(AT_FDCWD, path, 4096, &s, NULL) == 0 && (r = strstr(s, "rchar: ")) &&
+	    (w = strstr(s, "wchar: "))) {
+		in->io_read += strtoull(r + 7, NULL, 10);
+		in->io_write += strtoull(w + 7, NULL, 10);
+	} else {
+		in->io_failed = true;
+	}
+	free(s);
+}
+
+/* mode none: the root's totals from wait4, which include the descendants it waited for. */
+static void rusage_resources(struct pmu_incarnation *in, const struct rusage *ru)
+{
+	static const char src[] = "wait4 rusage of the command (includes the descendants it waited for)";
+	static const char *const remedy = "record with --mode light to read /proc/PID/io at exit";
+
+	res_set(&in->res[PMU_RES_CPU_USER_NS],
+		(uint64_t)ru->ru_utime.tv_sec * 1000000000ull + (uint64_t)ru->ru_utime.tv_usec * 1000u, src);
+	res_set(&in->res[PMU_RES_CPU_SYSTEM_NS],
+		(uint64_t)ru->ru_stime.tv_sec * 1000000000ull + (uint64_t)ru->ru_stime.tv_usec * 1000u, src);
+	res_set(&in->res[PMU_RES_MAX_RSS_BYTES], (uint64_t)ru->ru_maxrss * 1024, src);
+	res_set(&in->res[PMU_RES_MINOR_FAULTS], (uint64_t)ru->ru_minflt, src);
+	res_set(&in->res[PMU_RES_MAJOR_FAULTS], (uint64_t)ru->ru_majflt, src);
+	res_set(&in->res[PMU_RES_VOLUNTARY_SWITCHES], (uint64_t)ru->ru_nvcsw, src);
+	res_set(&in->res[PMU_RES_INVOLUNTARY_SWITCHES], (uint64_t)ru->ru_nivcsw, src);
+	res_unavail(&in->res[PMU_RES_READ_BYTES], "wait4 rusage", remedy,
+		    "wait4 rusage has no byte counts and mode none reads nothing else");
+	res_unavail(&in->res[PMU_RES_WRITE_BYTES], "wait4 rusage", remedy,
+		    "wait4 rusage has no byte counts and mode none reads nothing else");
+}
+
+static void end_inc(struct pmu_incarnation *in, int status, uint64_t t, bool followed)
+{
+	static const char src[] = "/proc/PID/task/TID/io rchar, wchar at each thread's exit, summed";
+
+	if (followed && !in->io_failed) {
+		res_set(&in->res[PMU_RES_READ_BYTES], in->io_read, src);
+		res_set(&in->res[PMU_RES_WRITE_BYTES], in->io_write, src);
+	} else if (followed) {
+		res_unavail(&in->res[PMU_RES_READ_BYTES], src, "run pmurec as the owner of the command, or as root",
+			    "a thread's /proc/PID/task/TID/io was not readable at its exit");
+		res_unavail(&in->res[PMU_RES_WRITE_BYTES], src, "run pmurec as the owner of the command, or as root",
+			    "a thread's /proc/PID/task/TID/io was not readable at its exit");
+	}
+	in->ended = true;
+	in->end_ns = t;
+	if (WIFEXITED(status)) {
+		in->exit_kind = 1;
+		in->exit_value = WEXITSTATUS(status);
+	} else if (WIFSIGNALED(status)) {
+		in->exit_kind = 2;
+		in->exit_value = WTERMSIG(status);
+	}
+}
+
+static void kill_all(struct pmu_cohort *c, int sig)
+{
+	for (size_t i = 0; i < c->n; i++)
+		if (!c->incs[i].ended)
+			kill(c->incs[i].pid, sig);
+}
+
+static void on_alarm(int sig)
+{
+	(void)sig;
+}
+
+/* A task we have not seen yet (its first stop can come before its
+ * parent's fork event): a thread of a known process, or a new process
+ * whose parent is its PPid. */
+static struct pmu_incarnation *adopt(struct pmu_cohort *c, pid_t tid, uint64_t t)
+{
+	long long tgid = status_field(tid, "Tgid"), ppid = status_field(tid, "PPid");
+	struct pmu_incarnation *in = tgid > 0 ? inc_of_pid(c, (pid_t)tgid) : NULL, *p;
+
+	if (in && (pid_t)tgid != tid)
+		return add_tid(in, tid) ? NULL : in;
+	p = ppid > 0 ? inc_of_pid(c, (pid_t)ppid) : NULL;
+	return add_inc(c, tid, p ? p->id : 0, t);
+}
+
+static int follow(pid_t root, struct pmu_cohort *c, const struct pmu_launch *l, struct pmu_launch_result *res)
+{
+	uint64_t deadline = l->max_duration_ms ? res->start_ns + (uint64_t)l->max_duration_ms * 1000000u : 0;
+	uint64_t kill_at = 0;
+	int stop_seen = 0;
+
+	for (;;) {
+		uint64_t now = pmu_now_mono_ns();
+		struct pmu_incarnation *in;
+		int st;
+		pid_t pid;
+
+		if (pmu_backend_abort) {
+			kill_all(c, SIGKILL);
+			kill_at = 0;
+		}
+		if (pmu_backend_stop_signal && !stop_seen) {
+			stop_seen = pmu_backend_stop_signal;
+			res->interrupted = true;
+			res->signal = stop_seen;
+			kill(root, stop_seen == SIGINT ? SIGINT : SIGTERM);
+			kill_at = now + (uint64_t)l->grace_ms * 1000000u;
+		}
+		if (deadline && now >= deadline && !res->truncated) {
+			res->truncated = true;
+			snprintf(res->truncation, sizeof(res->truncation),
+				 "--max-duration %d ms reached: the cohort was sent SIGTERM", l->max_duration_ms);
+			kill_all(c, SIGTERM);
+			kill_at = now + (uint64_t)l->grace_ms * 1000000u;
+		}
+		if (kill_at && now >= kill_at) {
+			kill_all(c, SIGKILL);
+			kill_at = 0;
+		}
+		pid = waitpid(-1, &st, __WALL);
+		if (pid < 0) {
+			if (errno == EINTR)
+				continue;
+			if (errno == ECHILD)
+				return 0;
+			return pmu_error(PMU_ERR_IO, "waitpid: %s", strerror(errno));
+		}
+		now = pmu_now_mono_ns();
+		if (WIFEXITED(st) || WIFSIGNALED(st)) {
+			in = inc_of_tid(c, pid);
+			if (in && in->pid == pid)
+				end_inc(in, st, now, true);
+			if (pid == root)
+				res->wait_status = st;
+			continue;
+		}
+		if (!WIFSTOPPED(st))
+			continue;
+		in = inc_of_tid(c, pid);
+		if (!in)
+			in = adopt(c, pid, now);
+		switch (st >> 16) {
+		case PTRACE_EVENT_FORK:
+		case PTRACE_EVENT_VFORK:
+		case PTRACE_EVENT_CLONE: {
+			unsigned long msg = 0;
+
+			if (ptrace(PTRACE_GETEVENTMSG, pid, 0, &msg) == 0 && !inc_of_tid(c, (pid_t)msg))
+				adopt(c, (pid_t)msg, now);
+			ptrace(PTRACE_CONT, pid, 0, 0);
+			break;
+		}
+		case PTRACE_EVENT_EXEC:
+			if (in)
+				add_exec(in, pid, now);
+			ptrace(PTRACE_CONT, pid, 0, 0);
+			break;
+		case PTRACE_EVENT_EXIT:
+			if (in)
+				thread_io(in, pid);
+			if (in && in->pid == pid) {
+				read_resources(in);
+				read_objects(c, pid);
+			}
+			ptrace(PTRACE_CONT, pid, 0, 0);
+			break;
+		case PTRACE_EVENT_STOP:
+			/* the first stop of a new task, or a group stop: go on */
+			ptrace(PTRACE_CONT, pid, 0, 0);
+			break;
+		default:
+			/* signal-delivery stop: deliver the signal */
+			ptrace(PTRACE_CONT, pid, 0, WSTOPSIG(st));
+			break;
+		}
+	}
+}
+
+int pmu_backend_run(const struct pmu_launch *l, struct pmu_cohort *c, struct pmu_launch_result *res)
+{
+	int barrier[2], errpipe[2], e = 0, err = 0;
+	struct sigaction sa = { 0 };
+	struct itimerval it = { { 0, 50000 }, { 0, 50000 } };
+	struct rusage ru;
+	pid_t pid;
+	ssize_t n;
+
+	memset(res, 0, sizeof(*res));
+	if (pipe2(barrier, O_CLOEXEC) < 0 || pipe2(errpipe, O_CLOEXEC) < 0)
+		return pmu_error(PMU_ERR_IO, "pipe: %s", strerror(errno));
+	res->start_ns = pmu_now_mono_ns();
+	pid = fork();
+	if (pid < 0)
+		return pmu_error(PMU_ERR_IO, "fork: %s", strerror(errno));
+	if (pid == 0) {
+		char go;
+
+		close(barrier[1]);
+		close(errpipe[0]);
+		while (read(barrier[0], &go, 1) < 0 && errno == EINTR)
+			;
+		close(barrier[0]);
+		execvp(l->argv[0], l->argv);
+		e = errno;
+		if (write(errpipe[1], &e, sizeof(e)) < 0)
+			_exit(127);
+		_exit(127);
+	}
+	close(barrier[0]);
+	close(errpipe[1]);
+	if (!add_inc(c, pid, 0, res->start_ns)) {
+		kill(pid, SIGKILL);
+		waitpid(pid, NULL, 0);
+		return pmu_error(PMU_ERR_NOMEM, "out of memory");
+	}
+	if (l->follow) {
+		if (ptrace(PTRACE_SEIZE, pid, 0,
+			   PTRACE_O_TRACEFORK | PTRACE_O_TRACEVFORK | PTRACE_O_TRACECLONE | PTRACE_O_TRACEEXEC |
+				   PTRACE_O_TRACEEXIT | PTRACE_O_EXITKILL) == 0) {
+			res->follow_ok = true;
+		} else {
+			int pe = errno;
+			long long scope = -1;
+			char *s = NULL;
+
+			if (pmu_read_file(AT_FDCWD, "/proc/sys/kernel/yama/ptrace_scope", 16, &s, NULL) == 0)
+				scope = atoll(s);
+			free(s);
+			snprintf(res->follow_reason, sizeof(res->follow_reason),
+				 "ptrace(PTRACE_SEIZE) of the command failed: %s%s%lld%s", strerror(pe),
+				 scope >= 0 ? " (kernel.yama.ptrace_scope=" : "", scope, scope >= 0 ? ")" : "");
+			res->follow_remedy = pe == EPERM
+				? "set kernel.yama.ptrace_scope=1 (or 0), or allow ptrace in the container's seccomp profile"
+				: "check that ptrace is available on this kernel";
+		}
+	}
+	/* release the child */
+	if (write(barrier[1], "g", 1) != 1)
+		err = pmu_error(PMU_ERR_IO, "cannot release the command: %s", strerror(errno));
+	close(barrier[1]);
+	while ((n = read(errpipe[0], &e, sizeof(e))) < 0 && errno == EINTR)
+		;
+	close(errpipe[0]);
+	if (n == (ssize_t)sizeof(e)) {
+		res->exec_failed = true;
+		res->exec_errno = e;
+	}
+	sa.sa_handler = on_alarm;
+	sigaction(SIGALRM, &sa, NULL); /* no SA_RESTART: waitpid wakes up */
+	setitimer(ITIMER_REAL, &it, NULL);
+	if (res->follow_ok) {
+		int ferr = follow(pid, c, l, res);
+
+		if (!err)
+			err = ferr;
+	} else {
+		for (;;) {
+			uint64_t now = pmu_now_mono_ns();
+			pid_t w;
+			int st;
+
+			if (pmu_backend_stop_signal && !res->interrupted) {
+				res->interrupted = true;
+				res->signal = pmu_backend_stop_signal;
+				kill(pid, pmu_backend_stop_signal == SIGINT ? SIGINT : SIGTERM);
+			}
+			if (pmu_backend_abort)
+				kill(pid, SIGKILL);
+			if (l->max_duration_ms && !res->truncated &&
+			    now >= res->start_ns + (uint64_t)l->max_duration_ms * 1000000u) {
+				res->truncated = true;
+				snprintf(res->truncation, sizeof(res->truncation),
+					 "--max-duration %d ms reached: the command was sent SIGTERM", l->max_duration_ms);
+				kill(pid, SIGTERM);
+			}
+			w = wait4(pid, &st, 0, &ru);
+			if (w < 0 && errno == EINTR)
+				continue;
+			if (w < 0) {
+				err = pmu_error(PMU_ERR_IO, "wait4: %s", strerror(errno));
+				break;
+			}
+			res->wait_status = st;
+			end_inc(&c->incs[0], st, pmu_now_mono_ns(), false);
+			rusage_resources(&c->incs[0], &ru);
+			break;
+		}
+	}
+	memset(&it, 0, sizeof(it));
+	setitimer(ITIMER_REAL, &it, NULL);
+	res->end_ns = pmu_now_mono_ns();
+	return err;
+}
