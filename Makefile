@@ -53,7 +53,7 @@ BE_OBJ   := $(BE_SRC:%.c=$(BUILD)/%.o)
 BE_A     := $(BUILD)/libbackend-$(BACKEND).a
 
 TOOLS    := $(BUILD)/pmurec $(BUILD)/pmuvalidate $(BUILD)/pmuanalyze
-HELPERS  := $(BUILD)/mkfixture $(BUILD)/failing-collector $(BUILD)/specgen
+HELPERS  := $(BUILD)/mkfixture $(BUILD)/failing-collector $(BUILD)/specgen $(BUILD)/test-collector
 UNIT_SRC := $(sort $(wildcard tests/unit/t-*.c))
 UNITS    := $(UNIT_SRC:tests/unit/%.c=$(BUILD)/tests/%)
 FUZZ_SRC := $(sort $(wildcard tests/fuzz/fuzz-*.c))
@@ -75,12 +75,13 @@ $(BE_A): $(BE_OBJ)
 	$(call msg,AR,$@)
 	$(Q)rm -f $@ && ar rcs $@ $^
 
-$(BUILD)/pmurec: $(BUILD)/record/pmurec.o $(BE_A) $(LIB_A)
+$(BUILD)/pmurec: $(BUILD)/record/pmurec.o $(BUILD)/record/external.o $(BE_A) $(LIB_A)
 $(BUILD)/pmuvalidate: $(BUILD)/validate/pmuvalidate.o $(LIB_A)
 $(BUILD)/pmuanalyze: $(BUILD)/analyze/pmuanalyze.o $(LIB_A)
 $(BUILD)/mkfixture: $(BUILD)/fixtures/mkfixture.o $(LIB_A)
 $(BUILD)/failing-collector: $(BUILD)/fixtures/failing-collector/failing-collector.o
 $(BUILD)/specgen: $(BUILD)/bundle-spec/gen.o $(LIB_A)
+$(BUILD)/test-collector: $(BUILD)/tests/helpers/test-collector.o
 
 $(TOOLS) $(HELPERS):
 	$(call msg,LD,$@)

@@ -80,6 +80,7 @@ struct pmu_cohort {
 	size_t n, cap;
 	char **objects;         /* executable file mappings seen at exits */
 	size_t nobjects;
+	size_t live_tasks;      /* traced tasks not yet reaped */
 };
 
 extern const char *const pmu_res_names[PMU_RES_COUNT_];
@@ -91,6 +92,13 @@ struct pmu_launch {
 	bool follow;            /* follow forks, execs and exits (else root only) */
 	int max_duration_ms;    /* 0: none */
 	int grace_ms;           /* SIGTERM -> SIGKILL */
+	/* Called once the command is seized and before it may exec: external
+	 * collectors start here and attach.  Then, while following, the exit
+	 * of any child of the recorder that is not in the cohort is passed to
+	 * on_other_exit (the follower reaps every child). */
+	void (*before_release)(void *ctx, pid_t root);
+	void (*on_other_exit)(void *ctx, pid_t pid, int status);
+	void *ctx;
 };
 
 struct pmu_launch_result {

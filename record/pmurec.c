@@ -29,6 +29,7 @@
 #include "spec.h"
 #include "util.h"
 #include "linux/provenance.h"
+#include "external.h"
 
 /* Exit codes of the recorder itself (pmurec(1)); otherwise the command's. */
 enum { EXIT_RECORDER = 125, EXIT_NOEXEC = 126, EXIT_NOTFOUND = 127 };
@@ -48,6 +49,10 @@ static const char usage[] =
 	"      --env-allow NAME    record environment variable NAME (repeatable; values of\n"
 	"                          names that look like secrets are always redacted)\n"
 	"      --seed N            record N and export it to the command as PMUREC_SEED\n"
+	"      --collector exec:PATH[,ARG...]\n"
+	"                          run an external collector (repeatable; see pmurec(1))\n"
+	"      --collector-timeout MS  how long a collector may take to say hello and to\n"
+	"                          finish after the cohort ends (default 5000)\n"
 	"      --probe             print what this host can measure, and why not; run nothing\n"
 	"      --json              with --probe: print JSON\n"
 	"  -h, --help              show this help\n"
@@ -90,6 +95,9 @@ struct opts {
 	size_t nenv;
 	bool have_seed;
 	unsigned long long seed;
+	struct pmu_ext **ext;
+	size_t next;
+	int collector_timeout_ms;
 };
 
 static const char *const mode_names[] = { "none", "light", "full" };
@@ -353,8 +361,8 @@ static int probe(bool json)
 }
 
 /* Each known collector's lifecycle, and the run's collector list. */
-static int write_collectors(const struct opts *o, const struct pmu_launch_result *lr, size_t nincs,
-			    json_t *list, bool *any_failed)
+static int write_collectors(const struct opts *o, const struct pmu_launch_result *lr,
+			    const struct pmu_cohort *c, uint64_t run_start, json_t *list, bool *any_failed)
 {
 	int err = 0;
 
@@ -403,7 +411,7 @@ static int write_collectors(const struct opts *o, const struct pmu_launch_result
 			json_array_append_new(recs, lc(lr->start_ns, "opened"));
 			r = lc(lr->start_ns, "attached");
 			snprintf(ev, sizeof(ev), "PTRACE_SEIZE of the command before its exec; %zu incarnation(s) followed",
-				 nincs);
+				 c->n);
 			json_object_set_new(r, "evidence", json_string(ev));
 			json_array_append_new(recs, r);
 			json_array_append_new(recs, lc(lr->end_ns, "stopped"));
@@ -415,7 +423,41 @@ static int write_collectors(const struct opts *o, const struct pmu_launch_result
 		snprintf(rel, sizeof(rel), "collectors/%s/lifecycle.jsonl", d->name);
 		err = put_stream(rel, "lifecycle", recs);
 	}
+	for (size_t i = 0; !err && i < o->next; i++) {
+		struct pmu_ext *e = o->ext[i];
+		json_t *ev = pmu_ext_events(e, c, lr->start_ns < run_start ? lr->start_ns : run_start, lr->end_ns);
+		char rel[128];
+
+		json_array_append_new(list, json_pack("{s:s,s:b}", "name", pmu_ext_name(e), "requested", 1));
+		if (json_array_size(ev)) {
+			snprintf(rel, sizeof(rel), "collectors/%s/events.jsonl", pmu_ext_name(e));
+			err = put_stream(rel, "events", ev);
+		} else {
+			json_decref(ev);
+		}
+		snprintf(rel, sizeof(rel), "collectors/%s/lifecycle.jsonl", pmu_ext_name(e));
+		if (!err)
+			err = put_stream(rel, "lifecycle", pmu_ext_lifecycle(e, c));
+		*any_failed |= pmu_ext_failed(e);
+	}
 	return err;
+}
+
+static void start_externals(void *ctx, pid_t root)
+{
+	struct opts *o = ctx;
+
+	for (size_t i = 0; i < o->next; i++)
+		pmu_ext_start(o->ext[i], root);
+}
+
+static void external_exited(void *ctx, pid_t pid, int status)
+{
+	struct opts *o = ctx;
+
+	for (size_t i = 0; i < o->next; i++)
+		if (pmu_ext_reaped(o->ext[i], pid, status))
+			return;
 }
 
 static int parse(int argc, char **argv, struct opts *o)
@@ -425,6 +467,7 @@ static int parse(int argc, char **argv, struct opts *o)
 		{ "mode", required_argument, NULL, 'm' },        { "max-duration", required_argument, NULL, 'D' },
 		{ "env-allow", required_argument, NULL, 'E' },   { "seed", required_argument, NULL, 'S' },
 		{ "probe", no_argument, NULL, 'P' },             { "json", no_argument, NULL, 'j' },
+		{ "collector", required_argument, NULL, 'C' },   { "collector-timeout", required_argument, NULL, 'T' },
 		{ "help", no_argument, NULL, 'h' },              { "version", no_argument, NULL, 'V' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -471,6 +514,25 @@ static int parse(int argc, char **argv, struct opts *o)
 			}
 			o->have_seed = true;
 			break;
+		case 'C': {
+			struct pmu_ext **v = realloc(o->ext, (o->next + 1) * sizeof(*v));
+
+			if (!v)
+				return -1;
+			o->ext = v;
+			if (!(o->ext[o->next] = pmu_ext_new(optarg, 5000)))
+				return -1;
+			o->next++;
+			break;
+		}
+		case 'T':
+			errno = 0;
+			o->collector_timeout_ms = (int)strtol(optarg, &end, 10);
+			if (errno || *end || o->collector_timeout_ms <= 0) {
+				fprintf(stderr, "pmurec: --collector-timeout needs a positive number of milliseconds\n");
+				return -1;
+			}
+			break;
 		case 'P': o->probe = true; break;
 		case 'j': o->json = true; break;
 		case 'h':
@@ -508,6 +570,8 @@ int main(int argc, char **argv)
 	}
 	if (o.probe)
 		return pmu_cli_finish("pmurec", probe(o.json));
+	for (size_t i = 0; i < o.next; i++)
+		pmu_ext_set_timeout(o.ext[i], o.collector_timeout_ms ? o.collector_timeout_ms : 5000);
 	if (!o.out || optind >= argc) {
 		fprintf(stderr, "pmurec: %s\n", !o.out ? "no output bundle given (-o BUNDLE)" : "no command given");
 		fputs(usage, stderr);
@@ -536,9 +600,15 @@ int main(int argc, char **argv)
 	l.follow = o.mode > 0;
 	l.max_duration_ms = o.max_duration_ms;
 	l.grace_ms = 2000;
+	l.before_release = start_externals;
+	l.on_other_exit = external_exited;
+	l.ctx = &o;
 	rt = pmu_now_real_ns();
 	mono = pmu_now_mono_ns();
 	err = pmu_backend_run(&l, &cohort, &lr);
+	for (size_t i = 0; i < o.next; i++)
+		pmu_ext_stop(o.ext[i]);
+	lr.end_ns = pmu_now_mono_ns(); /* the window holds the collectors' ends too */
 	if (err || pmu_backend_abort || lr.exec_failed) {
 		if (lr.exec_failed)
 			fprintf(stderr, "pmurec: cannot run '%s': %s\n", l.argv[0], strerror(lr.exec_errno));
@@ -550,9 +620,33 @@ int main(int argc, char **argv)
 		json_decref(host);
 		json_decref(caps);
 		pmu_cohort_release(&cohort);
+		for (size_t i = 0; i < o.next; i++)
+			pmu_ext_free(o.ext[i]);
 		return lr.exec_failed ? (lr.exec_errno == ENOENT ? EXIT_NOTFOUND : EXIT_NOEXEC)
 				      : pmu_backend_abort ? 128 + SIGINT : EXIT_RECORDER;
 	}
+	/* unique bundle names: built-ins first, then externals in order */
+	for (size_t i = 0; i < o.next; i++) {
+		char name[64];
+		int k = 1;
+
+		snprintf(name, sizeof(name), "%s", pmu_ext_name(o.ext[i]));
+		for (bool clash = true; clash; k++) {
+			clash = false;
+			for (size_t b = 0; b < sizeof(collectors) / sizeof(*collectors); b++)
+				clash |= !strcmp(collectors[b].name, name);
+			for (size_t j = 0; j < i; j++)
+				clash |= !strcmp(pmu_ext_name(o.ext[j]), name);
+			if (clash)
+				snprintf(name, sizeof(name), "%.40s-%d", pmu_ext_name(o.ext[i]), k + 1);
+		}
+		pmu_ext_rename(o.ext[i], name);
+	}
+	for (size_t i = 0; i < o.next; i++)
+		if (pmu_ext_failed(o.ext[i]) && !strcmp(result, "complete")) {
+			result = "invalid";
+			snprintf(reason, sizeof(reason), "collector '%s' failed", pmu_ext_name(o.ext[i]));
+		}
 	if (lr.truncated) {
 		result = "truncated";
 		snprintf(reason, sizeof(reason), "%s", lr.truncation);
@@ -580,7 +674,7 @@ int main(int argc, char **argv)
 			snprintf(runid + 2 * i, 3, "%02x", rnd[i]);
 	}
 	list = json_array();
-	err = write_collectors(&o, &lr, cohort.n, list, &failed);
+	err = write_collectors(&o, &lr, &cohort, mono, list, &failed);
 	run = doc("run");
 	json_object_set_new(run, "run_id", json_string(runid));
 	json_object_set_new(run, "tool", json_pack("{s:s,s:s}", "name", "pmurec", "version", PMU_VERSION));
@@ -652,6 +746,16 @@ int main(int argc, char **argv)
 	if (strcmp(result, "complete"))
 		fprintf(stderr, "pmurec: run %s: %s; bundle '%s' written and marked %s\n", result, reason, o.out, result);
 	code = WIFEXITED(lr.wait_status) ? WEXITSTATUS(lr.wait_status) : 128 + WTERMSIG(lr.wait_status);
+	if (failed) {
+		for (size_t i = 0; i < o.next; i++)
+			if (pmu_ext_failed(o.ext[i]))
+				fprintf(stderr, "pmurec: collector '%s' failed: %s\n", pmu_ext_name(o.ext[i]),
+					pmu_ext_reason(o.ext[i]));
+		code = EXIT_RECORDER;
+	}
+	for (size_t i = 0; i < o.next; i++)
+		pmu_ext_free(o.ext[i]);
+	free(o.ext);
 	pmu_cohort_release(&cohort);
 	free(o.env);
 	return pmu_cli_finish("pmurec", code);

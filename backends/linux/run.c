@@ -85,7 +85,7 @@ static int add_tid(struct pmu_incarnation *in, pid_t tid)
 
 	for (size_t k = 0; k < in->ntids; k++)
 		if (in->tids[k] == tid)
-			return 0;
+			return 1;
 	t = realloc(in->tids, (in->ntids + 1) * sizeof(*t));
 	if (!t)
 		return pmu_error(PMU_ERR_NOMEM, "out of memory");
@@ -152,10 +152,11 @@ static struct pmu_incarnation *add_inc(struct pmu_cohort *c, pid_t pid, int pare
 	read_comm(pid, in->comm, sizeof(in->comm));
 	for (int r = 0; r < PMU_RES_COUNT_; r++)
 		snprintf(in->res[r].reason, sizeof(in->res[r].reason), "the incarnation's end was not observed");
-	if (add_tid(in, pid)) {
+	if (add_tid(in, pid) < 0) {
 		c->n--;
 		return NULL;
 	}
+	c->live_tasks++;
 	return in;
 }
 
@@ -370,6 +371,14 @@ static void kill_all(struct pmu_cohort *c, int sig)
 			kill(c->incs[i].pid, sig);
 }
 
+static bool all_ended(const struct pmu_cohort *c)
+{
+	for (size_t i = 0; i < c->n; i++)
+		if (!c->incs[i].ended)
+			return false;
+	return true;
+}
+
 static void on_alarm(int sig)
 {
 	(void)sig;
@@ -383,8 +392,15 @@ static struct pmu_incarnation *adopt(struct pmu_cohort *c, pid_t tid, uint64_t t
 	long long tgid = status_field(tid, "Tgid"), ppid = status_field(tid, "PPid");
 	struct pmu_incarnation *in = tgid > 0 ? inc_of_pid(c, (pid_t)tgid) : NULL, *p;
 
-	if (in && (pid_t)tgid != tid)
-		return add_tid(in, tid) ? NULL : in;
+	if (in && (pid_t)tgid != tid) {
+		int r = add_tid(in, tid);
+
+		if (r < 0)
+			return NULL;
+		if (r == 0)
+			c->live_tasks++;
+		return in;
+	}
 	p = ppid > 0 ? inc_of_pid(c, (pid_t)ppid) : NULL;
 	return add_inc(c, tid, p ? p->id : 0, t);
 }
@@ -434,10 +450,20 @@ static int follow(pid_t root, struct pmu_cohort *c, const struct pmu_launch *l, 
 		now = pmu_now_mono_ns();
 		if (WIFEXITED(st) || WIFSIGNALED(st)) {
 			in = inc_of_tid(c, pid);
-			if (in && in->pid == pid)
+			if (!in) {
+				/* not a traced task: an external collector */
+				if (l->on_other_exit)
+					l->on_other_exit(l->ctx, pid, st);
+				continue;
+			}
+			if (in->pid == pid)
 				end_inc(in, st, now, true);
 			if (pid == root)
 				res->wait_status = st;
+			if (c->live_tasks)
+				c->live_tasks--;
+			if (all_ended(c))
+				return 0; /* the whole cohort is gone */
 			continue;
 		}
 		if (!WIFSTOPPED(st))
@@ -540,6 +566,8 @@ int pmu_backend_run(const struct pmu_launch *l, struct pmu_cohort *c, struct pmu
 				: "check that ptrace is available on this kernel";
 		}
 	}
+	if (l->before_release)
+		l->before_release(l->ctx, pid);
 	/* release the child */
 	if (write(barrier[1], "g", 1) != 1)
 		err = pmu_error(PMU_ERR_IO, "cannot release the command: %s", strerror(errno));

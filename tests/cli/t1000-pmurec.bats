@@ -3,6 +3,7 @@
 # provenance, capability probe. Every bundle is checked by pmuvalidate.
 
 load helpers
+bats_require_minimum_version 1.5.0
 
 setup() {
 	cd "$BATS_TEST_TMPDIR"
@@ -278,4 +279,66 @@ print("conform")' "$BATS_TEST_DIRNAME/../.."
 	run pmurec --max-duration -5 -o x.bundle -- true
 	assert_failure 2
 	[ ! -e x.bundle ]
+}
+
+@test "an external collector's records land in the bundle, attributed to the cohort" {
+	run pmurec --collector "exec:$PMU_BUILD/test-collector,ok" -o x.bundle -- sh -c 'sleep 0.05'
+	assert_success
+	run pmuvalidate x.bundle
+	assert_success
+	run bash -c "grep -o '\"event\":\"[a-z]*\"' x.bundle/data/collectors/test-collector/lifecycle.jsonl | cut -d'\"' -f4 | tr '\n' ' '"
+	assert_output "requested probed opened attached stopped detached final "
+	run bash -c "tail -n1 x.bundle/data/collectors/test-collector/events.jsonl"
+	assert_output --regexp '"inc":"i1","pid":[0-9]+,"tid":[0-9]+,"name":"seen","ph":"i","value":1'
+}
+
+@test "the failing collector, run live: bundle written, pmurec exits 125, pmuvalidate rejects it as COLLECTOR-FAILED" {
+	run pmurec --collector "exec:$PMU_BUILD/failing-collector" -o f.bundle -- sh -c 'sleep 0.05'
+	assert_failure 125
+	assert_output --partial "collector 'failing-collector' failed: killed by signal 6 (SIGABRT) before its bye"
+	run pmuvalidate --json f.bundle
+	assert_failure 1
+	echo "$output" >r.json
+	run ids r.json
+	assert_output --partial COLLECTOR-FAILED
+	run py 'd["result"], d["result_reason"]' f.bundle/data/run.json
+	assert_output "('invalid', \"collector 'failing-collector' failed\")"
+}
+
+@test "a collector that hangs after the cohort ends is killed at the timeout and failed" {
+	run timeout 60 pmurec --collector-timeout 300 --collector "exec:$PMU_BUILD/test-collector,hang" -o h.bundle -- true
+	assert_failure 125
+	assert_output --partial "did not exit within 300 ms after its input closed"
+	run pmuvalidate h.bundle
+	assert_failure 1
+	assert_output --partial COLLECTOR-FAILED
+}
+
+@test "a collector that never says hello is failed; one that sends a malformed line is failed" {
+	run pmurec --collector-timeout 300 --collector "exec:$PMU_BUILD/test-collector,nohello" -o a.bundle -- true
+	assert_failure 125
+	assert_output --partial "no hello within 300 ms"
+	run pmurec --collector "exec:$PMU_BUILD/test-collector,malformed" -o b.bundle -- true
+	assert_failure 125
+	assert_output --partial "1 malformed line(s)"
+	run pmuvalidate b.bundle
+	assert_failure 1
+	assert_output --partial MALFORMED
+}
+
+@test "a collector record about a process outside the cohort is left out and counted as dropped" {
+	run pmurec --collector "exec:$PMU_BUILD/test-collector,stranger" -o s.bundle -- true
+	run pmuvalidate s.bundle
+	assert_failure 1
+	assert_output --partial "dropped 1 records"
+	[ ! -e s.bundle/data/collectors/test-collector/events.jsonl ]
+}
+
+@test "a collector path that cannot run is unavailable with the reason, and recording goes on" {
+	run pmurec --collector exec:/nonexistent/collector -o u.bundle -- true
+	assert_success
+	run pmuvalidate -q u.bundle
+	assert_success
+	run bash -c "tail -n1 u.bundle/data/collectors/collector/lifecycle.jsonl"
+	assert_output --partial '"status":"unavailable","reason":"cannot run '"'"'/nonexistent/collector'"'"': No such file or directory"'
 }
