@@ -2,7 +2,7 @@
 #   make            build the tools into build/
 #   make check      unit (TAP) + CLI (bats) tests, ends with "N passed, N failed"
 #   make demo       validate and describe the built-in demo bundle
-#   make bench      validation throughput vs sha256sum (bench/validate)
+#   make bench      validation vs sha256sum (bench/validate), recorder cost vs true/perf (bench/record)
 #   make fuzz       libFuzzer harnesses for a bounded time (clang)
 #   make install    PREFIX=/usr/local DESTDIR=
 # Options: SANITIZE=address,undefined  V=1  FUZZ_SECONDS=60
@@ -109,6 +109,7 @@ bench: deps
 	@scripts/deps bench
 	@$(MAKE) --no-print-directory all
 	@bench/validate $(BUILD)
+	@bench/record $(BUILD)
 
 fixtures: all
 	@fixtures/regen $(BUILD)

@@ -92,8 +92,8 @@ void pmu_ext_free(struct pmu_ext *e)
 {
 	if (!e)
 		return;
-	for (size_t i = 0; i < e->argc; i++)
-		free(e->argv[i]);
+	for (size_t i = 0; e->argv && i <= e->argc; i++)
+		free(e->argv[i]); /* argv[argc] is the root pid, once started */
 	free(e->argv);
 	if (e->tmp)
 		fclose(e->tmp);
