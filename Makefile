@@ -53,7 +53,7 @@ BE_OBJ   := $(BE_SRC:%.c=$(BUILD)/%.o)
 BE_A     := $(BUILD)/libbackend-$(BACKEND).a
 
 TOOLS    := $(BUILD)/pmurec $(BUILD)/pmuvalidate $(BUILD)/pmuanalyze
-HELPERS  := $(BUILD)/mkfixture $(BUILD)/failing-collector $(BUILD)/specgen $(BUILD)/test-collector
+HELPERS  := $(BUILD)/mkfixture $(BUILD)/failing-collector $(BUILD)/specgen $(BUILD)/test-collector $(BUILD)/test-marker
 UNIT_SRC := $(sort $(wildcard tests/unit/t-*.c))
 UNITS    := $(UNIT_SRC:tests/unit/%.c=$(BUILD)/tests/%)
 FUZZ_SRC := $(sort $(wildcard tests/fuzz/fuzz-*.c))
@@ -75,13 +75,14 @@ $(BE_A): $(BE_OBJ)
 	$(call msg,AR,$@)
 	$(Q)rm -f $@ && ar rcs $@ $^
 
-$(BUILD)/pmurec: $(BUILD)/record/pmurec.o $(BUILD)/record/external.o $(BE_A) $(LIB_A)
+$(BUILD)/pmurec: $(BUILD)/record/pmurec.o $(BUILD)/record/external.o $(BUILD)/record/control.o $(BE_A) $(LIB_A)
 $(BUILD)/pmuvalidate: $(BUILD)/validate/pmuvalidate.o $(LIB_A)
 $(BUILD)/pmuanalyze: $(BUILD)/analyze/pmuanalyze.o $(LIB_A)
 $(BUILD)/mkfixture: $(BUILD)/fixtures/mkfixture.o $(LIB_A)
 $(BUILD)/failing-collector: $(BUILD)/fixtures/failing-collector/failing-collector.o
 $(BUILD)/specgen: $(BUILD)/bundle-spec/gen.o $(LIB_A)
 $(BUILD)/test-collector: $(BUILD)/tests/helpers/test-collector.o
+$(BUILD)/test-marker: $(BUILD)/tests/helpers/test-marker.o
 
 $(TOOLS) $(HELPERS):
 	$(call msg,LD,$@)
@@ -134,6 +135,7 @@ install: all
 	install -m 755 $(TOOLS) $(DESTDIR)$(PREFIX)/bin/
 	install -m 644 man/*.1 $(DESTDIR)$(PREFIX)/share/man/man1/
 	install -m 644 man/*.5 $(DESTDIR)$(PREFIX)/share/man/man5/
+	install -m 644 include/pmu/mark.h $(DESTDIR)$(PREFIX)/include/pmu/
 
 clean:
 	rm -rf $(BUILD)

@@ -488,7 +488,8 @@ static void gen_stream(const char *dir, const struct pmu_streamdef *sd)
 	char title[1024], desc[2048], name[256], where[512];
 
 	for (size_t r = 0; r < sd->nrecs; r++)
-		units_v(sd->recs[r].obj, units_add, &u);
+		if (sd->recs[r].since <= g_minor)
+			units_v(sd->recs[r].obj, units_add, &u);
 	if (sd->per_collector)
 		snprintf(where, sizeof(where), "data/collectors/<name>/%s", sd->file);
 	else
@@ -507,7 +508,8 @@ static void gen_stream(const char *dir, const struct pmu_streamdef *sd)
 	set(s, "required", req);
 	append(types, json_string("header"));
 	for (size_t r = 0; r < sd->nrecs; r++)
-		append(types, json_string(sd->recs[r].type));
+		if (sd->recs[r].since <= g_minor)
+			append(types, json_string(sd->recs[r].type));
 	set(tp, "description", json_string("record type: 'header' on the first line only"));
 	set(tp, "enum", types);
 	set(props, "type", tp);
@@ -518,8 +520,11 @@ static void gen_stream(const char *dir, const struct pmu_streamdef *sd)
 	append(one, merge(h, obj_schema(sd->header, &hc, 0)));
 	for (size_t r = 0; r < sd->nrecs; r++) {
 		struct ctx rc = { NULL, sd->recs[r].type, NULL };
-		json_t *t = nn(json_object());
+		json_t *t;
 
+		if (sd->recs[r].since > g_minor)
+			continue;
+		t = nn(json_object());
 		set(t, "title", json_string(sd->recs[r].type));
 		append(one, merge(t, obj_schema(sd->recs[r].obj, &rc, 0)));
 	}

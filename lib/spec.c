@@ -258,7 +258,17 @@ static const struct pmu_field truncation_f[] = {
 };
 OBJ(truncation, truncation_f);
 
-static const struct pmu_recdef span_recs[] = { { "span", &span } };
+static const struct pmu_field mark_f[] = {
+	F("type", STR, true, "\"mark\""),
+	N("t_ns", true, "ns", "CLOCK_MONOTONIC of the mark; records are ordered by it"),
+	F("inc", STR, true, "incarnation id"),
+	N("tid", true, "id", "thread that made the mark"),
+	F("name", STR, true, "mark name"),
+};
+OBJ(mark, mark_f);
+
+/* Spans and marks share one stream, ordered by end_ns (span) and t_ns (mark). */
+static const struct pmu_recdef span_recs[] = { { "span", &span, 0 }, { "mark", &mark, 1 } };
 static const struct pmu_recdef lifecycle_recs[] = { { "lifecycle", &lifecycle } };
 static const struct pmu_recdef event_recs[] = {
 	{ "event", &event }, { "loss", &loss }, { "malformed", &malformed }, { "truncation", &truncation },

@@ -62,6 +62,7 @@ struct pmu_docdef {
 struct pmu_recdef {
 	const char *type;
 	const struct pmu_objdef *obj;
+	int since;                      /* minor version that added the record type */
 };
 
 /* A JSON Lines stream kind, stored at data/<file> or

@@ -1386,9 +1386,12 @@ static void check_header(struct v *v, struct stream_state *s, const char *line, 
 		if (strcmp(json_string_value(spec), v->spec))
 			report(v, PMU_CHECK_SPEC_VERSION, s->file, 1, "spec '%s' differs from the bag's '%s'",
 			       json_string_value(spec), v->spec);
-		for (size_t i = 0; i < s->sd->nrecs && i < 8; i++)
-			objs[i] = s->sd->recs[i].obj;
-		check_units(v, s->file, 1, json_object_get(j, "units"), objs, s->sd->nrecs);
+		size_t nobj = 0;
+
+		for (size_t i = 0; i < s->sd->nrecs && nobj < 8; i++)
+			if (s->sd->recs[i].since <= v->minor)
+				objs[nobj++] = s->sd->recs[i].obj;
+		check_units(v, s->file, 1, json_object_get(j, "units"), objs, nobj);
 	}
 	json_decref(j);
 }
@@ -1401,6 +1404,16 @@ static void time_order(struct v *v, struct stream_state *s, uint64_t rec, const 
 		       what, (unsigned long long)t, (unsigned long long)s->last_t);
 	s->last_t = t;
 	s->have_t = true;
+}
+
+static void on_mark(struct v *v, struct stream_state *s, uint64_t rec, const struct pmu_jrec *r)
+{
+	uint64_t t = ri(r, "t_ns");
+	size_t slot;
+
+	time_order(v, s, rec, "t_ns", t);
+	check_window(v, s->file, rec, "t_ns", t);
+	attribute(v, s->file, rec, r, false, t, t, &slot);
 }
 
 static void on_span(struct v *v, struct stream_state *s, uint64_t rec, const struct pmu_jrec *r)
@@ -1714,6 +1727,11 @@ static void check_stream(struct v *v, const struct pmu_streamdef *sd, const char
 			continue;
 		}
 		rd = pmu_streamdef_rec(sd, type->s, type->slen);
+		if (rd && rd->since > v->minor) {
+			report(v, PMU_CHECK_SCHEMA_TYPE, file, l.lineno,
+			       "record type '%s' was added after spec 1.%d", rd->type, v->minor);
+			continue;
+		}
 		if (!rd) {
 			report(v, PMU_CHECK_SCHEMA_TYPE, file, l.lineno, "record type '%.*s' is not defined for %s streams",
 			       (int)type->slen, type->s, sd->kind);
@@ -1721,7 +1739,9 @@ static void check_stream(struct v *v, const struct pmu_streamdef *sd, const char
 		}
 		if (check_rec(v, file, l.lineno, rd->obj, &v->rec))
 			continue;
-		if (is_spans)
+		if (is_spans && rd->type[0] == 'm')
+			on_mark(v, &s, l.lineno, &v->rec);
+		else if (is_spans)
 			on_span(v, &s, l.lineno, &v->rec);
 		else if (is_lifecycle)
 			on_lifecycle(v, &s, l.lineno, &v->rec);

@@ -30,6 +30,7 @@
 #include "util.h"
 #include "linux/provenance.h"
 #include "external.h"
+#include "control.h"
 
 /* Exit codes of the recorder itself (pmurec(1)); otherwise the command's. */
 enum { EXIT_RECORDER = 125, EXIT_NOEXEC = 126, EXIT_NOTFOUND = 127 };
@@ -49,6 +50,8 @@ static const char usage[] =
 	"      --env-allow NAME    record environment variable NAME (repeatable; values of\n"
 	"                          names that look like secrets are always redacted)\n"
 	"      --seed N            record N and export it to the command as PMUREC_SEED\n"
+	"      --delay MS          mark MS milliseconds after the start as pmurec:delay-end,\n"
+	"                          splitting start-up from steady state (light, full)\n"
 	"      --collector exec:PATH[,ARG...]\n"
 	"                          run an external collector (repeatable; see pmurec(1))\n"
 	"      --collector-timeout MS  how long a collector may take to say hello and to\n"
@@ -77,6 +80,7 @@ struct collector_def {
 
 static const struct collector_def collectors[] = {
 	{ "cohort", 2 | 4, true },
+	{ "control", 2 | 4, true },
 	{ "counting", 2 | 4, false },
 	{ "sampling", 2 | 4, false },
 	{ "syscalls", 4, false },
@@ -98,6 +102,8 @@ struct opts {
 	struct pmu_ext **ext;
 	size_t next;
 	int collector_timeout_ms;
+	int delay_ms;
+	struct pmu_ctl *ctl;
 };
 
 static const char *const mode_names[] = { "none", "light", "full" };
@@ -378,6 +384,19 @@ static int write_collectors(const struct opts *o, const struct pmu_launch_result
 			r = lc(lr->end_ns, "final");
 			json_object_set_new(r, "status", json_string("not-requested"));
 			json_array_append_new(recs, r);
+		} else if (!strcmp(d->name, "control") && o->ctl) {
+			json_decref(recs);
+			recs = pmu_ctl_lifecycle(o->ctl, lr->start_ns < run_start ? lr->start_ns : run_start, lr->end_ns);
+		} else if (!strcmp(d->name, "control")) {
+			json_array_append_new(recs, lc(lr->start_ns, "requested"));
+			r = lc(lr->start_ns, "probed");
+			json_object_set_new(r, "status", json_string("unavailable"));
+			json_object_set_new(r, "reason", json_string("the control socket could not be created"));
+			json_object_set_new(r, "remedy", json_string("check the file-descriptor limit (ulimit -n)"));
+			json_array_append_new(recs, r);
+			r = json_deep_copy(r);
+			json_object_set_new(r, "event", json_string("final"));
+			json_array_append_new(recs, r);
 		} else if (!d->built) {
 			char why[200];
 
@@ -447,6 +466,8 @@ static void start_externals(void *ctx, pid_t root)
 {
 	struct opts *o = ctx;
 
+	if (o->ctl)
+		pmu_ctl_start(o->ctl); /* first: the collectors must not inherit the command's end */
 	for (size_t i = 0; i < o->next; i++)
 		pmu_ext_start(o->ext[i], root);
 }
@@ -468,6 +489,7 @@ static int parse(int argc, char **argv, struct opts *o)
 		{ "env-allow", required_argument, NULL, 'E' },   { "seed", required_argument, NULL, 'S' },
 		{ "probe", no_argument, NULL, 'P' },             { "json", no_argument, NULL, 'j' },
 		{ "collector", required_argument, NULL, 'C' },   { "collector-timeout", required_argument, NULL, 'T' },
+		{ "delay", required_argument, NULL, 'd' },
 		{ "help", no_argument, NULL, 'h' },              { "version", no_argument, NULL, 'V' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -533,6 +555,14 @@ static int parse(int argc, char **argv, struct opts *o)
 				return -1;
 			}
 			break;
+		case 'd':
+			errno = 0;
+			o->delay_ms = (int)strtol(optarg, &end, 10);
+			if (errno || *end || o->delay_ms <= 0) {
+				fprintf(stderr, "pmurec: --delay needs a positive number of milliseconds, not '%s'\n", optarg);
+				return -1;
+			}
+			break;
 		case 'P': o->probe = true; break;
 		case 'j': o->json = true; break;
 		case 'h':
@@ -556,7 +586,7 @@ int main(int argc, char **argv)
 	struct pmu_launch_result lr;
 	struct pmu_cohort cohort = { 0 };
 	struct sigaction sa = { 0 };
-	json_t *host, *caps, *run, *prov, *coh, *list, *argvj;
+	json_t *host, *caps, *run, *prov, *coh, *list, *argvj, *spans;
 	char hex[PMU_SHA256_HEX], cwd[4096], seedbuf[32], runid[33];
 	uint64_t rt, mono;
 	bool failed;
@@ -572,6 +602,10 @@ int main(int argc, char **argv)
 		return pmu_cli_finish("pmurec", probe(o.json));
 	for (size_t i = 0; i < o.next; i++)
 		pmu_ext_set_timeout(o.ext[i], o.collector_timeout_ms ? o.collector_timeout_ms : 5000);
+	if (o.delay_ms && o.mode == 0) {
+		fprintf(stderr, "pmurec: --delay needs --mode light or full (mode none records no marks)\n");
+		return PMU_EXIT_USAGE;
+	}
 	if (!o.out || optind >= argc) {
 		fprintf(stderr, "pmurec: %s\n", !o.out ? "no output bundle given (-o BUNDLE)" : "no command given");
 		fputs(usage, stderr);
@@ -596,6 +630,8 @@ int main(int argc, char **argv)
 	sigaction(SIGTERM, &sa, NULL);
 	sigaction(SIGHUP, &sa, NULL);
 
+	if (o.mode > 0)
+		o.ctl = pmu_ctl_new();
 	l.argv = argv + optind;
 	l.follow = o.mode > 0;
 	l.max_duration_ms = o.max_duration_ms;
@@ -606,9 +642,14 @@ int main(int argc, char **argv)
 	rt = pmu_now_real_ns();
 	mono = pmu_now_mono_ns();
 	err = pmu_backend_run(&l, &cohort, &lr);
+	if (o.ctl)
+		pmu_ctl_stop(o.ctl);
 	for (size_t i = 0; i < o.next; i++)
 		pmu_ext_stop(o.ext[i]);
 	lr.end_ns = pmu_now_mono_ns(); /* the window holds the collectors' ends too */
+	if (o.ctl && o.delay_ms && cohort.n && lr.start_ns + (uint64_t)o.delay_ms * 1000000u <= cohort.incs[0].end_ns)
+		pmu_ctl_add_mark(o.ctl, lr.start_ns + (uint64_t)o.delay_ms * 1000000u, cohort.incs[0].pid,
+				 "pmurec:delay-end");
 	if (err || pmu_backend_abort || lr.exec_failed) {
 		if (lr.exec_failed)
 			fprintf(stderr, "pmurec: cannot run '%s': %s\n", l.argv[0], strerror(lr.exec_errno));
@@ -622,6 +663,7 @@ int main(int argc, char **argv)
 		pmu_cohort_release(&cohort);
 		for (size_t i = 0; i < o.next; i++)
 			pmu_ext_free(o.ext[i]);
+		pmu_ctl_free(o.ctl);
 		return lr.exec_failed ? (lr.exec_errno == ENOENT ? EXIT_NOTFOUND : EXIT_NOEXEC)
 				      : pmu_backend_abort ? 128 + SIGINT : EXIT_RECORDER;
 	}
@@ -674,6 +716,8 @@ int main(int argc, char **argv)
 			snprintf(runid + 2 * i, 3, "%02x", rnd[i]);
 	}
 	list = json_array();
+	spans = o.ctl ? pmu_ctl_records(o.ctl, &cohort, lr.start_ns < mono ? lr.start_ns : mono, lr.end_ns)
+		      : json_array();
 	err = write_collectors(&o, &lr, &cohort, mono, list, &failed);
 	run = doc("run");
 	json_object_set_new(run, "run_id", json_string(runid));
@@ -733,7 +777,9 @@ int main(int argc, char **argv)
 	else
 		json_decref(coh);
 	if (!err)
-		err = put_stream("spans.jsonl", "spans", json_array());
+		err = put_stream("spans.jsonl", "spans", spans);
+	else
+		json_decref(spans);
 	if (!err)
 		err = pmu_bag_finalize(bag);
 	else
@@ -756,6 +802,7 @@ int main(int argc, char **argv)
 	for (size_t i = 0; i < o.next; i++)
 		pmu_ext_free(o.ext[i]);
 	free(o.ext);
+	pmu_ctl_free(o.ctl);
 	pmu_cohort_release(&cohort);
 	free(o.env);
 	return pmu_cli_finish("pmurec", code);

@@ -14,6 +14,11 @@ py() {
 	$PY -c "import json,sys; d=json.load(open(sys.argv[1])); print(($1))" "$2"
 }
 
+# recs 'expression using r (the records of a JSON Lines file, header excluded)' FILE
+recs() {
+	$PY -c "import json,sys; r=[json.loads(l) for l in open(sys.argv[1]).read().splitlines()[1:]]; print(($1))" "$2"
+}
+
 @test "pmurec --help documents the options and exit codes" {
 	run pmurec --help
 	assert_success
@@ -163,7 +168,7 @@ py() {
 	run py 'len(d["incarnations"]), d["incarnations"][0]["resources"]["fields"]["read_bytes"]["status"], "cpu_user_ns" in d["incarnations"][0]["resources"]' n.bundle/data/cohort.json
 	assert_output "(1, 'unavailable', True)"
 	run py '[(c["name"], c["requested"]) for c in d["collectors"]]' n.bundle/data/run.json
-	assert_output "[('cohort', False), ('counting', False), ('sampling', False), ('syscalls', False), ('sched', False)]"
+	assert_output "[('cohort', False), ('control', False), ('counting', False), ('sampling', False), ('syscalls', False), ('sched', False)]"
 }
 
 @test "mode full: collectors not built yet are unavailable with that reason" {
@@ -341,4 +346,43 @@ print("conform")' "$BATS_TEST_DIRNAME/../.."
 	assert_success
 	run bash -c "tail -n1 u.bundle/data/collectors/collector/lifecycle.jsonl"
 	assert_output --partial '"status":"unavailable","reason":"cannot run '"'"'/nonexistent/collector'"'"': No such file or directory"'
+}
+
+@test "spans and marks sent through pmu/mark.h are recorded, attributed to their threads" {
+	run pmurec -o m.bundle -- "$PMU_BUILD/test-marker"
+	assert_success
+	run pmuvalidate m.bundle
+	assert_success
+	run recs '[(x["type"], x.get("id", x["name"]), x.get("parent")) for x in r]' m.bundle/data/spans.jsonl
+	assert_output --partial "('mark', 'start', None)"
+	assert_output --partial "('span', 'i1:inner-a', 'i1:work-a')"
+	assert_output --partial "('span', 'i1:work-b', None)"
+	assert_output --partial "('mark', 'warmup-end', None)"
+	run recs 'len({x["tid"] for x in r if x["name"] == "work"})' m.bundle/data/spans.jsonl
+	assert_output 2
+}
+
+@test "a span left open when the program ends makes the bundle invalid (MALFORMED)" {
+	run pmurec -o o.bundle -- "$PMU_BUILD/test-marker" open
+	assert_success
+	run pmuvalidate o.bundle
+	assert_failure 1
+	assert_output --partial "MALFORMED"
+	run grep -c "span 'dangling' begun and never ended" o.bundle/data/collectors/control/lifecycle.jsonl
+	assert_output 1
+}
+
+@test "--delay marks the end of start-up; mode none gives no control channel" {
+	run pmurec --delay 5 -o d.bundle -- sh -c 'sleep 0.1'
+	assert_success
+	run grep -c '"name":"pmurec:delay-end"' d.bundle/data/spans.jsonl
+	assert_output 1
+	run pmurec -m none -o n.bundle -- sh -c 'test -z "$PMUREC_CTL_FD"'
+	assert_success
+	run pmurec -m none --delay 5 -o x.bundle -- true
+	assert_failure 2
+	run pmurec -o c.bundle -- sh -c 'test -n "$PMUREC_CTL_FD"'
+	assert_success
+	run bash -c "tail -n1 c.bundle/data/collectors/control/lifecycle.jsonl"
+	assert_output --partial '"status":"no-events"'
 }

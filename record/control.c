@@ -1,0 +1,385 @@
+/* The control channel: see control.h. */
+#include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include "control.h"
+#include "util.h"
+
+struct ctl_span {
+	char *id, *name, *parent;
+	pid_t pid, tid;
+	uint64_t begin, end;
+	bool closed;
+};
+
+struct ctl_mark {
+	char *name;
+	pid_t pid, tid;
+	uint64_t t;
+};
+
+struct pmu_ctl {
+	int fd[2];
+	pthread_t th;
+	bool running;
+	pthread_mutex_t mu;
+	struct ctl_span *spans;
+	size_t nspans;
+	struct ctl_mark *marks;
+	size_t nmarks;
+	uint64_t messages, malformed, dropped, first_t;
+	char first_bad[200];
+};
+
+struct pmu_ctl *pmu_ctl_new(void)
+{
+	struct pmu_ctl *c = calloc(1, sizeof(*c));
+	int one = 1;
+	char buf[16];
+
+	if (!c)
+		return NULL;
+	if (socketpair(AF_UNIX, SOCK_SEQPACKET, 0, c->fd) < 0 ||
+	    setsockopt(c->fd[0], SOL_SOCKET, SO_PASSCRED, &one, sizeof(one)) < 0 ||
+	    fcntl(c->fd[0], F_SETFD, FD_CLOEXEC) < 0) {
+		fprintf(stderr, "pmurec: cannot create the control channel: %s\n", strerror(errno));
+		free(c);
+		return NULL;
+	}
+	snprintf(buf, sizeof(buf), "%d", c->fd[1]);
+	setenv("PMUREC_CTL_FD", buf, 1);
+	pthread_mutex_init(&c->mu, NULL);
+	return c;
+}
+
+__attribute__((format(printf, 2, 3)))
+static void bad(struct pmu_ctl *c, const char *fmt, ...)
+{
+	va_list ap;
+
+	c->malformed++;
+	if (c->first_bad[0])
+		return;
+	va_start(ap, fmt);
+	vsnprintf(c->first_bad, sizeof(c->first_bad), fmt, ap);
+	va_end(ap);
+}
+
+static bool word_ok(const char *w)
+{
+	if (!w || !*w || strlen(w) > 200)
+		return false;
+	for (; *w; w++)
+		if ((unsigned char)*w <= ' ' || *w == 0x7f)
+			return false;
+	return true;
+}
+
+static struct ctl_span *open_span(struct pmu_ctl *c, pid_t pid, const char *id)
+{
+	for (size_t i = c->nspans; i-- > 0;)
+		if (!c->spans[i].closed && c->spans[i].pid == pid && !strcmp(c->spans[i].id, id))
+			return &c->spans[i];
+	return NULL;
+}
+
+static void on_message(struct pmu_ctl *c, char *msg, pid_t pid, uint64_t now)
+{
+	char *tok[8], *save = NULL, *w;
+	int n = 0;
+	pid_t tid = pid;
+	uint64_t t = now;
+
+	for (w = strtok_r(msg, " \n", &save); w && n < 8; w = strtok_r(NULL, " \n", &save)) {
+		if (!strncmp(w, "tid=", 4))
+			tid = (pid_t)atol(w + 4);
+		else if (!strncmp(w, "t=", 2))
+			t = strtoull(w + 2, NULL, 10);
+		else
+			tok[n++] = w;
+	}
+	c->messages++;
+	if (!c->first_t)
+		c->first_t = now;
+	if (n == 0) {
+		bad(c, "an empty message");
+		return;
+	}
+	if (!strcmp(tok[0], "mark") && n == 2 && word_ok(tok[1])) {
+		pmu_ctl_add_mark(c, t, pid, tok[1]);
+		c->marks[c->nmarks - 1].tid = tid;
+	} else if ((!strcmp(tok[0], "enable") || !strcmp(tok[0], "disable")) && n == 1) {
+		char name[32];
+
+		snprintf(name, sizeof(name), "pmurec:%s", tok[0]);
+		pmu_ctl_add_mark(c, t, pid, name);
+		c->marks[c->nmarks - 1].tid = tid;
+	} else if (!strcmp(tok[0], "span-begin") && (n == 3 || n == 4) && word_ok(tok[1]) && word_ok(tok[2])) {
+		const char *parent = n == 4 && !strncmp(tok[3], "parent=", 7) ? tok[3] + 7 : NULL;
+		struct ctl_span *s;
+
+		if (n == 4 && !parent) {
+			bad(c, "span-begin with an unknown argument '%s'", tok[3]);
+			return;
+		}
+		if (open_span(c, pid, tok[1])) {
+			bad(c, "span '%s' begun twice", tok[1]);
+			return;
+		}
+		if (parent && !open_span(c, pid, parent)) {
+			bad(c, "span-begin names parent '%s', which is not an open span of the process", parent);
+			return;
+		}
+		s = realloc(c->spans, (c->nspans + 1) * sizeof(*s));
+		if (!s)
+			return;
+		c->spans = s;
+		s = &c->spans[c->nspans++];
+		memset(s, 0, sizeof(*s));
+		s->id = strdup(tok[1]);
+		s->name = strdup(tok[2]);
+		s->parent = parent ? strdup(parent) : NULL;
+		s->pid = pid;
+		s->tid = tid;
+		s->begin = t;
+	} else if (!strcmp(tok[0], "span-end") && n == 2) {
+		struct ctl_span *s = open_span(c, pid, tok[1]);
+
+		if (!s) {
+			bad(c, "span-end of '%s', which is not open", tok[1]);
+			return;
+		}
+		s->end = t;
+		s->closed = true;
+	} else {
+		bad(c, "unknown or malformed message '%s'", tok[0]);
+	}
+}
+
+static void *reader(void *arg)
+{
+	struct pmu_ctl *c = arg;
+	char buf[1024], cbuf[CMSG_SPACE(sizeof(struct ucred))];
+
+	for (;;) {
+		struct iovec iov = { buf, sizeof(buf) - 1 };
+		struct msghdr mh = { 0 };
+		struct cmsghdr *cm;
+		pid_t pid = 0;
+		ssize_t n;
+
+		mh.msg_iov = &iov;
+		mh.msg_iovlen = 1;
+		mh.msg_control = cbuf;
+		mh.msg_controllen = sizeof(cbuf);
+		n = recvmsg(c->fd[0], &mh, 0);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			break;
+		buf[n] = '\0';
+		for (cm = CMSG_FIRSTHDR(&mh); cm; cm = CMSG_NXTHDR(&mh, cm))
+			if (cm->cmsg_level == SOL_SOCKET && cm->cmsg_type == SCM_CREDENTIALS) {
+				struct ucred uc;
+
+				memcpy(&uc, CMSG_DATA(cm), sizeof(uc));
+				pid = uc.pid;
+			}
+		pthread_mutex_lock(&c->mu);
+		if (mh.msg_flags & MSG_TRUNC)
+			bad(c, "a message longer than 1023 bytes");
+		else if (strlen(buf) != (size_t)n)
+			bad(c, "a message with a NUL byte");
+		else
+			on_message(c, buf, pid, pmu_now_mono_ns());
+		pthread_mutex_unlock(&c->mu);
+	}
+	return NULL;
+}
+
+void pmu_ctl_start(struct pmu_ctl *c)
+{
+	close(c->fd[1]);
+	c->fd[1] = -1;
+	unsetenv("PMUREC_CTL_FD");
+	c->running = pthread_create(&c->th, NULL, reader, c) == 0;
+}
+
+void pmu_ctl_stop(struct pmu_ctl *c)
+{
+	if (!c->running)
+		return;
+	/* Every writer is gone once the cohort has ended; anything a
+	 * descendant still holds is cut off here. */
+	shutdown(c->fd[0], SHUT_RDWR);
+	pthread_join(c->th, NULL);
+	c->running = false;
+}
+
+void pmu_ctl_free(struct pmu_ctl *c)
+{
+	if (!c)
+		return;
+	for (size_t i = 0; i < c->nspans; i++) {
+		free(c->spans[i].id);
+		free(c->spans[i].name);
+		free(c->spans[i].parent);
+	}
+	free(c->spans);
+	for (size_t i = 0; i < c->nmarks; i++)
+		free(c->marks[i].name);
+	free(c->marks);
+	close(c->fd[0]);
+	if (c->fd[1] >= 0)
+		close(c->fd[1]);
+	pthread_mutex_destroy(&c->mu);
+	free(c);
+}
+
+void pmu_ctl_add_mark(struct pmu_ctl *c, uint64_t t, pid_t pid, const char *name)
+{
+	struct ctl_mark *m = realloc(c->marks, (c->nmarks + 1) * sizeof(*m));
+
+	if (!m)
+		return;
+	c->marks = m;
+	m[c->nmarks].name = strdup(name);
+	m[c->nmarks].pid = pid;
+	m[c->nmarks].tid = pid;
+	m[c->nmarks].t = t;
+	c->nmarks++;
+}
+
+static const struct pmu_incarnation *attribute(const struct pmu_cohort *co, pid_t pid, pid_t tid, uint64_t t0,
+					       uint64_t t1)
+{
+	for (size_t i = 0; i < co->n; i++) {
+		const struct pmu_incarnation *in = &co->incs[i];
+
+		if (in->pid != pid || t0 < in->start_ns || (in->ended && t1 > in->end_ns))
+			continue;
+		for (size_t k = 0; k < in->ntids; k++)
+			if (in->tids[k] == tid)
+				return in;
+	}
+	return NULL;
+}
+
+struct out {
+	uint64_t key;
+	json_t *rec;
+};
+
+static int cmp_out(const void *a, const void *b)
+{
+	uint64_t x = ((const struct out *)a)->key, y = ((const struct out *)b)->key;
+
+	return (x > y) - (x < y);
+}
+
+json_t *pmu_ctl_records(struct pmu_ctl *c, const struct pmu_cohort *co, uint64_t t0, uint64_t t1)
+{
+	struct out *o = calloc(c->nspans + c->nmarks + 1, sizeof(*o));
+	json_t *arr = json_array();
+	size_t n = 0;
+
+	for (size_t i = 0; o && i < c->nmarks; i++) {
+		const struct ctl_mark *m = &c->marks[i];
+		const struct pmu_incarnation *in = attribute(co, m->pid, m->tid, m->t, m->t);
+		char id[32];
+
+		if (!in || m->t < t0 || m->t > t1) {
+			c->dropped++;
+			continue;
+		}
+		snprintf(id, sizeof(id), "i%d", in->id);
+		o[n].key = m->t;
+		o[n++].rec = json_pack("{s:s,s:I,s:s,s:i,s:s}", "type", "mark", "t_ns", (json_int_t)m->t, "inc", id,
+				       "tid", (int)m->tid, "name", m->name);
+	}
+	for (size_t i = 0; o && i < c->nspans; i++) {
+		const struct ctl_span *s = &c->spans[i];
+		const struct pmu_incarnation *in;
+		char id[32], sid[256], pid_[256];
+
+		if (!s->closed) {
+			c->malformed++;
+			if (!c->first_bad[0])
+				snprintf(c->first_bad, sizeof(c->first_bad), "span '%.150s' begun and never ended", s->id);
+			continue;
+		}
+		in = attribute(co, s->pid, s->tid, s->begin, s->end);
+		if (!in || s->begin < t0 || s->end > t1 || s->end < s->begin) {
+			c->dropped++;
+			continue;
+		}
+		/* span ids are the program's, made unique per incarnation */
+		snprintf(id, sizeof(id), "i%d", in->id);
+		snprintf(sid, sizeof(sid), "i%d:%s", in->id, s->id);
+		o[n].key = s->end;
+		o[n].rec = json_pack("{s:s,s:s}", "type", "span", "id", sid);
+		if (s->parent) {
+			snprintf(pid_, sizeof(pid_), "i%d:%s", in->id, s->parent);
+			json_object_set_new(o[n].rec, "parent", json_string(pid_));
+		}
+		json_object_set_new(o[n].rec, "inc", json_string(id));
+		json_object_set_new(o[n].rec, "tid", json_integer(s->tid));
+		json_object_set_new(o[n].rec, "name", json_string(s->name));
+		json_object_set_new(o[n].rec, "begin_ns", json_integer((json_int_t)s->begin));
+		json_object_set_new(o[n].rec, "end_ns", json_integer((json_int_t)s->end));
+		n++;
+	}
+	if (o) {
+		qsort(o, n, sizeof(*o), cmp_out);
+		for (size_t i = 0; i < n; i++)
+			json_array_append_new(arr, o[i].rec);
+	}
+	free(o);
+	return arr;
+}
+
+static json_t *lc(uint64_t t, const char *ev)
+{
+	return json_pack("{s:s,s:I,s:s}", "type", "lifecycle", "t_ns", (json_int_t)t, "event", ev);
+}
+
+json_t *pmu_ctl_lifecycle(struct pmu_ctl *c, uint64_t t0, uint64_t t1)
+{
+	json_t *l = json_array(), *r;
+	char ev[200];
+
+	json_array_append_new(l, lc(t0, "requested"));
+	r = lc(t0, "probed");
+	json_object_set_new(r, "status", json_string("ok"));
+	json_array_append_new(l, r);
+	json_array_append_new(l, lc(t0, "opened"));
+	r = lc(t0, "attached");
+	snprintf(ev, sizeof(ev), "PMUREC_CTL_FD given to the command; %llu message(s) received",
+		 (unsigned long long)c->messages);
+	json_object_set_new(r, "evidence", json_string(ev));
+	json_array_append_new(l, r);
+	if (c->dropped) {
+		r = lc(t1, "drop");
+		json_object_set_new(r, "count", json_integer((json_int_t)c->dropped));
+		json_array_append_new(l, r);
+	}
+	if (c->malformed) {
+		r = lc(t1, "malformed");
+		json_object_set_new(r, "count", json_integer((json_int_t)c->malformed));
+		json_object_set_new(r, "reason", json_string(c->first_bad));
+		json_array_append_new(l, r);
+	}
+	json_array_append_new(l, lc(t1, "stopped"));
+	json_array_append_new(l, lc(t1, "detached"));
+	r = lc(t1, "final");
+	json_object_set_new(r, "status", json_string(c->messages ? "ok" : "no-events"));
+	json_array_append_new(l, r);
+	return l;
+}
