@@ -15,7 +15,7 @@ CC         ?= cc
 SANITIZE   ?=
 FUZZ_SECONDS ?= 60
 
-PKGS       := libarchive jansson libcrypto libelf
+PKGS       := libarchive jansson libcrypto libelf libdw
 PKG_CFLAGS := $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
 PKG_LIBS   := $(shell pkg-config --libs $(PKGS) 2>/dev/null)
 REVISION   := $(shell git rev-parse --short=12 HEAD 2>/dev/null || echo unknown)

@@ -106,6 +106,7 @@ static const struct pmu_field image_f[] = {
 	F("build_id", STR, false, "GNU build-id, hex"),
 	E11("role", false, image_roles, "exec (an executed image) or object (a mapped executable object)"),
 	F11("comment", STR, false, "compilers named in the ELF .comment section"),
+	F11("producer", STR, false, "DW_AT_producer of the image's debug info (compiler and flags), where it exists"),
 	F("reason", STR, false, "why the image could not be described"),
 	F("remedy", STR, false, "how to fix it"),
 };

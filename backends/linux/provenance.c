@@ -1,11 +1,14 @@
 /*
  * Provenance of the images a run executed and loaded: size, SHA-256,
  * GNU build-id and the compilers named in .comment, read with elfutils'
- * libelf (the same library the symbolizer will use, rather than a
- * hand-written ELF parser).
+ * libelf, and DW_AT_producer with libdw where debug info exists (the
+ * libraries the symbolizer will use, rather than a hand-written ELF or
+ * DWARF reader).
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <dwarf.h>
+#include <elfutils/libdw.h>
 #include <gelf.h>
 #include <libelf.h>
 #include <stdio.h>
@@ -75,6 +78,31 @@ static void elf_facts(int fd, json_t *o)
 	elf_end(e);
 }
 
+/* DW_AT_producer of the first compile unit that names one: the compiler
+ * and flags of the image, where debug info exists (elfutils libdw). */
+static void dwarf_producer(int fd, json_t *o)
+{
+	Dwarf *dw = dwarf_begin(fd, DWARF_C_READ);
+	Dwarf_Off off = 0, next;
+	size_t hsize;
+
+	if (!dw)
+		return;
+	while (dwarf_nextcu(dw, off, &next, &hsize, NULL, NULL, NULL) == 0) {
+		Dwarf_Die die;
+		Dwarf_Attribute at;
+		const char *p;
+
+		if (dwarf_offdie(dw, off + hsize, &die) && dwarf_attr(&die, DW_AT_producer, &at) &&
+		    (p = dwarf_formstring(&at)) && *p) {
+			json_object_set_new(o, "producer", json_string(p));
+			break;
+		}
+		off = next;
+	}
+	dwarf_end(dw);
+}
+
 json_t *pmu_image_describe(const char *path, const char *role)
 {
 	json_t *o = json_pack("{s:s,s:s}", "path", path, "role", role);
@@ -101,6 +129,7 @@ json_t *pmu_image_describe(const char *path, const char *role)
 		json_object_set_new(o, "size_bytes", json_integer((json_int_t)size));
 		json_object_set_new(o, "sha256", json_string(hex));
 		elf_facts(fd, o);
+		dwarf_producer(fd, o);
 	} else {
 		json_object_set_new(o, "status", json_string("failed"));
 		json_object_set_new(o, "reason", json_string(pmu_error_detail()));

@@ -180,7 +180,7 @@ recs() {
 	assert_output --partial '"status":"unavailable","reason":"the syscalls collector is not built in pmu'
 }
 
-@test "provenance: executed images with size, SHA-256 and build-id; settings recorded" {
+@test "provenance: executed images with size, SHA-256, build-id and DWARF producer; settings recorded" {
 	run pmurec -o r.bundle -- ls /
 	assert_success
 	sum=$(sha256sum /usr/bin/ls | cut -d' ' -f1)
@@ -191,6 +191,9 @@ recs() {
 	assert_output "['$bid']"
 	run py 'any(i["role"] == "object" and "libc.so" in i["path"] for i in d["images"])' r.bundle/data/provenance.json
 	assert_output True
+	run pmurec -o g.bundle -- "$PMU_BUILD/test-marker"
+	run py '[i.get("producer", "")[:8] for i in d["images"] if i["path"].endswith("/test-marker")]' g.bundle/data/provenance.json
+	assert_output "['GNU C11 ']"
 	run py 'sorted(s["name"] for s in d["settings"])' r.bundle/data/provenance.json
 	assert_output "['clocksource', 'cpufreq-governor', 'smt-active', 'turbo-disabled']"
 }
