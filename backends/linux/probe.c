@@ -6,6 +6,7 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <elfutils/libdwfl.h>
 #include <linux/perf_event.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -304,9 +305,9 @@ int pmu_backend_probe(json_t *host, json_t *caps)
 	cap(caps, "libpfm4", "unavailable", NULL,
 	    "this build does not link libpfm4: event naming comes with the counting collector, not built yet",
 	    "none in this version");
-	cap(caps, "libdw", "unavailable", NULL,
-	    "this build does not link libdw: symbolization comes with the sampling collector, not built yet",
-	    "none in this version");
+	snprintf(v, sizeof(v), "elfutils %s (DW_AT_producer of images; symbolization comes with sampling)",
+		 dwfl_version(NULL));
+	cap(caps, "libdw", "ok", v, NULL, NULL);
 	snprintf(v, sizeof(v), "euid %d%s%s%s", (int)geteuid(), has_cap(38) ? ", CAP_PERFMON" : "",
 		 has_cap(39) ? ", CAP_BPF" : "", has_cap(19) ? ", CAP_SYS_PTRACE" : "");
 	cap(caps, "privileges", "ok", v, NULL, NULL);
