@@ -75,7 +75,7 @@ $(BE_A): $(BE_OBJ)
 	$(call msg,AR,$@)
 	$(Q)rm -f $@ && ar rcs $@ $^
 
-$(BUILD)/pmurec: $(BUILD)/record/pmurec.o $(BUILD)/record/external.o $(BUILD)/record/control.o $(BE_A) $(LIB_A)
+$(BUILD)/pmurec: $(BUILD)/record/pmurec.o $(BUILD)/record/external.o $(BUILD)/record/control.o $(BUILD)/record/bounds.o $(BE_A) $(LIB_A)
 $(BUILD)/pmuvalidate: $(BUILD)/validate/pmuvalidate.o $(LIB_A)
 $(BUILD)/pmuanalyze: $(BUILD)/analyze/pmuanalyze.o $(LIB_A)
 $(BUILD)/mkfixture: $(BUILD)/fixtures/mkfixture.o $(LIB_A)

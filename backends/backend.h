@@ -98,6 +98,9 @@ struct pmu_launch {
 	 * on_other_exit (the follower reaps every child). */
 	void (*before_release)(void *ctx, pid_t root);
 	void (*on_other_exit)(void *ctx, pid_t pid, int status);
+	/* Polled while following (every 50 ms at least): true ends the run
+	 * as truncated, with the reason written to why. */
+	bool (*over_bound)(void *ctx, char *why, size_t n);
 	void *ctx;
 };
 

@@ -9,6 +9,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include "bounds.h"
 #include "control.h"
 #include "util.h"
 
@@ -197,6 +198,8 @@ static void *reader(void *arg)
 			bad(c, "a message longer than 1023 bytes");
 		else if (strlen(buf) != (size_t)n)
 			bad(c, "a message with a NUL byte");
+		else if (!pmurec_bound_take((size_t)n))
+			c->dropped++; /* past --max-output-bytes: the run is truncated */
 		else
 			on_message(c, buf, pid, pmu_now_mono_ns());
 		pthread_mutex_unlock(&c->mu);

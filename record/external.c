@@ -13,6 +13,7 @@
 
 #include "bag.h"
 #include "error.h"
+#include "bounds.h"
 #include "external.h"
 #include "util.h"
 
@@ -38,6 +39,7 @@ struct pmu_ext {
 	char first_bad[200];   /* the first malformed line, described */
 	uint64_t t_requested, t_opened, t_hello, t_stopped, t_detached;
 	uint64_t dropped, malformed, records, last_t;
+	uint64_t t_truncated;  /* the output bound was reached: later records not kept */
 	FILE *tmp;             /* accepted records, one JSON line each */
 };
 
@@ -228,6 +230,9 @@ static void on_line(struct pmu_ext *e, const char *line, size_t len)
 		if (!ok) {
 			e->malformed++;
 			set_bad(e, "a record without t_ns, pid, tid, name and ph, or with other fields");
+		} else if (e->t_truncated || !pmurec_bound_take(len + 1)) {
+			if (!e->t_truncated)
+				e->t_truncated = t;
 		} else {
 			char *s = json_dumps(j, JSON_COMPACT | JSON_PRESERVE_ORDER);
 
@@ -511,6 +516,14 @@ json_t *pmu_ext_events(struct pmu_ext *e, const struct pmu_cohort *c, uint64_t t
 		json_decref(r);
 	}
 	free(line);
+	if (e->t_truncated) {
+		char why[160];
+
+		snprintf(why, sizeof(why), "--max-output-bytes %llu reached: later records were not kept",
+			 (unsigned long long)pmurec_bound_limit());
+		json_array_append_new(out, json_pack("{s:s,s:I,s:s}", "type", "truncation", "t_ns",
+						     (json_int_t)(e->t_truncated < t1 ? e->t_truncated : t1), "reason", why));
+	}
 	return out;
 }
 

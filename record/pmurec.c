@@ -31,6 +31,7 @@
 #include "linux/provenance.h"
 #include "external.h"
 #include "control.h"
+#include "bounds.h"
 
 /* Exit codes of the recorder itself (pmurec(1)); otherwise the command's. */
 enum { EXIT_RECORDER = 125, EXIT_NOEXEC = 126, EXIT_NOTFOUND = 127 };
@@ -50,6 +51,8 @@ static const char usage[] =
 	"      --env-allow NAME    record environment variable NAME (repeatable; values of\n"
 	"                          names that look like secrets are always redacted)\n"
 	"      --seed N            record N and export it to the command as PMUREC_SEED\n"
+	"      --max-output-bytes N  keep at most N bytes of collected records; then stop the\n"
+	"                          cohort as for --max-duration and mark the bundle truncated\n"
 	"      --delay MS          mark MS milliseconds after the start as pmurec:delay-end,\n"
 	"                          splitting start-up from steady state (light, full)\n"
 	"      --collector exec:PATH[,ARG...]\n"
@@ -103,6 +106,7 @@ struct opts {
 	size_t next;
 	int collector_timeout_ms;
 	int delay_ms;
+	unsigned long long max_output;
 	struct pmu_ctl *ctl;
 };
 
@@ -481,6 +485,16 @@ static void external_exited(void *ctx, pid_t pid, int status)
 			return;
 }
 
+static bool over_bound(void *ctx, char *why, size_t n)
+{
+	(void)ctx;
+	if (!pmurec_bound_exceeded())
+		return false;
+	snprintf(why, n, "--max-output-bytes %llu reached: the cohort was sent SIGTERM",
+		 (unsigned long long)pmurec_bound_limit());
+	return true;
+}
+
 static int parse(int argc, char **argv, struct opts *o)
 {
 	static const struct option lo[] = {
@@ -489,7 +503,7 @@ static int parse(int argc, char **argv, struct opts *o)
 		{ "env-allow", required_argument, NULL, 'E' },   { "seed", required_argument, NULL, 'S' },
 		{ "probe", no_argument, NULL, 'P' },             { "json", no_argument, NULL, 'j' },
 		{ "collector", required_argument, NULL, 'C' },   { "collector-timeout", required_argument, NULL, 'T' },
-		{ "delay", required_argument, NULL, 'd' },
+		{ "delay", required_argument, NULL, 'd' },    { "max-output-bytes", required_argument, NULL, 'B' },
 		{ "help", no_argument, NULL, 'h' },              { "version", no_argument, NULL, 'V' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -552,6 +566,15 @@ static int parse(int argc, char **argv, struct opts *o)
 			o->collector_timeout_ms = (int)strtol(optarg, &end, 10);
 			if (errno || *end || o->collector_timeout_ms <= 0) {
 				fprintf(stderr, "pmurec: --collector-timeout needs a positive number of milliseconds\n");
+				return -1;
+			}
+			break;
+		case 'B':
+			errno = 0;
+			o->max_output = strtoull(optarg, &end, 10);
+			if (errno || *end || !o->max_output || *optarg == '-') {
+				fprintf(stderr, "pmurec: --max-output-bytes needs a positive number of bytes, not '%s'\n",
+					optarg);
 				return -1;
 			}
 			break;
@@ -638,6 +661,8 @@ int main(int argc, char **argv)
 	l.grace_ms = 2000;
 	l.before_release = start_externals;
 	l.on_other_exit = external_exited;
+	l.over_bound = over_bound;
+	pmurec_bound_set(o.max_output);
 	l.ctx = &o;
 	rt = pmu_now_real_ns();
 	mono = pmu_now_mono_ns();

@@ -435,6 +435,11 @@ static int follow(pid_t root, struct pmu_cohort *c, const struct pmu_launch *l, 
 			kill_all(c, SIGTERM);
 			kill_at = now + (uint64_t)l->grace_ms * 1000000u;
 		}
+		if (l->over_bound && !res->truncated && l->over_bound(l->ctx, res->truncation, sizeof(res->truncation))) {
+			res->truncated = true;
+			kill_all(c, SIGTERM);
+			kill_at = now + (uint64_t)l->grace_ms * 1000000u;
+		}
 		if (kill_at && now >= kill_at) {
 			kill_all(c, SIGKILL);
 			kill_at = 0;
@@ -600,6 +605,11 @@ int pmu_backend_run(const struct pmu_launch *l, struct pmu_cohort *c, struct pmu
 			}
 			if (pmu_backend_abort)
 				kill(pid, SIGKILL);
+			if (l->over_bound && !res->truncated &&
+			    l->over_bound(l->ctx, res->truncation, sizeof(res->truncation))) {
+				res->truncated = true;
+				kill(pid, SIGTERM);
+			}
 			if (l->max_duration_ms && !res->truncated &&
 			    now >= res->start_ns + (uint64_t)l->max_duration_ms * 1000000u) {
 				res->truncated = true;

@@ -389,3 +389,15 @@ print("conform")' "$BATS_TEST_DIRNAME/../.."
 	run bash -c "tail -n1 c.bundle/data/collectors/control/lifecycle.jsonl"
 	assert_output --partial '"status":"no-events"'
 }
+
+@test "--max-output-bytes stops the cohort, keeps nothing more and marks the bundle truncated" {
+	run timeout 60 pmurec --max-output-bytes 100000 --collector "exec:$PMU_BUILD/test-collector,flood" -o f.bundle -- sleep 30
+	assert_failure 143
+	assert_output --partial "--max-output-bytes 100000 reached"
+	run pmuvalidate --json f.bundle
+	echo "$output" >r.json
+	run ids r.json
+	assert_output "RESULT TRUNCATED"
+	run bash -c "tail -n1 f.bundle/data/collectors/test-collector/events.jsonl"
+	assert_output --partial '"type":"truncation"'
+}

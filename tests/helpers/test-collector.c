@@ -1,9 +1,10 @@
 /*
  * A well-behaved external collector for the tests, with ways to misbehave:
- *   test-collector [ok|hang|nohello|malformed|nobye|stranger|failed] ROOT_PID
+ *   test-collector [ok|hang|nohello|malformed|nobye|stranger|failed|flood] ROOT_PID
  * ok: hello, one instant record for the root at the current CLOCK_MONOTONIC,
  * then, once its input closes, stats and bye.
  */
+#include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -31,6 +32,17 @@ int main(int argc, char **argv)
 	printf("{\"type\":\"record\",\"t_ns\":%llu,\"pid\":%ld,\"tid\":%ld,\"name\":\"seen\",\"ph\":\"i\",\"value\":1}\n",
 	       now_ns(), !strcmp(mode, "stranger") ? 1L : root, !strcmp(mode, "stranger") ? 1L : root);
 	fflush(stdout);
+	/* flood: records about the root until the input closes */
+	while (!strcmp(mode, "flood")) {
+		struct pollfd p = { 0, POLLIN, 0 };
+
+		for (int i = 0; i < 1000; i++)
+			printf("{\"type\":\"record\",\"t_ns\":%llu,\"pid\":%ld,\"tid\":%ld,\"name\":\"tick\",\"ph\":\"i\"}\n",
+			       now_ns(), root, root);
+		fflush(stdout);
+		if (poll(&p, 1, 0) > 0)
+			break;
+	}
 	while (fgets(buf, sizeof(buf), stdin))
 		;
 	if (!strcmp(mode, "hang"))
