@@ -136,6 +136,8 @@ static void print_tree(json_t *incs, const char *parent, int depth)
 		       (long long)json_integer_value(json_object_get(in, "pid")), sget(in, "comm"));
 		if (json_array_size(exec))
 			printf(" (%s)", sget(json_array_get(exec, json_array_size(exec) - 1), "path"));
+		if (json_is_true(json_object_get(in, "preexisting")))
+			printf(", running before the recording (times from attach)");
 		if (end)
 			printf(", %.3f ms, ", ms(json_integer_value(end) - s));
 		else

@@ -89,6 +89,7 @@ extern const char *const pmu_res_names[PMU_RES_COUNT_];
 
 struct pmu_launch {
 	char *const *argv;
+	pid_t attach_pid;       /* attach to this running tree instead of launching argv */
 	bool follow;            /* follow forks, execs and exits (else root only) */
 	int max_duration_ms;    /* 0: none */
 	int grace_ms;           /* SIGTERM -> SIGKILL */
@@ -113,6 +114,8 @@ struct pmu_launch_result {
 	bool truncated;         /* a bound ended the run */
 	char truncation[128];
 	uint64_t start_ns, end_ns;
+	bool detached;          /* attach mode: the recorder let go of a tree still running */
+	char detach_reason[128];
 	bool follow_ok;         /* the cohort was followed */
 	char follow_reason[200];
 	const char *follow_remedy;

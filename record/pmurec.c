@@ -10,6 +10,7 @@
  * mode asks for them.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <fnmatch.h>
 #include <getopt.h>
 #include <signal.h>
@@ -38,6 +39,7 @@ enum { EXIT_RECORDER = 125, EXIT_NOEXEC = 126, EXIT_NOTFOUND = 127 };
 
 static const char usage[] =
 	"usage: pmurec [options] -o BUNDLE -- COMMAND [ARG...]\n"
+	"       pmurec [options] -o BUNDLE --pid PID\n"
 	"       pmurec --probe [--json]\n"
 	"\n"
 	"Run COMMAND and record its processes (its cohort) into BUNDLE, a bundle of\n"
@@ -46,6 +48,9 @@ static const char usage[] =
 	"  -o, --output BUNDLE     where to write the bundle (required)\n"
 	"  -f, --force             replace an existing bundle\n"
 	"  -m, --mode MODE         none, light (default) or full\n"
+	"  -p, --pid PID           attach to the running process PID and its descendants\n"
+	"                          (light or full); a signal or a bound detaches, leaving\n"
+	"                          them running\n"
 	"      --max-duration MS   stop the cohort after MS milliseconds (SIGTERM, then SIGKILL);\n"
 	"                          the bundle is then marked truncated\n"
 	"      --env-allow NAME    record environment variable NAME (repeatable; values of\n"
@@ -107,6 +112,7 @@ struct opts {
 	int collector_timeout_ms;
 	int delay_ms;
 	unsigned long long max_output;
+	pid_t attach;
 	struct pmu_ctl *ctl;
 };
 
@@ -395,8 +401,12 @@ static int write_collectors(const struct opts *o, const struct pmu_launch_result
 			json_array_append_new(recs, lc(lr->start_ns, "requested"));
 			r = lc(lr->start_ns, "probed");
 			json_object_set_new(r, "status", json_string("unavailable"));
-			json_object_set_new(r, "reason", json_string("the control socket could not be created"));
-			json_object_set_new(r, "remedy", json_string("check the file-descriptor limit (ulimit -n)"));
+			json_object_set_new(r, "reason",
+					    json_string(o->attach ? "attached to a running process: it cannot be given "
+								    "PMUREC_CTL_FD"
+								  : "the control socket could not be created"));
+			json_object_set_new(r, "remedy", json_string(o->attach ? "launch the command under pmurec"
+									       : "check the file-descriptor limit (ulimit -n)"));
 			json_array_append_new(recs, r);
 			r = json_deep_copy(r);
 			json_object_set_new(r, "event", json_string("final"));
@@ -504,6 +514,7 @@ static int parse(int argc, char **argv, struct opts *o)
 		{ "probe", no_argument, NULL, 'P' },             { "json", no_argument, NULL, 'j' },
 		{ "collector", required_argument, NULL, 'C' },   { "collector-timeout", required_argument, NULL, 'T' },
 		{ "delay", required_argument, NULL, 'd' },    { "max-output-bytes", required_argument, NULL, 'B' },
+		{ "pid", required_argument, NULL, 'p' },
 		{ "help", no_argument, NULL, 'h' },              { "version", no_argument, NULL, 'V' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -511,7 +522,7 @@ static int parse(int argc, char **argv, struct opts *o)
 	char *end;
 
 	o->mode = 1;
-	while ((c = getopt_long(argc, argv, "+o:fm:hV", lo, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "+o:fm:p:hV", lo, NULL)) != -1) {
 		switch (c) {
 		case 'o': o->out = optarg; break;
 		case 'f': o->force = true; break;
@@ -566,6 +577,14 @@ static int parse(int argc, char **argv, struct opts *o)
 			o->collector_timeout_ms = (int)strtol(optarg, &end, 10);
 			if (errno || *end || o->collector_timeout_ms <= 0) {
 				fprintf(stderr, "pmurec: --collector-timeout needs a positive number of milliseconds\n");
+				return -1;
+			}
+			break;
+		case 'p':
+			errno = 0;
+			o->attach = (pid_t)strtol(optarg, &end, 10);
+			if (errno || *end || o->attach <= 0) {
+				fprintf(stderr, "pmurec: --pid needs a process id, not '%s'\n", optarg);
 				return -1;
 			}
 			break;
@@ -629,7 +648,19 @@ int main(int argc, char **argv)
 		fprintf(stderr, "pmurec: --delay needs --mode light or full (mode none records no marks)\n");
 		return PMU_EXIT_USAGE;
 	}
-	if (!o.out || optind >= argc) {
+	if (o.attach && optind < argc) {
+		fprintf(stderr, "pmurec: give either --pid PID or a command, not both\n");
+		return PMU_EXIT_USAGE;
+	}
+	if (o.attach && o.mode == 0) {
+		fprintf(stderr, "pmurec: --pid needs --mode light or full (it follows the tree with ptrace)\n");
+		return PMU_EXIT_USAGE;
+	}
+	if (o.attach && kill(o.attach, 0) < 0 && errno == ESRCH) {
+		fprintf(stderr, "pmurec: no process %d\n", (int)o.attach);
+		return PMU_EXIT_USAGE;
+	}
+	if (!o.out || (optind >= argc && !o.attach)) {
 		fprintf(stderr, "pmurec: %s\n", !o.out ? "no output bundle given (-o BUNDLE)" : "no command given");
 		fputs(usage, stderr);
 		return PMU_EXIT_USAGE;
@@ -653,9 +684,10 @@ int main(int argc, char **argv)
 	sigaction(SIGTERM, &sa, NULL);
 	sigaction(SIGHUP, &sa, NULL);
 
-	if (o.mode > 0)
+	if (o.mode > 0 && !o.attach)
 		o.ctl = pmu_ctl_new();
 	l.argv = argv + optind;
+	l.attach_pid = o.attach;
 	l.follow = o.mode > 0;
 	l.max_duration_ms = o.max_duration_ms;
 	l.grace_ms = 2000;
@@ -725,10 +757,31 @@ int main(int argc, char **argv)
 
 	/* run.json */
 	argvj = json_array();
-	for (char *const *a = l.argv; *a; a++)
+	for (char *const *a = l.argv; !o.attach && *a; a++)
 		json_array_append_new(argvj, json_string(*a));
-	if (!getcwd(cwd, sizeof(cwd)))
+	if (o.attach) {
+		/* the attached process's own command line and directory */
+		char path[64], *cl = NULL;
+		size_t n = 0;
+		ssize_t k;
+
+		snprintf(path, sizeof(path), "/proc/%d/cmdline", (int)o.attach);
+		if (pmu_read_file(AT_FDCWD, path, 1 << 20, &cl, &n) == 0)
+			for (size_t i = 0; i < n; i += strlen(cl + i) + 1)
+				if (cl[i])
+					json_array_append_new(argvj, json_string(cl + i));
+		free(cl);
+		if (!json_array_size(argvj))
+			json_array_append_new(argvj, json_string(cohort.n ? cohort.incs[0].comm : "?"));
+		snprintf(path, sizeof(path), "/proc/%d/cwd", (int)o.attach);
+		k = readlink(path, cwd, sizeof(cwd) - 1);
+		if (k > 0)
+			cwd[k] = '\0';
+		else
+			snprintf(cwd, sizeof(cwd), "?");
+	} else if (!getcwd(cwd, sizeof(cwd))) {
 		snprintf(cwd, sizeof(cwd), "?");
+	}
 	{
 		unsigned char rnd[16];
 		FILE *f = fopen("/dev/urandom", "r");
@@ -754,9 +807,13 @@ int main(int argc, char **argv)
 	json_object_set_new(run, "end_ns", json_integer((json_int_t)lr.end_ns));
 	json_object_set_new(run, "realtime_anchor_ns", json_integer((json_int_t)rt));
 	json_object_set_new(run, "monotonic_anchor_ns", json_integer((json_int_t)mono));
-	json_object_set_new(run, "exit",
-			    exit_json(WIFEXITED(lr.wait_status) ? 1 : WIFSIGNALED(lr.wait_status) ? 2 : 0,
-				      WIFEXITED(lr.wait_status) ? WEXITSTATUS(lr.wait_status) : WTERMSIG(lr.wait_status)));
+	if (o.attach && !(cohort.n && cohort.incs[0].ended))
+		json_object_set_new(run, "exit", exit_json(0, 0)); /* still running when detached */
+	else
+		json_object_set_new(run, "exit",
+				    exit_json(WIFEXITED(lr.wait_status) ? 1 : WIFSIGNALED(lr.wait_status) ? 2 : 0,
+					      WIFEXITED(lr.wait_status) ? WEXITSTATUS(lr.wait_status)
+									: WTERMSIG(lr.wait_status)));
 	json_object_set_new(run, "result", json_string(result));
 	if (reason[0])
 		json_object_set_new(run, "result_reason", json_string(reason));
@@ -814,9 +871,13 @@ int main(int argc, char **argv)
 		pmu_cohort_release(&cohort);
 		return EXIT_RECORDER;
 	}
+	if (lr.detached)
+		fprintf(stderr, "pmurec: %s; bundle '%s' written\n", lr.detach_reason, o.out);
 	if (strcmp(result, "complete"))
 		fprintf(stderr, "pmurec: run %s: %s; bundle '%s' written and marked %s\n", result, reason, o.out, result);
 	code = WIFEXITED(lr.wait_status) ? WEXITSTATUS(lr.wait_status) : 128 + WTERMSIG(lr.wait_status);
+	if (o.attach && !(cohort.n && cohort.incs[0].ended))
+		code = 0; /* detached: the tree runs on */
 	if (failed) {
 		for (size_t i = 0; i < o.next; i++)
 			if (pmu_ext_failed(o.ext[i]))

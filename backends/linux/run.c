@@ -15,6 +15,7 @@
  * with it, so nothing runs unobserved); a close-on-exec pipe carries
  * exec's errno back when exec fails.
  */
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <signal.h>
@@ -405,6 +406,31 @@ static struct pmu_incarnation *adopt(struct pmu_cohort *c, pid_t tid, uint64_t t
 	return add_inc(c, tid, p ? p->id : 0, t);
 }
 
+/* Attach mode: let go of every task, delivering any signal that was
+ * stopped on its way, and leave the tree running. */
+static void detach_all(struct pmu_cohort *c)
+{
+	for (size_t i = 0; i < c->n; i++) {
+		struct pmu_incarnation *in = &c->incs[i];
+
+		if (in->ended)
+			continue;
+		for (size_t k = 0; k < in->ntids; k++) {
+			pid_t tid = in->tids[k];
+			int st;
+
+			if (ptrace(PTRACE_INTERRUPT, tid, 0, 0) < 0)
+				continue;
+			while (waitpid(tid, &st, __WALL) == tid) {
+				if (!WIFSTOPPED(st))
+					break;
+				ptrace(PTRACE_DETACH, tid, 0, (st >> 16) == 0 ? WSTOPSIG(st) : 0);
+				break;
+			}
+		}
+	}
+}
+
 static int follow(pid_t root, struct pmu_cohort *c, const struct pmu_launch *l, struct pmu_launch_result *res)
 {
 	uint64_t deadline = l->max_duration_ms ? res->start_ns + (uint64_t)l->max_duration_ms * 1000000u : 0;
@@ -417,6 +443,21 @@ static int follow(pid_t root, struct pmu_cohort *c, const struct pmu_launch *l, 
 		int st;
 		pid_t pid;
 
+		if (l->attach_pid) {
+			const char *why = pmu_backend_abort || pmu_backend_stop_signal ? "a signal to the recorder"
+					  : deadline && now >= deadline ? "--max-duration"
+					  : l->over_bound && l->over_bound(l->ctx, res->truncation, sizeof(res->truncation))
+						  ? "--max-output-bytes" : NULL;
+
+			if (why) {
+				snprintf(res->detach_reason, sizeof(res->detach_reason),
+					 "detached from the running tree on %s", why);
+				res->detached = true;
+				res->truncation[0] = '\0';
+				detach_all(c);
+				return 0;
+			}
+		}
 		if (pmu_backend_abort) {
 			kill_all(c, SIGKILL);
 			kill_at = 0;
@@ -513,6 +554,90 @@ static int follow(pid_t root, struct pmu_cohort *c, const struct pmu_launch *l, 
 	}
 }
 
+/* Seize pid, its threads and, recursively, its children; every task
+ * found becomes part of a preexisting incarnation seen at time t. */
+static int seize_tree(struct pmu_cohort *c, pid_t pid, int parent, uint64_t t, int depth)
+{
+	char path[96], *s = NULL;
+	struct pmu_incarnation *in;
+	DIR *d;
+	int id;
+
+	if (depth > 64 || inc_of_pid(c, pid))
+		return 0;
+	in = add_inc(c, pid, parent, t);
+	if (!in)
+		return pmu_error(PMU_ERR_NOMEM, "out of memory");
+	in->preexisting = true;
+	id = in->id;
+	snprintf(path, sizeof(path), "/proc/%d/task", (int)pid);
+	d = opendir(path);
+	if (!d)
+		return pmu_error(PMU_ERR_NOTFOUND, "no process %d", (int)pid);
+	for (struct dirent *e; (e = readdir(d));) {
+		pid_t tid = (pid_t)atoi(e->d_name);
+
+		if (tid <= 0)
+			continue;
+		if (ptrace(PTRACE_SEIZE, tid, 0,
+			   PTRACE_O_TRACEFORK | PTRACE_O_TRACEVFORK | PTRACE_O_TRACECLONE | PTRACE_O_TRACEEXEC |
+				   PTRACE_O_TRACEEXIT) < 0) {
+			int e2 = errno;
+
+			closedir(d);
+			return pmu_error(e2 == EPERM ? PMU_ERR_INVAL : PMU_ERR_IO, "cannot attach to thread %d of %d: %s",
+					 (int)tid, (int)pid, strerror(e2));
+		}
+		in = &c->incs[id - 1];
+		if (add_tid(in, tid) == 0)
+			c->live_tasks++;
+	}
+	closedir(d);
+	/* children, from every thread's list */
+	d = opendir(path);
+	for (struct dirent *e; d && (e = readdir(d));) {
+		char cp[128], *w, *save = NULL;
+
+		if (atoi(e->d_name) <= 0)
+			continue;
+		snprintf(cp, sizeof(cp), "/proc/%d/task/%d/children", (int)pid, atoi(e->d_name));
+		if (pmu_read_file(AT_FDCWD, cp, 1 << 20, &s, NULL))
+			continue;
+		for (w = strtok_r(s, " \n", &save); w; w = strtok_r(NULL, " \n", &save))
+			seize_tree(c, (pid_t)atoi(w), id, t, depth + 1);
+		free(s);
+		s = NULL;
+	}
+	if (d)
+		closedir(d);
+	return 0;
+}
+
+static int attach_run(const struct pmu_launch *l, struct pmu_cohort *c, struct pmu_launch_result *res)
+{
+	struct sigaction sa = { 0 };
+	struct itimerval it = { { 0, 50000 }, { 0, 50000 } };
+	int err;
+
+	res->start_ns = pmu_now_mono_ns();
+	err = seize_tree(c, l->attach_pid, 0, res->start_ns, 0);
+	if (err) {
+		detach_all(c);
+		return err;
+	}
+	res->follow_ok = true;
+	if (l->before_release)
+		l->before_release(l->ctx, l->attach_pid);
+	sa.sa_handler = on_alarm;
+	sigaction(SIGALRM, &sa, NULL);
+	setitimer(ITIMER_REAL, &it, NULL);
+	err = follow(l->attach_pid, c, l, res);
+	memset(&it, 0, sizeof(it));
+	setitimer(ITIMER_REAL, &it, NULL);
+	res->end_ns = pmu_now_mono_ns();
+	return err;
+}
+
 int pmu_backend_run(const struct pmu_launch *l, struct pmu_cohort *c, struct pmu_launch_result *res)
 {
 	int barrier[2], errpipe[2], e = 0, err = 0;
@@ -523,6 +648,8 @@ int pmu_backend_run(const struct pmu_launch *l, struct pmu_cohort *c, struct pmu
 	ssize_t n;
 
 	memset(res, 0, sizeof(*res));
+	if (l->attach_pid)
+		return attach_run(l, c, res);
 	if (pipe2(barrier, O_CLOEXEC) < 0 || pipe2(errpipe, O_CLOEXEC) < 0)
 		return pmu_error(PMU_ERR_IO, "pipe: %s", strerror(errno));
 	res->start_ns = pmu_now_mono_ns();

@@ -401,3 +401,45 @@ print("conform")' "$BATS_TEST_DIRNAME/../.."
 	run bash -c "tail -n1 f.bundle/data/collectors/test-collector/events.jsonl"
 	assert_output --partial '"type":"truncation"'
 }
+
+@test "--pid attaches to a running tree, records it, and detaches leaving it running" {
+	sh -c 'while :; do ls / >/dev/null; sleep 0.05; done' &
+	target=$!
+	sleep 0.2
+	run pmurec --max-duration 400 --pid "$target" -o a.bundle
+	assert_success
+	assert_output --partial "detached from the running tree on --max-duration"
+	kill -0 "$target"
+	kill "$target"
+	run pmuvalidate a.bundle
+	assert_success
+	run py '(d["incarnations"][0]["pid"], d["incarnations"][0]["preexisting"], "end_ns" in d["incarnations"][0], d["incarnations"][0]["exit"]["kind"], any(i["comm"] == "ls" and not i["preexisting"] for i in d["incarnations"]))' a.bundle/data/cohort.json
+	assert_output "($target, True, False, 'unknown', True)"
+	run py 'd["argv"][:2], d["result"]' a.bundle/data/run.json
+	assert_output "(['sh', '-c'], 'complete')"
+	run bash -c "tail -n1 a.bundle/data/collectors/control/lifecycle.jsonl"
+	assert_output --partial "attached to a running process"
+}
+
+@test "--pid: usage errors and a process that cannot be traced" {
+	run pmurec --pid 999999999 -o x.bundle
+	assert_failure 2
+	run pmurec -m none --pid $$ -o x.bundle
+	assert_failure 2
+	assert_output --partial "--pid needs --mode light or full"
+	run pmurec --pid $$ -o x.bundle -- true
+	assert_failure 2
+	[ ! -e x.bundle ]
+	if [ "$(id -u)" -eq 0 ] && command -v setpriv >/dev/null; then
+		sleep 5 &
+		victim=$!
+		W=$(mktemp -d /tmp/pmu-nobody.XXXXXX)
+		chmod 777 "$W"
+		run setpriv --reuid=nobody --regid=nogroup --clear-groups --inh-caps=-all -- "$PMU_BUILD/pmurec" --pid "$victim" -o "$W/x.bundle"
+		kill "$victim"
+		assert_failure 125
+		assert_output --partial "cannot attach to thread $victim of $victim: Operation not permitted"
+		[ ! -e "$W/x.bundle" ]
+		rm -rf "$W"
+	fi
+}
