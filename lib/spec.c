@@ -54,6 +54,13 @@ static const struct pmu_field collector_ref_f[] = {
 };
 OBJ(collector_ref, collector_ref_f);
 
+static const struct pmu_field campaign_f[] = {
+	F("id", STR, true, "campaign id, the same in every bundle of the campaign"),
+	F("modes", ARR_STR, true, "the modes of the campaign, in the order they were interleaved"),
+	N("position", true, "id", "0-based place of this run in the campaign's run order"),
+};
+OBJ(campaign, campaign_f);
+
 static const struct pmu_field run_f[] = {
 	DOCHEAD,
 	F("run_id", STR, true, "unique id of this run"),
@@ -71,6 +78,10 @@ static const struct pmu_field run_f[] = {
 	F("tolerate_loss", BOOL, true, "the user asked to accept lost records"),
 	O("collectors", ARR_OBJ, true, collector_ref, "every collector known to the recorder"),
 	N11("seed", false, "id", "the --seed given, exported to the command as PMUREC_SEED"),
+	N11("repeat", false, "count", "number of recorded repetitions; present in data/run.json of a bundle with repetitions"),
+	N11("repetition", false, "id", "1-based number of this repetition, when the bundle has repetitions"),
+	N11("warmup", false, "count", "unrecorded warm-up runs made before the first repetition"),
+	O11("campaign", OBJ, false, campaign, "the A/B campaign this run belongs to (pmurec --ab)"),
 };
 OBJ(run, run_f);
 
@@ -183,10 +194,10 @@ static const struct pmu_field cohort_f[] = {
 OBJ(cohort, cohort_f);
 
 const struct pmu_docdef pmu_docs[] = {
-	{ "run.json", "run", &run, true },
-	{ "capabilities.json", "capabilities", &capabilities, true },
-	{ "provenance.json", "provenance", &provenance, true },
-	{ "cohort.json", "cohort", &cohort, true },
+	{ "run.json", "run", &run, true, true },
+	{ "capabilities.json", "capabilities", &capabilities, true, false },
+	{ "provenance.json", "provenance", &provenance, true, false },
+	{ "cohort.json", "cohort", &cohort, true, true },
 };
 const size_t pmu_ndocs = PMU_ARRAY_SIZE(pmu_docs);
 

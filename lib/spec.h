@@ -56,6 +56,7 @@ struct pmu_docdef {
 	const char *type;
 	const struct pmu_objdef *obj;
 	bool required;
+	bool per_repetition;            /* one per repetition (data/ and data/repeats/<k>/) */
 };
 
 /* A record type of a JSON Lines stream (the header excluded). */

@@ -99,6 +99,10 @@ struct v {
 	int minor;                 /* the bundle is spec 1.<minor> */
 	uint64_t oxum_bytes, oxum_count;
 
+	/* the repetition being checked: data/ for the first, data/repeats/<k>/ */
+	char scope[48];
+	int scope_k, repeat;
+
 	bool run_ok;
 	uint64_t run_start, run_end;
 	bool tolerate_loss;
@@ -898,7 +902,26 @@ static uint64_t ju(json_t *o, const char *k)
 
 static void check_run(struct v *v, json_t *j)
 {
-	const char *f = "data/run.json";
+	char f[80];
+	json_t *rep = json_object_get(j, "repetition");
+
+	snprintf(f, sizeof(f), "%srun.json", v->scope);
+	eval(v, PMU_CHECK_REPETITION);
+	if (v->scope_k == 1) {
+		json_t *n = json_object_get(j, "repeat");
+
+		v->repeat = n ? (int)(json_integer_value(n) > 10000 ? 10001 : json_integer_value(n)) : 1;
+		if (v->repeat < 1 || v->repeat > 10000) {
+			report(v, PMU_CHECK_REPETITION, f, 0, "repeat %lld is not 1 to 10000",
+			       (long long)json_integer_value(n));
+			v->repeat = 1;
+		}
+	} else if (json_object_get(j, "repeat")) {
+		report(v, PMU_CHECK_REPETITION, f, 0, "only data/run.json gives the number of repetitions");
+	}
+	if ((rep || v->repeat > 1) && json_integer_value(rep) != v->scope_k)
+		report(v, PMU_CHECK_REPETITION, f, 0, "names repetition %s, it is repetition %d",
+		       rep ? "another" : "none", v->scope_k);
 	json_t *colls = json_object_get(j, "collectors");
 	const char *result = json_string_value(json_object_get(j, "result"));
 
@@ -980,11 +1003,12 @@ static int cmp_i64(const void *a, const void *b)
 
 static void check_cohort(struct v *v, json_t *j)
 {
-	const char *f = "data/cohort.json";
+	char f[80];
 	json_t *arr = json_object_get(j, "incarnations");
 	size_t n = json_array_size(arr);
 	bool ok = true;
 
+	snprintf(f, sizeof(f), "%scohort.json", v->scope);
 	v->incs = calloc(n + 1, sizeof(*v->incs));
 	for (v->inc_cap = 16; v->inc_cap < 2 * n + 2; v->inc_cap *= 2)
 		;
@@ -1768,7 +1792,8 @@ static void check_stream(struct v *v, const struct pmu_streamdef *sd, const char
 
 /* ---- files of the payload ---------------------------------------------- */
 
-static const struct pmu_streamdef *stream_for(const char *path, char *coll, size_t collsz)
+/* The stream kind of a path relative to its repetition's directory. */
+static const struct pmu_streamdef *stream_for(const char *rel, char *coll, size_t collsz)
 {
 	const char *rest;
 
@@ -1776,81 +1801,119 @@ static const struct pmu_streamdef *stream_for(const char *path, char *coll, size
 		const struct pmu_streamdef *sd = &pmu_streams[i];
 
 		if (!sd->per_collector) {
-			if (!strncmp(path, "data/", 5) && !strcmp(path + 5, sd->file))
+			if (!strcmp(rel, sd->file))
 				return sd;
 			continue;
 		}
-		if (strncmp(path, "data/collectors/", 16))
+		if (strncmp(rel, "collectors/", 11))
 			continue;
-		rest = strchr(path + 16, '/');
-		if (!rest || strcmp(rest + 1, sd->file) || (size_t)(rest - (path + 16)) >= collsz)
+		rest = strchr(rel + 11, '/');
+		if (!rest || strcmp(rest + 1, sd->file) || (size_t)(rest - (rel + 11)) >= collsz)
 			continue;
-		snprintf(coll, collsz, "%.*s", (int)(rest - (path + 16)), path + 16);
+		snprintf(coll, collsz, "%.*s", (int)(rest - (rel + 11)), rel + 11);
 		return sd;
 	}
 	return NULL;
 }
 
-static void check_payload(struct v *v)
+/*
+ * The repetition a payload path belongs to, and the path relative to its
+ * directory: data/X is repetition 1 (unless X is under repeats/),
+ * data/repeats/<k>/X repetition k (decimal, no leading zero).  0 when the
+ * path is under repeats/ but not of that form.
+ */
+static int repetition_of(const char *path, const char **rel)
 {
-	json_t *docs[8] = { 0 };
-	char coll[256], last_unlisted[256] = "";
+	const char *p = path + 5, *slash;
+	long k;
 
-	eval(v, PMU_CHECK_FILE_REQUIRED);
-	eval(v, PMU_CHECK_FILE_UNKNOWN);
-	/* Loss, malformed input and truncation can only be recorded in the
-	 * streams read below: with the streams read, their absence is a pass. */
-	eval(v, PMU_CHECK_LOSS);
-	eval(v, PMU_CHECK_MALFORMED);
-	eval(v, PMU_CHECK_TRUNCATED);
-	for (size_t i = 0; i < pmu_ndocs; i++) {
-		char p[64];
-
-		snprintf(p, sizeof(p), "data/%s", pmu_docs[i].file);
-		if (pmu_docs[i].required && !find_file(v, p))
-			report(v, PMU_CHECK_FILE_REQUIRED, p, 0, "required document is missing");
+	if (strncmp(p, "repeats/", 8)) {
+		*rel = p;
+		return 1;
 	}
-	for (size_t i = 0; i < pmu_nstreams; i++) {
-		char p[64];
+	p += 8;
+	if (*p < '1' || *p > '9')
+		return 0;
+	k = strtol(p, (char **)&slash, 10);
+	if (*slash != '/' || k < 2 || k > 10000)
+		return 0;
+	*rel = slash + 1;
+	return (int)k;
+}
 
-		snprintf(p, sizeof(p), "data/%s", pmu_streams[i].file);
+static void reset_scope(struct v *v)
+{
+	for (size_t i = 0; i < v->ncolls; i++)
+		free(v->colls[i].name);
+	free(v->colls);
+	v->colls = NULL;
+	v->ncolls = 0;
+	for (size_t i = 0; i < v->nincs; i++) {
+		free(v->incs[i].id);
+		free(v->incs[i].tids);
+		free(v->incs[i].parent);
+	}
+	free(v->incs);
+	v->incs = NULL;
+	v->nincs = 0;
+	free(v->inc_index);
+	v->inc_index = NULL;
+	v->inc_cap = 0;
+	for (size_t i = 0; v->stacks && i < v->nslots; i++)
+		free(v->stacks[i].v);
+	free(v->stacks);
+	v->stacks = NULL;
+	v->nslots = 0;
+	free(v->spans);
+	v->spans = NULL;
+	v->nspans = v->capspans = 0;
+	v->run_ok = v->cohort_ok = false;
+}
+
+/* Documents and streams of one repetition. */
+static void check_scope(struct v *v, int k)
+{
+	char coll[256], last_unlisted[256] = "", p[128];
+
+	reset_scope(v);
+	v->scope_k = k;
+	if (k == 1)
+		snprintf(v->scope, sizeof(v->scope), "data/");
+	else
+		snprintf(v->scope, sizeof(v->scope), "data/repeats/%d/", k);
+	for (size_t i = 0; i < pmu_nstreams; i++) {
+		snprintf(p, sizeof(p), "%s%s", v->scope, pmu_streams[i].file);
 		if (!pmu_streams[i].per_collector && pmu_streams[i].required && !find_file(v, p))
 			report(v, PMU_CHECK_FILE_REQUIRED, p, 0, "required stream is missing");
 	}
-	for (size_t i = 0; i < v->nfiles; i++) {
-		const char *p = v->files[i].path;
-		bool known = false;
-
-		if (strncmp(p, "data/", 5))
-			continue;
-		for (size_t d = 0; d < pmu_ndocs; d++)
-			known |= !strcmp(p + 5, pmu_docs[d].file);
-		known |= stream_for(p, coll, sizeof(coll)) != NULL && pmu_bag_name_ok(p);
-		if (!known)
-			report(v, PMU_CHECK_FILE_UNKNOWN, p, 0, "file is not defined by spec %s", v->spec);
-	}
 	/* documents, in dependency order: run (window), cohort (attribution) */
 	for (size_t i = 0; i < pmu_ndocs; i++) {
-		char p[64];
+		json_t *doc;
 
-		snprintf(p, sizeof(p), "data/%s", pmu_docs[i].file);
-		docs[i] = load_doc(v, p);
-		if (docs[i] && !check_doc(v, &pmu_docs[i], p, docs[i])) {
-			json_decref(docs[i]);
-			docs[i] = NULL;
+		if (!pmu_docs[i].per_repetition)
+			continue;
+		snprintf(p, sizeof(p), "%s%s", v->scope, pmu_docs[i].file);
+		if (!find_file(v, p)) {
+			report(v, PMU_CHECK_FILE_REQUIRED, p, 0, "required document is missing");
+			continue;
 		}
+		doc = load_doc(v, p);
+		if (doc && check_doc(v, &pmu_docs[i], p, doc)) {
+			if (!strcmp(pmu_docs[i].type, "run"))
+				check_run(v, doc);
+			else if (!strcmp(pmu_docs[i].type, "cohort"))
+				check_cohort(v, doc);
+		}
+		json_decref(doc);
 	}
-	if (docs[0])
-		check_run(v, docs[0]);
-	if (docs[3])
-		check_cohort(v, docs[3]);
-	for (size_t i = 0; i < pmu_ndocs; i++)
-		json_decref(docs[i]);
-
 	/* streams: spans first, then each collector's files */
 	for (size_t i = 0; i < v->nfiles; i++) {
-		const struct pmu_streamdef *sd = stream_for(v->files[i].path, coll, sizeof(coll));
+		const char *rel;
+		const struct pmu_streamdef *sd;
 
+		if (strncmp(v->files[i].path, "data/", 5) || repetition_of(v->files[i].path, &rel) != k)
+			continue;
+		sd = stream_for(rel, coll, sizeof(coll));
 		if (sd && pmu_bag_name_ok(v->files[i].path)) {
 			struct collector *c = sd->per_collector && v->run_ok ? find_coll(v, coll) : NULL;
 
@@ -1872,11 +1935,61 @@ static void check_payload(struct v *v)
 		eval(v, PMU_CHECK_ATTRIBUTION);
 		eval(v, PMU_CHECK_PAIRING);
 	}
+	snprintf(p, sizeof(p), "%srun.json", v->scope);
 	for (size_t i = 0; v->run_ok && i < v->ncolls; i++)
 		if (!v->colls[i].seen_dir)
-			report(v, PMU_CHECK_COLLECTOR_LISTED, "data/run.json", 0,
-			       "collector '%s' has no data/collectors/%s/lifecycle.jsonl", v->colls[i].name,
-			       v->colls[i].name);
+			report(v, PMU_CHECK_COLLECTOR_LISTED, p, 0, "collector '%s' has no %scollectors/%s/lifecycle.jsonl",
+			       v->colls[i].name, v->scope, v->colls[i].name);
+}
+
+static void check_payload(struct v *v)
+{
+	eval(v, PMU_CHECK_FILE_REQUIRED);
+	eval(v, PMU_CHECK_FILE_UNKNOWN);
+	/* Loss, malformed input and truncation can only be recorded in the
+	 * streams read below: with the streams read, their absence is a pass. */
+	eval(v, PMU_CHECK_LOSS);
+	eval(v, PMU_CHECK_MALFORMED);
+	eval(v, PMU_CHECK_TRUNCATED);
+	/* the documents of the whole bundle */
+	for (size_t i = 0; i < pmu_ndocs; i++) {
+		char p[64];
+		json_t *doc;
+
+		if (pmu_docs[i].per_repetition)
+			continue;
+		snprintf(p, sizeof(p), "data/%s", pmu_docs[i].file);
+		if (!find_file(v, p)) {
+			if (pmu_docs[i].required)
+				report(v, PMU_CHECK_FILE_REQUIRED, p, 0, "required document is missing");
+			continue;
+		}
+		doc = load_doc(v, p);
+		if (doc)
+			check_doc(v, &pmu_docs[i], p, doc);
+		json_decref(doc);
+	}
+	/* the first repetition tells how many there are */
+	v->repeat = 1;
+	check_scope(v, 1);
+	for (size_t i = 0; i < v->nfiles; i++) {
+		const char *p = v->files[i].path, *rel;
+		char coll[256];
+		bool known = false;
+		int k;
+
+		if (strncmp(p, "data/", 5))
+			continue;
+		k = repetition_of(p, &rel);
+		for (size_t d = 0; d < pmu_ndocs; d++)
+			known |= !strcmp(rel, pmu_docs[d].file) && (k == 1 || pmu_docs[d].per_repetition);
+		known |= stream_for(rel, coll, sizeof(coll)) != NULL && pmu_bag_name_ok(p);
+		if (!k || k > v->repeat || !known)
+			report(v, PMU_CHECK_FILE_UNKNOWN, p, 0, "file is not defined by spec %s%s", v->spec,
+			       k > v->repeat ? " (a repetition beyond data/run.json's repeat)" : "");
+	}
+	for (int k = 2; k <= v->repeat; k++)
+		check_scope(v, k);
 }
 
 static void check_spec_version(struct v *v)
