@@ -17,6 +17,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -48,6 +49,12 @@ static const char usage[] =
 	"  -o, --output BUNDLE     where to write the bundle (required)\n"
 	"  -f, --force             replace an existing bundle\n"
 	"  -m, --mode MODE         none, light (default) or full\n"
+	"      --repeat N          record N repetitions of the command, each kept on its own in\n"
+	"                          the bundle (data/repeats/<k>/ for k >= 2)\n"
+	"      --warmup N          run the command N times first, unrecorded\n"
+	"      --ab MODES          an A/B campaign: the modes (e.g. none,light,full) run\n"
+	"                          interleaved, --repeat times each; -o names a directory\n"
+	"                          that gets one bundle per mode, MODE.bundle\n"
 	"  -p, --pid PID           attach to the running process PID and its descendants\n"
 	"                          (light or full); a signal or a bound detaches, leaving\n"
 	"                          them running\n"
@@ -113,11 +120,18 @@ struct opts {
 	int delay_ms;
 	unsigned long long max_output;
 	pid_t attach;
+	const char **ext_specs;
+	size_t next_specs;
+	int repeat, warmup;
+	int ab_modes[3];
+	int nab;
 	struct pmu_ctl *ctl;
 };
 
 static const char *const mode_names[] = { "none", "light", "full" };
 static struct pmu_bag *bag;
+/* the repetition being written: "" for the first, "repeats/<k>/" after */
+static char scope[32];
 
 static void on_signal(int sig, siginfo_t *si, void *uc)
 {
@@ -129,8 +143,12 @@ static void on_signal(int sig, siginfo_t *si, void *uc)
 		pmu_backend_stop_signal = sig;
 }
 
-static int put_json(const char *rel, json_t *j)
+static int put_json(const char *rel0, json_t *j)
 {
+	char rel[256];
+
+	snprintf(rel, sizeof(rel), "%s%s",
+		 strcmp(rel0, "capabilities.json") && strcmp(rel0, "provenance.json") ? scope : "", rel0);
 	char *s = json_dumps(j, JSON_INDENT(2) | JSON_PRESERVE_ORDER), *t = NULL;
 	int err;
 
@@ -177,14 +195,18 @@ static json_t *doc(const char *type)
 }
 
 /* A JSON Lines stream: header, then records, one per line. */
-static int put_stream(const char *rel, const char *kind, json_t *records)
+static int put_stream(const char *rel0, const char *kind, json_t *records)
 {
+	char rel[256];
 	struct pmu_bag_file *f;
 	json_t *h = json_pack("{s:s,s:s,s:s,s:o}", "type", "header", "spec", PMU_SPEC_VERSION, "stream", kind,
 			      "units", units_of(NULL, kind));
 	size_t i;
 	json_t *r;
-	int err = pmu_bag_file_open(bag, rel, &f);
+	int err;
+
+	snprintf(rel, sizeof(rel), "%s%s", scope, rel0);
+	err = pmu_bag_file_open(bag, rel, &f);
 
 	if (err) {
 		json_decref(h);
@@ -320,10 +342,9 @@ static int config_hash(const struct opts *o, char hex[PMU_SHA256_HEX])
 	return err;
 }
 
-static json_t *images_json(const struct pmu_cohort *c)
+/* Add the images a repetition executed and mapped to imgs (seen: paths so far). */
+static void images_add(json_t *imgs, json_t *seen, const struct pmu_cohort *c)
 {
-	json_t *imgs = json_array(), *seen = json_object();
-
 	for (size_t i = 0; i < c->n; i++)
 		for (size_t k = 0; k < c->incs[i].nexecs; k++) {
 			const char *p = c->incs[i].execs[k].path;
@@ -339,8 +360,6 @@ static json_t *images_json(const struct pmu_cohort *c)
 		json_object_set_new(seen, c->objects[i], json_true());
 		json_array_append_new(imgs, pmu_image_describe(c->objects[i], "object"));
 	}
-	json_decref(seen);
-	return imgs;
 }
 
 static int probe(bool json)
@@ -515,6 +534,8 @@ static int parse(int argc, char **argv, struct opts *o)
 		{ "collector", required_argument, NULL, 'C' },   { "collector-timeout", required_argument, NULL, 'T' },
 		{ "delay", required_argument, NULL, 'd' },    { "max-output-bytes", required_argument, NULL, 'B' },
 		{ "pid", required_argument, NULL, 'p' },
+		{ "repeat", required_argument, NULL, 'R' },      { "warmup", required_argument, NULL, 'W' },
+		{ "ab", required_argument, NULL, 'A' },
 		{ "help", no_argument, NULL, 'h' },              { "version", no_argument, NULL, 'V' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -562,14 +583,55 @@ static int parse(int argc, char **argv, struct opts *o)
 			o->have_seed = true;
 			break;
 		case 'C': {
-			struct pmu_ext **v = realloc(o->ext, (o->next + 1) * sizeof(*v));
+			const char **v = realloc(o->ext_specs, (o->next_specs + 1) * sizeof(*v));
+			struct pmu_ext *probe_ = pmu_ext_new(optarg, 5000); /* syntax check */
 
-			if (!v)
+			if (!v || !probe_) {
+				free(v == o->ext_specs ? NULL : v);
 				return -1;
-			o->ext = v;
-			if (!(o->ext[o->next] = pmu_ext_new(optarg, 5000)))
+			}
+			pmu_ext_free(probe_);
+			o->ext_specs = v;
+			o->ext_specs[o->next_specs++] = optarg;
+			break;
+		}
+		case 'R':
+		case 'W':
+			errno = 0;
+			long n_ = strtol(optarg, &end, 10);
+			if (errno || *end || n_ < (c == 'R' ? 1 : 0) || n_ > 10000) {
+				fprintf(stderr, "pmurec: --%s needs a number from %d to 10000, not '%s'\n",
+					c == 'R' ? "repeat" : "warmup", c == 'R' ? 1 : 0, optarg);
 				return -1;
-			o->next++;
+			}
+			if (c == 'R')
+				o->repeat = (int)n_;
+			else
+				o->warmup = (int)n_;
+			break;
+		case 'A': {
+			char *list = strdup(optarg), *w, *sv = NULL;
+
+			for (w = strtok_r(list, ",", &sv); w; w = strtok_r(NULL, ",", &sv)) {
+				int m;
+
+				for (m = 0; m < 3 && strcmp(w, mode_names[m]); m++)
+					;
+				for (int k = 0; m < 3 && k < o->nab; k++)
+					if (o->ab_modes[k] == m)
+						m = 4;
+				if (m >= 3) {
+					fprintf(stderr, "pmurec: --ab '%s': '%s' is not a mode, or is given twice\n", optarg, w);
+					free(list);
+					return -1;
+				}
+				o->ab_modes[o->nab++] = m;
+			}
+			free(list);
+			if (o->nab < 2) {
+				fprintf(stderr, "pmurec: --ab needs at least two modes, like none,light\n");
+				return -1;
+			}
 			break;
 		}
 		case 'T':
@@ -620,30 +682,338 @@ static int parse(int argc, char **argv, struct opts *o)
 	return 0;
 }
 
+
+/* One bundle being written: a plain recording, or one mode of --ab. */
+struct bundle_out {
+	char path[4200];
+	struct pmu_bag *bag;
+	int mode;
+	json_t *runs;           /* each repetition's run.json, written at the end */
+	json_t *images, *seen;
+	int reps, code;
+	bool failed;
+};
+
+static char *const *g_argv;
+static uint64_t g_rt, g_mono;
+
+static void random_hex(char *out, size_t bytes)
+{
+	unsigned char rnd[32];
+	FILE *f = fopen("/dev/urandom", "r");
+
+	if (bytes > sizeof(rnd))
+		bytes = sizeof(rnd);
+	if (!f || fread(rnd, 1, bytes, f) != bytes)
+		memset(rnd, 0, sizeof(rnd));
+	if (f)
+		fclose(f);
+	for (size_t i = 0; i < bytes; i++)
+		snprintf(out + 2 * i, 3, "%02x", rnd[i]);
+}
+
+static json_t *argv_json(const struct opts *o, const struct pmu_cohort *cohort, char *cwd, size_t cwdsz)
+{
+	json_t *argvj = json_array();
+
+	for (char *const *a = g_argv; !o->attach && *a; a++)
+		json_array_append_new(argvj, json_string(*a));
+	if (o->attach) {
+		/* the attached process's own command line and directory */
+		char path[64], *cl = NULL;
+		size_t n = 0;
+		ssize_t k;
+
+		snprintf(path, sizeof(path), "/proc/%d/cmdline", (int)o->attach);
+		if (pmu_read_file(AT_FDCWD, path, 1 << 20, &cl, &n) == 0)
+			for (size_t i = 0; i < n; i += strlen(cl + i) + 1)
+				if (cl[i])
+					json_array_append_new(argvj, json_string(cl + i));
+		free(cl);
+		if (!json_array_size(argvj))
+			json_array_append_new(argvj, json_string(cohort->n ? cohort->incs[0].comm : "?"));
+		snprintf(path, sizeof(path), "/proc/%d/cwd", (int)o->attach);
+		k = readlink(path, cwd, cwdsz - 1);
+		if (k > 0)
+			cwd[k] = '\0';
+		else
+			snprintf(cwd, cwdsz, "?");
+	} else if (!getcwd(cwd, cwdsz)) {
+		snprintf(cwd, cwdsz, "?");
+	}
+	return argvj;
+}
+
+enum { REP_OK = 0, REP_ABORT = -1 };
+
+/*
+ * Record one repetition into b at repetition k: launch (or attach),
+ * follow, stop the collectors, and write everything of the repetition
+ * but its run.json, which is kept in b->runs.  Returns REP_OK, or
+ * REP_ABORT (with *exit_code) when nothing is to be written at all.
+ */
+static int record_repetition(struct opts *o, struct bundle_out *b, int k, const char *campaign, json_t *modes,
+			     int position, int *exit_code)
+{
+	struct pmu_launch l = { 0 };
+	struct pmu_launch_result lr;
+	struct pmu_cohort cohort = { 0 };
+	json_t *run, *coh, *list, *spans;
+	char cwd[4096], runid[33], reason[300] = "";
+	const char *result = "complete";
+	uint64_t mono = pmu_now_mono_ns();
+	int saved_mode = o->mode, err, code;
+	bool failed;
+
+	bag = b->bag;
+	if (k == 1)
+		scope[0] = '\0';
+	else
+		snprintf(scope, sizeof(scope), "repeats/%d/", k);
+	o->mode = b->mode;
+	o->ext = calloc(o->next_specs + 1, sizeof(*o->ext));
+	o->next = 0;
+	for (size_t i = 0; o->ext && i < o->next_specs; i++) {
+		o->ext[o->next] = pmu_ext_new(o->ext_specs[i], o->collector_timeout_ms ? o->collector_timeout_ms : 5000);
+		if (o->ext[o->next])
+			o->next++;
+	}
+	o->ctl = o->mode > 0 && !o->attach ? pmu_ctl_new() : NULL;
+	l.argv = g_argv;
+	l.attach_pid = o->attach;
+	l.follow = o->mode > 0;
+	l.max_duration_ms = o->max_duration_ms;
+	l.grace_ms = 2000;
+	l.before_release = start_externals;
+	l.on_other_exit = external_exited;
+	l.over_bound = over_bound;
+	l.ctx = o;
+	err = pmu_backend_run(&l, &cohort, &lr);
+	if (o->ctl)
+		pmu_ctl_stop(o->ctl);
+	for (size_t i = 0; i < o->next; i++)
+		pmu_ext_stop(o->ext[i]);
+	lr.end_ns = pmu_now_mono_ns(); /* the window holds the collectors' ends too */
+	if (o->ctl && o->delay_ms && cohort.n && lr.start_ns + (uint64_t)o->delay_ms * 1000000u <= cohort.incs[0].end_ns)
+		pmu_ctl_add_mark(o->ctl, lr.start_ns + (uint64_t)o->delay_ms * 1000000u, cohort.incs[0].pid,
+				 "pmurec:delay-end");
+	if (err || pmu_backend_abort || lr.exec_failed) {
+		if (lr.exec_failed)
+			fprintf(stderr, "pmurec: cannot run '%s': %s\n", g_argv[0], strerror(lr.exec_errno));
+		else if (pmu_backend_abort)
+			fprintf(stderr, "pmurec: aborted by a second interrupt; no bundle written\n");
+		else
+			fprintf(stderr, "pmurec: %s\n", pmu_error_detail());
+		*exit_code = lr.exec_failed ? (lr.exec_errno == ENOENT ? EXIT_NOTFOUND : EXIT_NOEXEC)
+			     : pmu_backend_abort ? 128 + SIGINT : EXIT_RECORDER;
+		code = REP_ABORT;
+		goto out;
+	}
+	/* unique bundle names: built-ins first, then externals in order */
+	for (size_t i = 0; i < o->next; i++) {
+		char name[64];
+		int n = 1;
+
+		snprintf(name, sizeof(name), "%s", pmu_ext_name(o->ext[i]));
+		for (bool clash = true; clash; n++) {
+			clash = false;
+			for (size_t c = 0; c < sizeof(collectors) / sizeof(*collectors); c++)
+				clash |= !strcmp(collectors[c].name, name);
+			for (size_t j = 0; j < i; j++)
+				clash |= !strcmp(pmu_ext_name(o->ext[j]), name);
+			if (clash)
+				snprintf(name, sizeof(name), "%.40s-%d", pmu_ext_name(o->ext[i]), n + 1);
+		}
+		pmu_ext_rename(o->ext[i], name);
+	}
+	for (size_t i = 0; i < o->next; i++)
+		if (pmu_ext_failed(o->ext[i]) && !strcmp(result, "complete")) {
+			result = "invalid";
+			snprintf(reason, sizeof(reason), "collector '%s' failed", pmu_ext_name(o->ext[i]));
+		}
+	if (lr.truncated) {
+		result = "truncated";
+		snprintf(reason, sizeof(reason), "%s", lr.truncation);
+	} else if (lr.interrupted) {
+		result = "interrupted";
+		snprintf(reason, sizeof(reason), "pmurec received signal %d (%s); forwarded to the cohort", lr.signal,
+			 sigabbrev_np(lr.signal) ? sigabbrev_np(lr.signal) : "?");
+	}
+
+	random_hex(runid, 16);
+	list = json_array();
+	spans = o->ctl ? pmu_ctl_records(o->ctl, &cohort, lr.start_ns < mono ? lr.start_ns : mono, lr.end_ns)
+		       : json_array();
+	err = write_collectors(o, &lr, &cohort, mono, list, &failed);
+	run = doc("run");
+	json_object_set_new(run, "run_id", json_string(runid));
+	json_object_set_new(run, "tool", json_pack("{s:s,s:s}", "name", "pmurec", "version", PMU_VERSION));
+	json_object_set_new(run, "mode", json_string(mode_names[o->mode]));
+	json_object_set_new(run, "argv", argv_json(o, &cohort, cwd, sizeof(cwd)));
+	json_object_set_new(run, "cwd", json_string(cwd));
+	json_object_set_new(run, "start_ns", json_integer((json_int_t)(lr.start_ns < mono ? lr.start_ns : mono)));
+	json_object_set_new(run, "end_ns", json_integer((json_int_t)lr.end_ns));
+	json_object_set_new(run, "realtime_anchor_ns", json_integer((json_int_t)g_rt));
+	json_object_set_new(run, "monotonic_anchor_ns", json_integer((json_int_t)g_mono));
+	if (o->attach && !(cohort.n && cohort.incs[0].ended))
+		json_object_set_new(run, "exit", exit_json(0, 0)); /* still running when detached */
+	else
+		json_object_set_new(run, "exit",
+				    exit_json(WIFEXITED(lr.wait_status) ? 1 : WIFSIGNALED(lr.wait_status) ? 2 : 0,
+					      WIFEXITED(lr.wait_status) ? WEXITSTATUS(lr.wait_status)
+									: WTERMSIG(lr.wait_status)));
+	json_object_set_new(run, "result", json_string(result));
+	if (reason[0])
+		json_object_set_new(run, "result_reason", json_string(reason));
+	json_object_set_new(run, "tolerate_loss", json_false());
+	json_object_set_new(run, "collectors", list);
+	if (o->have_seed)
+		json_object_set_new(run, "seed", json_integer((json_int_t)o->seed));
+	if (o->repeat > 1 || campaign)
+		json_object_set_new(run, "repetition", json_integer(k));
+	if (campaign)
+		json_object_set_new(run, "campaign", json_pack("{s:s,s:O,s:i}", "id", campaign, "modes", modes,
+								"position", position));
+	json_array_append_new(b->runs, run);
+
+	coh = doc("cohort");
+	json_object_set_new(coh, "root", json_string("i1"));
+	json_object_set_new(coh, "incarnations", cohort_json(&cohort));
+	if (!err)
+		err = put_json("cohort.json", coh);
+	else
+		json_decref(coh);
+	if (!err)
+		err = put_stream("spans.jsonl", "spans", spans);
+	else
+		json_decref(spans);
+	images_add(b->images, b->seen, &cohort);
+	b->reps = k;
+	if (lr.detached)
+		fprintf(stderr, "pmurec: %s\n", lr.detach_reason);
+	if (strcmp(result, "complete"))
+		fprintf(stderr, "pmurec: %srepetition %d %s: %s\n", campaign ? mode_names[o->mode] : "", k, result,
+			reason);
+	b->code = WIFEXITED(lr.wait_status) ? WEXITSTATUS(lr.wait_status) : 128 + WTERMSIG(lr.wait_status);
+	if (o->attach && !(cohort.n && cohort.incs[0].ended))
+		b->code = 0; /* detached: the tree runs on */
+	for (size_t i = 0; failed && i < o->next; i++)
+		if (pmu_ext_failed(o->ext[i]))
+			fprintf(stderr, "pmurec: collector '%s' failed: %s\n", pmu_ext_name(o->ext[i]),
+				pmu_ext_reason(o->ext[i]));
+	b->failed |= failed;
+	if (err) {
+		fprintf(stderr, "pmurec: cannot write '%s': %s\n", b->path, pmu_error_detail());
+		*exit_code = EXIT_RECORDER;
+		code = REP_ABORT;
+	} else {
+		code = REP_OK;
+	}
+out:
+	for (size_t i = 0; i < o->next; i++)
+		pmu_ext_free(o->ext[i]);
+	free(o->ext);
+	o->ext = NULL;
+	o->next = 0;
+	pmu_ctl_free(o->ctl);
+	o->ctl = NULL;
+	pmu_cohort_release(&cohort);
+	o->mode = saved_mode;
+	return code;
+}
+
+/* Write the documents of the whole bundle and finalize it. */
+static int finish_bundle(struct opts *o, struct bundle_out *b, json_t *host, json_t *caps)
+{
+	char hex[PMU_SHA256_HEX];
+	json_t *prov, *c, *st = json_array();
+	size_t i;
+	json_t *run;
+	int err = 0;
+
+	bag = b->bag;
+	json_array_foreach(b->runs, i, run) {
+		if (i == 0 && o->repeat > 1)
+			json_object_set_new(run, "repeat", json_integer(b->reps));
+		if (i == 0 && o->warmup)
+			json_object_set_new(run, "warmup", json_integer(o->warmup));
+		if (i == 0)
+			scope[0] = '\0';
+		else
+			snprintf(scope, sizeof(scope), "repeats/%zu/", i + 1);
+		if (!err)
+			err = put_json("run.json", json_incref(run));
+	}
+	scope[0] = '\0';
+	c = json_pack("{s:s,s:s,s:o,s:O,s:O}", "spec", PMU_SPEC_VERSION, "type", "capabilities", "units",
+		      units_of("capabilities", NULL), "host", host, "capabilities", caps);
+	if (!err)
+		err = put_json("capabilities.json", c);
+	else
+		json_decref(c);
+	config_hash(o, hex);
+	prov = doc("provenance");
+	json_object_set_new(prov, "tool", json_pack("{s:s,s:s,s:s,s:s}", "name", "pmurec", "version", PMU_VERSION,
+						    "revision", PMU_REVISION, "build_flags", PMU_BUILD_FLAGS));
+	json_object_set_new(prov, "config_hash", json_string(hex));
+	json_object_set_new(prov, "images", json_incref(b->images));
+	json_object_set_new(prov, "environment", environment_json(o));
+	pmu_backend_settings(st);
+	json_object_set_new(prov, "settings", st);
+	if (!err)
+		err = put_json("provenance.json", prov);
+	else
+		json_decref(prov);
+	if (!err)
+		err = pmu_bag_finalize(b->bag);
+	else
+		pmu_bag_abort(b->bag);
+	b->bag = NULL;
+	if (err)
+		fprintf(stderr, "pmurec: cannot write '%s': %s\n", b->path, pmu_error_detail());
+	return err;
+}
+
+/* --warmup: plain runs, nothing recorded. */
+static int warm_up(int n)
+{
+	for (int i = 0; i < n && !pmu_backend_stop_signal; i++) {
+		struct pmu_launch l = { 0 };
+		struct pmu_launch_result lr;
+		struct pmu_cohort c = { 0 };
+		int err;
+
+		l.argv = g_argv;
+		l.grace_ms = 2000;
+		err = pmu_backend_run(&l, &c, &lr);
+		pmu_cohort_release(&c);
+		if (err || lr.exec_failed) {
+			if (lr.exec_failed)
+				fprintf(stderr, "pmurec: cannot run '%s': %s\n", g_argv[0], strerror(lr.exec_errno));
+			return lr.exec_failed ? (lr.exec_errno == ENOENT ? EXIT_NOTFOUND : EXIT_NOEXEC) : EXIT_RECORDER;
+		}
+	}
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	struct opts o = { 0 };
 	struct pmu_bag_opts bo = { .agent = "pmurec " PMU_VERSION, .spec = PMU_SPEC_VERSION, .date = -1 };
-	struct pmu_launch l = { 0 };
-	struct pmu_launch_result lr;
-	struct pmu_cohort cohort = { 0 };
+	struct bundle_out out[3];
 	struct sigaction sa = { 0 };
-	json_t *host, *caps, *run, *prov, *coh, *list, *argvj, *spans;
-	char hex[PMU_SHA256_HEX], cwd[4096], seedbuf[32], runid[33];
-	uint64_t rt, mono;
-	bool failed;
-	int err, code;
-	const char *result = "complete";
-	char reason[300] = "";
+	json_t *host, *caps, *modes = NULL;
+	char seedbuf[32], campaign[33];
+	int nout, err, code = 0, rounds;
+	bool aborted = false;
 
+	memset(out, 0, sizeof(out));
 	if (parse(argc, argv, &o) < 0) {
 		fputs(usage, stderr);
 		return PMU_EXIT_USAGE;
 	}
 	if (o.probe)
 		return pmu_cli_finish("pmurec", probe(o.json));
-	for (size_t i = 0; i < o.next; i++)
-		pmu_ext_set_timeout(o.ext[i], o.collector_timeout_ms ? o.collector_timeout_ms : 5000);
 	if (o.delay_ms && o.mode == 0) {
 		fprintf(stderr, "pmurec: --delay needs --mode light or full (mode none records no marks)\n");
 		return PMU_EXIT_USAGE;
@@ -652,8 +1022,8 @@ int main(int argc, char **argv)
 		fprintf(stderr, "pmurec: give either --pid PID or a command, not both\n");
 		return PMU_EXIT_USAGE;
 	}
-	if (o.attach && o.mode == 0) {
-		fprintf(stderr, "pmurec: --pid needs --mode light or full (it follows the tree with ptrace)\n");
+	if (o.attach && (o.mode == 0 || o.nab || o.repeat > 1 || o.warmup)) {
+		fprintf(stderr, "pmurec: --pid needs --mode light or full, and takes no --repeat, --warmup or --ab\n");
 		return PMU_EXIT_USAGE;
 	}
 	if (o.attach && kill(o.attach, 0) < 0 && errno == ESRCH) {
@@ -665,11 +1035,38 @@ int main(int argc, char **argv)
 		fputs(usage, stderr);
 		return PMU_EXIT_USAGE;
 	}
+	if (!o.repeat)
+		o.repeat = 1;
+	g_argv = argv + optind;
 	bo.force = o.force;
-	err = pmu_bag_open(&bag, o.out, &bo);
-	if (err) {
-		fprintf(stderr, "pmurec: %s\n", pmu_error_detail());
-		return EXIT_RECORDER;
+	if (o.nab) {
+		/* -o names a directory: one bundle per mode */
+		if (mkdir(o.out, 0755) < 0 && errno != EEXIST) {
+			fprintf(stderr, "pmurec: cannot create directory '%s': %s\n", o.out, strerror(errno));
+			return EXIT_RECORDER;
+		}
+		modes = json_array();
+		for (int i = 0; i < o.nab; i++)
+			json_array_append_new(modes, json_string(mode_names[o.ab_modes[i]]));
+		random_hex(campaign, 16);
+	}
+	nout = o.nab ? o.nab : 1;
+	for (int i = 0; i < nout; i++) {
+		out[i].mode = o.nab ? o.ab_modes[i] : o.mode;
+		if (o.nab)
+			snprintf(out[i].path, sizeof(out[i].path), "%s/%s.bundle", o.out, mode_names[out[i].mode]);
+		else
+			snprintf(out[i].path, sizeof(out[i].path), "%s", o.out);
+		out[i].runs = json_array();
+		out[i].images = json_array();
+		out[i].seen = json_object();
+		err = pmu_bag_open(&out[i].bag, out[i].path, &bo);
+		if (err) {
+			fprintf(stderr, "pmurec: %s\n", pmu_error_detail());
+			for (int k = 0; k < i; k++)
+				pmu_bag_abort(out[k].bag);
+			return EXIT_RECORDER;
+		}
 	}
 	host = json_object();
 	caps = json_array();
@@ -683,213 +1080,48 @@ int main(int argc, char **argv)
 	sigaction(SIGINT, &sa, NULL);
 	sigaction(SIGTERM, &sa, NULL);
 	sigaction(SIGHUP, &sa, NULL);
-
-	if (o.mode > 0 && !o.attach)
-		o.ctl = pmu_ctl_new();
-	l.argv = argv + optind;
-	l.attach_pid = o.attach;
-	l.follow = o.mode > 0;
-	l.max_duration_ms = o.max_duration_ms;
-	l.grace_ms = 2000;
-	l.before_release = start_externals;
-	l.on_other_exit = external_exited;
-	l.over_bound = over_bound;
 	pmurec_bound_set(o.max_output);
-	l.ctx = &o;
-	rt = pmu_now_real_ns();
-	mono = pmu_now_mono_ns();
-	err = pmu_backend_run(&l, &cohort, &lr);
-	if (o.ctl)
-		pmu_ctl_stop(o.ctl);
-	for (size_t i = 0; i < o.next; i++)
-		pmu_ext_stop(o.ext[i]);
-	lr.end_ns = pmu_now_mono_ns(); /* the window holds the collectors' ends too */
-	if (o.ctl && o.delay_ms && cohort.n && lr.start_ns + (uint64_t)o.delay_ms * 1000000u <= cohort.incs[0].end_ns)
-		pmu_ctl_add_mark(o.ctl, lr.start_ns + (uint64_t)o.delay_ms * 1000000u, cohort.incs[0].pid,
-				 "pmurec:delay-end");
-	if (err || pmu_backend_abort || lr.exec_failed) {
-		if (lr.exec_failed)
-			fprintf(stderr, "pmurec: cannot run '%s': %s\n", l.argv[0], strerror(lr.exec_errno));
-		else if (pmu_backend_abort)
-			fprintf(stderr, "pmurec: aborted by a second interrupt; no bundle written\n");
-		else
-			fprintf(stderr, "pmurec: %s\n", pmu_error_detail());
-		pmu_bag_abort(bag);
-		json_decref(host);
-		json_decref(caps);
-		pmu_cohort_release(&cohort);
-		for (size_t i = 0; i < o.next; i++)
-			pmu_ext_free(o.ext[i]);
-		pmu_ctl_free(o.ctl);
-		return lr.exec_failed ? (lr.exec_errno == ENOENT ? EXIT_NOTFOUND : EXIT_NOEXEC)
-				      : pmu_backend_abort ? 128 + SIGINT : EXIT_RECORDER;
-	}
-	/* unique bundle names: built-ins first, then externals in order */
-	for (size_t i = 0; i < o.next; i++) {
-		char name[64];
-		int k = 1;
+	g_rt = pmu_now_real_ns();
+	g_mono = pmu_now_mono_ns();
 
-		snprintf(name, sizeof(name), "%s", pmu_ext_name(o.ext[i]));
-		for (bool clash = true; clash; k++) {
-			clash = false;
-			for (size_t b = 0; b < sizeof(collectors) / sizeof(*collectors); b++)
-				clash |= !strcmp(collectors[b].name, name);
-			for (size_t j = 0; j < i; j++)
-				clash |= !strcmp(pmu_ext_name(o.ext[j]), name);
-			if (clash)
-				snprintf(name, sizeof(name), "%.40s-%d", pmu_ext_name(o.ext[i]), k + 1);
-		}
-		pmu_ext_rename(o.ext[i], name);
-	}
-	for (size_t i = 0; i < o.next; i++)
-		if (pmu_ext_failed(o.ext[i]) && !strcmp(result, "complete")) {
-			result = "invalid";
-			snprintf(reason, sizeof(reason), "collector '%s' failed", pmu_ext_name(o.ext[i]));
-		}
-	if (lr.truncated) {
-		result = "truncated";
-		snprintf(reason, sizeof(reason), "%s", lr.truncation);
-	} else if (lr.interrupted) {
-		result = "interrupted";
-		snprintf(reason, sizeof(reason), "pmurec received signal %d (%s); forwarded to the cohort", lr.signal,
-			 sigabbrev_np(lr.signal) ? sigabbrev_np(lr.signal) : "?");
-	}
-
-	/* run.json */
-	argvj = json_array();
-	for (char *const *a = l.argv; !o.attach && *a; a++)
-		json_array_append_new(argvj, json_string(*a));
-	if (o.attach) {
-		/* the attached process's own command line and directory */
-		char path[64], *cl = NULL;
-		size_t n = 0;
-		ssize_t k;
-
-		snprintf(path, sizeof(path), "/proc/%d/cmdline", (int)o.attach);
-		if (pmu_read_file(AT_FDCWD, path, 1 << 20, &cl, &n) == 0)
-			for (size_t i = 0; i < n; i += strlen(cl + i) + 1)
-				if (cl[i])
-					json_array_append_new(argvj, json_string(cl + i));
-		free(cl);
-		if (!json_array_size(argvj))
-			json_array_append_new(argvj, json_string(cohort.n ? cohort.incs[0].comm : "?"));
-		snprintf(path, sizeof(path), "/proc/%d/cwd", (int)o.attach);
-		k = readlink(path, cwd, sizeof(cwd) - 1);
-		if (k > 0)
-			cwd[k] = '\0';
-		else
-			snprintf(cwd, sizeof(cwd), "?");
-	} else if (!getcwd(cwd, sizeof(cwd))) {
-		snprintf(cwd, sizeof(cwd), "?");
-	}
-	{
-		unsigned char rnd[16];
-		FILE *f = fopen("/dev/urandom", "r");
-
-		if (!f || fread(rnd, 1, sizeof(rnd), f) != sizeof(rnd))
-			memset(rnd, 0, sizeof(rnd));
-		if (f)
-			fclose(f);
-		for (int i = 0; i < 16; i++)
-			snprintf(runid + 2 * i, 3, "%02x", rnd[i]);
-	}
-	list = json_array();
-	spans = o.ctl ? pmu_ctl_records(o.ctl, &cohort, lr.start_ns < mono ? lr.start_ns : mono, lr.end_ns)
-		      : json_array();
-	err = write_collectors(&o, &lr, &cohort, mono, list, &failed);
-	run = doc("run");
-	json_object_set_new(run, "run_id", json_string(runid));
-	json_object_set_new(run, "tool", json_pack("{s:s,s:s}", "name", "pmurec", "version", PMU_VERSION));
-	json_object_set_new(run, "mode", json_string(mode_names[o.mode]));
-	json_object_set_new(run, "argv", argvj);
-	json_object_set_new(run, "cwd", json_string(cwd));
-	json_object_set_new(run, "start_ns", json_integer((json_int_t)(lr.start_ns < mono ? lr.start_ns : mono)));
-	json_object_set_new(run, "end_ns", json_integer((json_int_t)lr.end_ns));
-	json_object_set_new(run, "realtime_anchor_ns", json_integer((json_int_t)rt));
-	json_object_set_new(run, "monotonic_anchor_ns", json_integer((json_int_t)mono));
-	if (o.attach && !(cohort.n && cohort.incs[0].ended))
-		json_object_set_new(run, "exit", exit_json(0, 0)); /* still running when detached */
-	else
-		json_object_set_new(run, "exit",
-				    exit_json(WIFEXITED(lr.wait_status) ? 1 : WIFSIGNALED(lr.wait_status) ? 2 : 0,
-					      WIFEXITED(lr.wait_status) ? WEXITSTATUS(lr.wait_status)
-									: WTERMSIG(lr.wait_status)));
-	json_object_set_new(run, "result", json_string(result));
-	if (reason[0])
-		json_object_set_new(run, "result_reason", json_string(reason));
-	json_object_set_new(run, "tolerate_loss", json_false());
-	json_object_set_new(run, "collectors", list);
-	if (o.have_seed)
-		json_object_set_new(run, "seed", json_integer((json_int_t)o.seed));
-	if (!err)
-		err = put_json("run.json", run);
-	else
-		json_decref(run);
-
-	caps = json_pack("{s:s,s:s,s:o,s:o,s:o}", "spec", PMU_SPEC_VERSION, "type", "capabilities", "units",
-			 units_of("capabilities", NULL), "host", host, "capabilities", caps);
-	if (!err)
-		err = put_json("capabilities.json", caps);
-	else
-		json_decref(caps);
-
-	config_hash(&o, hex);
-	prov = doc("provenance");
-	json_object_set_new(prov, "tool", json_pack("{s:s,s:s,s:s,s:s}", "name", "pmurec", "version", PMU_VERSION,
-						    "revision", PMU_REVISION, "build_flags", PMU_BUILD_FLAGS));
-	json_object_set_new(prov, "config_hash", json_string(hex));
-	json_object_set_new(prov, "images", images_json(&cohort));
-	json_object_set_new(prov, "environment", environment_json(&o));
-	{
-		json_t *st = json_array();
-
-		pmu_backend_settings(st);
-		json_object_set_new(prov, "settings", st);
-	}
-	if (!err)
-		err = put_json("provenance.json", prov);
-	else
-		json_decref(prov);
-
-	coh = doc("cohort");
-	json_object_set_new(coh, "root", json_string("i1"));
-	json_object_set_new(coh, "incarnations", cohort_json(&cohort));
-	if (!err)
-		err = put_json("cohort.json", coh);
-	else
-		json_decref(coh);
-	if (!err)
-		err = put_stream("spans.jsonl", "spans", spans);
-	else
-		json_decref(spans);
-	if (!err)
-		err = pmu_bag_finalize(bag);
-	else
-		pmu_bag_abort(bag);
+	err = warm_up(o.warmup);
 	if (err) {
-		fprintf(stderr, "pmurec: cannot write '%s': %s\n", o.out, pmu_error_detail());
-		pmu_cohort_release(&cohort);
-		return EXIT_RECORDER;
+		code = err;
+		aborted = true;
 	}
-	if (lr.detached)
-		fprintf(stderr, "pmurec: %s; bundle '%s' written\n", lr.detach_reason, o.out);
-	if (strcmp(result, "complete"))
-		fprintf(stderr, "pmurec: run %s: %s; bundle '%s' written and marked %s\n", result, reason, o.out, result);
-	code = WIFEXITED(lr.wait_status) ? WEXITSTATUS(lr.wait_status) : 128 + WTERMSIG(lr.wait_status);
-	if (o.attach && !(cohort.n && cohort.incs[0].ended))
-		code = 0; /* detached: the tree runs on */
-	if (failed) {
-		for (size_t i = 0; i < o.next; i++)
-			if (pmu_ext_failed(o.ext[i]))
-				fprintf(stderr, "pmurec: collector '%s' failed: %s\n", pmu_ext_name(o.ext[i]),
-					pmu_ext_reason(o.ext[i]));
-		code = EXIT_RECORDER;
+	/* Interleaved: round 1 of every mode, then round 2, ...; a signal
+	 * ends the campaign after the repetition it interrupted. */
+	rounds = o.repeat;
+	for (int r = 1; !aborted && r <= rounds; r++)
+		for (int i = 0; !aborted && i < nout; i++) {
+			if (pmu_backend_stop_signal)
+				break;
+			if (record_repetition(&o, &out[i], r, o.nab ? campaign : NULL, modes, (r - 1) * nout + i,
+					      &code) == REP_ABORT)
+				aborted = true;
+		}
+	for (int i = 0; i < nout; i++) {
+		if (aborted || !out[i].reps) {
+			pmu_bag_abort(out[i].bag);
+		} else if (finish_bundle(&o, &out[i], host, caps)) {
+			code = EXIT_RECORDER;
+			aborted = true;
+		} else if (!aborted) {
+			code = out[i].code;
+			if (out[i].failed)
+				code = EXIT_RECORDER;
+		}
+		json_decref(out[i].runs);
+		json_decref(out[i].images);
+		json_decref(out[i].seen);
 	}
-	for (size_t i = 0; i < o.next; i++)
-		pmu_ext_free(o.ext[i]);
-	free(o.ext);
-	pmu_ctl_free(o.ctl);
-	pmu_cohort_release(&cohort);
+	for (int i = 0; !aborted && i < nout; i++)
+		if (out[i].failed)
+			code = EXIT_RECORDER;
+	json_decref(host);
+	json_decref(caps);
+	json_decref(modes);
 	free(o.env);
+	free(o.ext_specs);
 	return pmu_cli_finish("pmurec", code);
 }

@@ -443,3 +443,34 @@ print("conform")' "$BATS_TEST_DIRNAME/../.."
 		rm -rf "$W"
 	fi
 }
+
+@test "--repeat keeps each repetition on its own; --warmup runs unrecorded first" {
+	run pmurec --repeat 3 --warmup 2 -o r.bundle -- sh -c 'echo x >>count; ls / >/dev/null'
+	assert_success
+	[ "$(wc -l <count)" -eq 5 ]
+	run pmuvalidate r.bundle
+	assert_success
+	run py '(d["repeat"], d["repetition"], d["warmup"])' r.bundle/data/run.json
+	assert_output "(3, 1, 2)"
+	for k in 2 3; do
+		run py '(d["repetition"], "repeat" in d, [i["comm"] for i in json.load(open(sys.argv[1].replace("run.json", "cohort.json")))["incarnations"]])' "r.bundle/data/repeats/$k/run.json"
+		assert_output "($k, False, ['sh', 'ls'])"
+	done
+	run py '(d["end_ns"] < json.load(open("r.bundle/data/repeats/2/run.json"))["start_ns"])' r.bundle/data/run.json
+	assert_output True
+}
+
+@test "--ab runs the modes interleaved into one bundle per mode, with the campaign recorded" {
+	run pmurec --ab none,light --repeat 2 -o ab -- true
+	assert_success
+	run pmuvalidate ab/none.bundle ab/light.bundle
+	assert_success
+	run py '[(json.load(open(p))["campaign"]["position"], json.load(open(p))["mode"]) for p in ["ab/none.bundle/data/run.json", "ab/light.bundle/data/run.json", "ab/none.bundle/data/repeats/2/run.json", "ab/light.bundle/data/repeats/2/run.json"]]' /dev/stdin <<<'{}'
+	assert_output "[(0, 'none'), (1, 'light'), (2, 'none'), (3, 'light')]"
+	run py 'len({json.load(open("ab/%s.bundle/data/run.json" % m))["campaign"]["id"] for m in ("none", "light")})' /dev/stdin <<<'{}'
+	assert_output 1
+	run pmurec --ab none,none -o ab2 -- true
+	assert_failure 2
+	run pmurec --ab none -o ab3 -- true
+	assert_failure 2
+}
