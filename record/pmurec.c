@@ -746,6 +746,26 @@ static json_t *argv_json(const struct opts *o, const struct pmu_cohort *cohort, 
 
 enum { REP_OK = 0, REP_ABORT = -1 };
 
+/* The file execvp(3) would run for name, or NULL. */
+static char *resolve_command(const char *name)
+{
+	const char *path = getenv("PATH");
+	char *copy, *dir, *save = NULL, *out = NULL;
+
+	if (strchr(name, '/'))
+		return realpath(name, NULL);
+	copy = strdup(path ? path : "/usr/local/bin:/usr/bin:/bin");
+	for (dir = strtok_r(copy, ":", &save); copy && dir && !out; dir = strtok_r(NULL, ":", &save)) {
+		char buf[4096];
+
+		snprintf(buf, sizeof(buf), "%s/%s", *dir ? dir : ".", name);
+		if (access(buf, X_OK) == 0)
+			out = realpath(buf, NULL);
+	}
+	free(copy);
+	return out;
+}
+
 /*
  * Record one repetition into b at repetition k: launch (or attach),
  * follow, stop the collectors, and write everything of the repetition
@@ -888,6 +908,16 @@ static int record_repetition(struct opts *o, struct bundle_out *b, int k, const 
 	else
 		json_decref(spans);
 	images_add(b->images, b->seen, &cohort);
+	if (!l.follow && !o->attach) {
+		/* mode none follows no exec: describe the command that was run */
+		char *path = resolve_command(g_argv[0]);
+
+		if (path && !json_object_get(b->seen, path)) {
+			json_object_set_new(b->seen, path, json_true());
+			json_array_append_new(b->images, pmu_image_describe(path, "exec"));
+		}
+		free(path);
+	}
 	b->reps = k;
 	if (lr.detached)
 		fprintf(stderr, "pmurec: %s\n", lr.detach_reason);

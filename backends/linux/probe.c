@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <dirent.h>
+#include <dlfcn.h>
 #include <sys/statfs.h>
 #include <sys/syscall.h>
 #include <sys/utsname.h>
@@ -302,9 +303,26 @@ int pmu_backend_probe(json_t *host, json_t *caps)
 			cap(caps, "bpf", "unavailable", NULL, why, "run as root or grant CAP_BPF and CAP_PERFMON");
 		}
 	}
-	cap(caps, "libpfm4", "unavailable", NULL,
-	    "this build does not link libpfm4: event naming comes with the counting collector, not built yet",
-	    "none in this version");
+	{
+		/* presence and version, without linking it: the counting
+		 * collector that will use libpfm4 is not built yet */
+		void *h = dlopen("libpfm.so.4", RTLD_LAZY | RTLD_LOCAL);
+		int (*ver)(void) = h ? (int (*)(void))dlsym(h, "pfm_get_version") : NULL;
+
+		if (ver) {
+			int vv = ver();
+
+			snprintf(v, sizeof(v), "libpfm.so.4 present, API %d.%d; not used yet (event naming comes with the "
+				 "counting collector)", vv >> 16, vv & 0xffff);
+			cap(caps, "libpfm4", "ok", v, NULL, NULL);
+		} else {
+			snprintf(why, sizeof(why), "libpfm.so.4 cannot be loaded: %s", dlerror());
+			cap(caps, "libpfm4", "unavailable", NULL, why,
+			    "install libpfm4 (Debian: apt-get install libpfm4); numeric event selectors need none");
+		}
+		if (h)
+			dlclose(h);
+	}
 	snprintf(v, sizeof(v), "elfutils %s (DW_AT_producer of images; symbolization comes with sampling)",
 		 dwfl_version(NULL));
 	cap(caps, "libdw", "ok", v, NULL, NULL);
