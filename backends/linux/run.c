@@ -661,8 +661,14 @@ int pmu_backend_run(const struct pmu_launch *l, struct pmu_cohort *c, struct pmu
 
 		close(barrier[1]);
 		close(errpipe[0]);
-		while (read(barrier[0], &go, 1) < 0 && errno == EINTR)
+		ssize_t got;
+
+		while ((got = read(barrier[0], &go, 1)) < 0 && errno == EINTR)
 			;
+		/* EOF instead of the go-ahead: the recorder died before it could
+		 * attach, so nothing may run unobserved */
+		if (got != 1)
+			_exit(127);
 		close(barrier[0]);
 		execvp(l->argv[0], l->argv);
 		e = errno;

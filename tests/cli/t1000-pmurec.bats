@@ -87,14 +87,16 @@ recs() {
 }
 
 @test "kill -9 of pmurec leaves nothing at the final path and kills the cohort" {
-	pmurec -o k.bundle -- sh -c 'sleep 30' &
+	pmurec -o k.bundle -- sh -c 'sleep 31; :' &
 	pid=$!
-	for i in $(seq 50); do pgrep -f 'sleep 30' >/dev/null && break; sleep 0.1; done
+	# the command line of sleep itself, not pmurec's or sh's
+	for i in $(seq 50); do pgrep -f '^sleep 31$' >/dev/null && break; sleep 0.1; done
+	pgrep -f '^sleep 31$'
 	kill -9 "$pid"
 	wait "$pid" || true
 	[ ! -e k.bundle ]
-	for i in $(seq 50); do pgrep -f 'sleep 30' >/dev/null || break; sleep 0.1; done
-	run pgrep -f 'sleep 30'
+	for i in $(seq 50); do pgrep -f '^sleep 31$' >/dev/null || break; sleep 0.1; done
+	run pgrep -f '^sleep 31$'
 	assert_failure
 	# the next run in the same directory removes the stale staging area
 	ls -A | grep -q '^\.k\.bundle\.pmu-staging\.'
@@ -105,9 +107,9 @@ recs() {
 }
 
 @test "SIGTERM to pmurec is forwarded; the bundle is written and marked interrupted" {
-	pmurec -o s.bundle -- sleep 30 &
+	pmurec -o s.bundle -- sleep 32 &
 	pid=$!
-	for i in $(seq 50); do pgrep -f '^sleep 30' >/dev/null && break; sleep 0.1; done
+	for i in $(seq 50); do pgrep -f '^sleep 32$' >/dev/null && break; sleep 0.1; done
 	kill -TERM "$pid"
 	rc=0
 	wait "$pid" || rc=$?
@@ -120,9 +122,9 @@ recs() {
 }
 
 @test "a second SIGINT aborts without leaving a bundle" {
-	pmurec -o a.bundle -- sh -c 'trap "" INT; sleep 30' &
+	pmurec -o a.bundle -- sh -c 'trap "" INT; sleep 33' &
 	pid=$!
-	for i in $(seq 50); do pgrep -f '^sleep 30' >/dev/null && break; sleep 0.1; done
+	for i in $(seq 50); do pgrep -f '^sleep 33$' >/dev/null && break; sleep 0.1; done
 	kill -INT "$pid"
 	sleep 0.3
 	kill -INT "$pid"
@@ -473,4 +475,16 @@ print("conform")' "$BATS_TEST_DIRNAME/../.."
 	assert_failure 2
 	run pmurec --ab none -o ab3 -- true
 	assert_failure 2
+}
+
+@test "a recorder killed at once never lets the command run unobserved" {
+	for i in 1 2 3 4 5; do
+		pmurec -o "q$i.bundle" -- sleep 34 &
+		kill -9 $!
+		wait $! || true
+	done
+	sleep 0.5
+	run pgrep -f '^sleep 34$'
+	assert_failure
+	[ -z "$(ls -d q*.bundle 2>/dev/null)" ]
 }
