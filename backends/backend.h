@@ -136,4 +136,9 @@ extern volatile int pmu_backend_abort;
 
 void pmu_cohort_release(struct pmu_cohort *c);
 
+/* The incarnation that pid was during [t0, t1], with tid among its
+ * threads, or NULL: how records from outside the follower are attributed. */
+const struct pmu_incarnation *pmu_cohort_find(const struct pmu_cohort *c, pid_t pid, pid_t tid, uint64_t t0,
+					      uint64_t t1);
+
 #endif

@@ -26,6 +26,7 @@
 #include "bag.h"
 #include "error.h"
 #include "spec.h"
+#include "spec_json.h"
 
 #ifndef PMU_VERSION
 #define PMU_VERSION "bench"
@@ -58,44 +59,14 @@ static uint64_t rnd(void)
 
 /* ---- units, as the spec tables define them ------------------------------ */
 
-static void ucb(void *ctx, const char *key, const char *unit)
-{
-	json_t *u = ctx;
-
-	if (!json_object_get(u, key))
-		json_object_set_new(u, key, json_string(unit));
-}
-
 static json_t *doc_units(const char *type)
 {
-	json_t *u = json_object();
-
-	for (size_t i = 0; i < pmu_ndocs; i++)
-		if (!strcmp(pmu_docs[i].type, type))
-			pmu_objdef_units(pmu_docs[i].obj, ucb, u);
-	return u;
+	return pmu_spec_doc_units(type, PMU_SPEC_MINOR);
 }
 
 static char *header_line(const char *kind)
 {
-	for (size_t i = 0; i < pmu_nstreams; i++) {
-		const struct pmu_streamdef *sd = &pmu_streams[i];
-		json_t *u = json_object(), *h;
-		char *s;
-
-		if (strcmp(sd->kind, kind)) {
-			json_decref(u);
-			continue;
-		}
-		for (size_t k = 0; k < sd->nrecs; k++)
-			pmu_objdef_units(sd->recs[k].obj, ucb, u);
-		h = json_pack("{s:s,s:s,s:s,s:o}", "type", "header", "spec", PMU_SPEC_VERSION, "stream", kind,
-			      "units", u);
-		s = json_dumps(h, JSON_COMPACT | JSON_PRESERVE_ORDER);
-		json_decref(h);
-		return s;
-	}
-	return NULL;
+	return pmu_spec_stream_header(kind, PMU_SPEC_VERSION, PMU_SPEC_MINOR);
 }
 
 static void put_json(const char *rel, json_t *j)

@@ -260,20 +260,6 @@ void pmu_ctl_add_mark(struct pmu_ctl *c, uint64_t t, pid_t pid, const char *name
 	c->nmarks++;
 }
 
-static const struct pmu_incarnation *attribute(const struct pmu_cohort *co, pid_t pid, pid_t tid, uint64_t t0,
-					       uint64_t t1)
-{
-	for (size_t i = 0; i < co->n; i++) {
-		const struct pmu_incarnation *in = &co->incs[i];
-
-		if (in->pid != pid || t0 < in->start_ns || (in->ended && t1 > in->end_ns))
-			continue;
-		for (size_t k = 0; k < in->ntids; k++)
-			if (in->tids[k] == tid)
-				return in;
-	}
-	return NULL;
-}
 
 struct out {
 	uint64_t key;
@@ -295,7 +281,7 @@ json_t *pmu_ctl_records(struct pmu_ctl *c, const struct pmu_cohort *co, uint64_t
 
 	for (size_t i = 0; o && i < c->nmarks; i++) {
 		const struct ctl_mark *m = &c->marks[i];
-		const struct pmu_incarnation *in = attribute(co, m->pid, m->tid, m->t, m->t);
+		const struct pmu_incarnation *in = pmu_cohort_find(co, m->pid, m->tid, m->t, m->t);
 		char id[32];
 
 		if (!in || m->t < t0 || m->t > t1) {
@@ -318,7 +304,7 @@ json_t *pmu_ctl_records(struct pmu_ctl *c, const struct pmu_cohort *co, uint64_t
 				snprintf(c->first_bad, sizeof(c->first_bad), "span '%.150s' begun and never ended", s->id);
 			continue;
 		}
-		in = attribute(co, s->pid, s->tid, s->begin, s->end);
+		in = pmu_cohort_find(co, s->pid, s->tid, s->begin, s->end);
 		if (!in || s->begin < t0 || s->end > t1 || s->end < s->begin) {
 			c->dropped++;
 			continue;

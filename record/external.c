@@ -467,20 +467,6 @@ static json_t *lcrec(uint64_t t, const char *ev)
 	return json_pack("{s:s,s:I,s:s}", "type", "lifecycle", "t_ns", (json_int_t)t, "event", ev);
 }
 
-/* The incarnation that pid was at time t, with tid among its threads. */
-static const struct pmu_incarnation *attribute(const struct pmu_cohort *c, int64_t pid, int64_t tid, uint64_t t)
-{
-	for (size_t i = 0; i < c->n; i++) {
-		const struct pmu_incarnation *in = &c->incs[i];
-
-		if (in->pid != pid || t < in->start_ns || (in->ended && t > in->end_ns))
-			continue;
-		for (size_t k = 0; k < in->ntids; k++)
-			if (in->tids[k] == tid)
-				return in;
-	}
-	return NULL;
-}
 
 json_t *pmu_ext_events(struct pmu_ext *e, const struct pmu_cohort *c, uint64_t t0, uint64_t t1)
 {
@@ -496,8 +482,8 @@ json_t *pmu_ext_events(struct pmu_ext *e, const struct pmu_cohort *c, uint64_t t
 		json_t *r = json_loadb(line, (size_t)n, 0, NULL), *ev;
 		uint64_t t = (uint64_t)json_integer_value(json_object_get(r, "t_ns"));
 		int64_t pid = json_integer_value(json_object_get(r, "pid"));
-		const struct pmu_incarnation *in = r ? attribute(c, pid, json_integer_value(json_object_get(r, "tid")), t)
-						     : NULL;
+		const struct pmu_incarnation *in =
+			r ? pmu_cohort_find(c, (pid_t)pid, (pid_t)json_integer_value(json_object_get(r, "tid")), t, t) : NULL;
 		char id[32];
 
 		if (!in || t < t0 || t > t1) {

@@ -29,6 +29,7 @@
 #include "error.h"
 #include "sha256.h"
 #include "spec.h"
+#include "spec_json.h"
 #include "util.h"
 #include "linux/provenance.h"
 #include "external.h"
@@ -163,30 +164,9 @@ static int put_json(const char *rel0, json_t *j)
 	return err;
 }
 
-struct ucollect {
-	json_t *u;
-};
-
-static void ucb(void *ctx, const char *key, const char *unit)
-{
-	struct ucollect *c = ctx;
-
-	if (!json_object_get(c->u, key))
-		json_object_set_new(c->u, key, json_string(unit));
-}
-
 static json_t *units_of(const char *doc_type, const char *stream)
 {
-	struct ucollect c = { json_object() };
-
-	for (size_t i = 0; doc_type && i < pmu_ndocs; i++)
-		if (!strcmp(pmu_docs[i].type, doc_type))
-			pmu_objdef_units(pmu_docs[i].obj, ucb, &c);
-	for (size_t i = 0; stream && i < pmu_nstreams; i++)
-		if (!strcmp(pmu_streams[i].kind, stream))
-			for (size_t r = 0; r < pmu_streams[i].nrecs; r++)
-				pmu_objdef_units(pmu_streams[i].recs[r].obj, ucb, &c);
-	return c.u;
+	return doc_type ? pmu_spec_doc_units(doc_type, PMU_SPEC_MINOR) : pmu_spec_stream_units(stream, PMU_SPEC_MINOR);
 }
 
 static json_t *doc(const char *type)

@@ -57,6 +57,21 @@ void pmu_cohort_release(struct pmu_cohort *c)
 	memset(c, 0, sizeof(*c));
 }
 
+const struct pmu_incarnation *pmu_cohort_find(const struct pmu_cohort *c, pid_t pid, pid_t tid, uint64_t t0,
+					      uint64_t t1)
+{
+	for (size_t i = 0; i < c->n; i++) {
+		const struct pmu_incarnation *in = &c->incs[i];
+
+		if (in->pid != pid || t0 < in->start_ns || (in->ended && t1 > in->end_ns))
+			continue;
+		for (size_t k = 0; k < in->ntids; k++)
+			if (in->tids[k] == tid)
+				return in;
+	}
+	return NULL;
+}
+
 static struct pmu_incarnation *inc_of_tid(struct pmu_cohort *c, pid_t tid)
 {
 	/* newest first: a reused pid belongs to the latest incarnation */

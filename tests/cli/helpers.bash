@@ -27,3 +27,20 @@ rebag() {
 	 sed -i "s/^Payload-Oxum: .*/Payload-Oxum: $bytes.$count/" bag-info.txt &&
 	 sha256sum bag-info.txt bagit.txt manifest-sha256.txt >tagmanifest-sha256.txt)
 }
+
+# nobody_setup: skip unless root with setpriv; W is a scratch directory that
+# nobody can use (bats' own temporary directories are private to root).
+nobody_setup() {
+	[ "$(id -u)" -eq 0 ] || skip "needs root to switch to nobody with setpriv"
+	command -v setpriv >/dev/null || skip "setpriv (util-linux) is not installed"
+	W=$(mktemp -d /tmp/pmu-nobody.XXXXXX)
+	chmod 777 "$W"
+}
+
+nobody_teardown() {
+	[ -n "${W:-}" ] && rm -rf "$W"
+}
+
+as_nobody() {
+	setpriv --reuid=nobody --regid=nogroup --clear-groups --inh-caps=-all -- "$@"
+}

@@ -6,18 +6,11 @@
 load helpers
 
 setup() {
-	[ "$(id -u)" -eq 0 ] || skip "needs root to switch to nobody with setpriv"
-	command -v setpriv >/dev/null || skip "setpriv (util-linux) is not installed"
-	W=$(mktemp -d /tmp/pmu-nobody.XXXXXX)
-	chmod 777 "$W"
+	nobody_setup
 }
 
 teardown() {
-	[ -n "${W:-}" ] && rm -rf "$W"
-}
-
-as_nobody() {
-	setpriv --reuid=nobody --regid=nogroup --clear-groups --inh-caps=-all -- "$@"
+	nobody_teardown
 }
 
 @test "as nobody, the recorded bundle validates and follows the whole tree" {

@@ -4,25 +4,16 @@
 load helpers
 
 setup() {
-	[ "$(id -u)" -eq 0 ] || skip "needs root to switch to nobody with setpriv"
-	command -v setpriv >/dev/null || skip "setpriv (util-linux) is not installed"
-	# bats' own temporary directories are private to root: work in one
-	# that nobody can traverse.
-	W=$(mktemp -d /tmp/pmu-nobody.XXXXXX)
-	chmod 755 "$W"
+	nobody_setup
 }
 
 teardown() {
-	[ -n "${W:-}" ] && rm -rf "$W"
+	nobody_teardown
 }
 
 mkw() {
 	mkfixture "$2" "$W/$1" >/dev/null
 	echo "$W/$1"
-}
-
-as_nobody() {
-	setpriv --reuid=nobody --regid=nogroup --clear-groups --inh-caps=-all -- "$@"
 }
 
 @test "as nobody, a valid bundle validates" {

@@ -1,0 +1,44 @@
+#include <string.h>
+
+#include "spec.h"
+#include "spec_json.h"
+
+static void add_unit(void *ctx, const char *key, const char *unit)
+{
+	json_t *u = ctx;
+
+	if (!json_object_get(u, key))
+		json_object_set_new(u, key, json_string(unit));
+}
+
+json_t *pmu_spec_doc_units(const char *doc_type, int minor)
+{
+	json_t *u = json_object();
+
+	for (size_t i = 0; i < pmu_ndocs; i++)
+		if (!strcmp(pmu_docs[i].type, doc_type))
+			pmu_objdef_units_v(pmu_docs[i].obj, minor, add_unit, u);
+	return u;
+}
+
+json_t *pmu_spec_stream_units(const char *stream_kind, int minor)
+{
+	json_t *u = json_object();
+
+	for (size_t i = 0; i < pmu_nstreams; i++)
+		if (!strcmp(pmu_streams[i].kind, stream_kind))
+			for (size_t r = 0; r < pmu_streams[i].nrecs; r++)
+				if (pmu_streams[i].recs[r].since <= minor)
+					pmu_objdef_units_v(pmu_streams[i].recs[r].obj, minor, add_unit, u);
+	return u;
+}
+
+char *pmu_spec_stream_header(const char *stream_kind, const char *spec, int minor)
+{
+	json_t *h = json_pack("{s:s,s:s,s:s,s:o}", "type", "header", "spec", spec, "stream", stream_kind, "units",
+			      pmu_spec_stream_units(stream_kind, minor));
+	char *s = h ? json_dumps(h, JSON_COMPACT | JSON_PRESERVE_ORDER) : NULL;
+
+	json_decref(h);
+	return s;
+}
