@@ -1073,8 +1073,16 @@ int main(int argc, char **argv)
 		err = pmu_bag_open(&out[i].bag, out[i].path, &bo);
 		if (err) {
 			fprintf(stderr, "pmurec: %s\n", pmu_error_detail());
-			for (int k = 0; k < i; k++)
-				pmu_bag_abort(out[k].bag);
+			for (int k = 0; k <= i; k++) {
+				if (k < i)
+					pmu_bag_abort(out[k].bag);
+				json_decref(out[k].runs);
+				json_decref(out[k].images);
+				json_decref(out[k].seen);
+			}
+			json_decref(modes);
+			free(o.env);
+			free(o.ext_specs);
 			return EXIT_RECORDER;
 		}
 	}

@@ -193,9 +193,9 @@ recs() {
 	assert_output "['$bid']"
 	run py 'any(i["role"] == "object" and "libc.so" in i["path"] for i in d["images"])' r.bundle/data/provenance.json
 	assert_output True
-	run pmurec -o g.bundle -- "$PMU_BUILD/test-marker"
-	run py '[i.get("producer", "")[:8] for i in d["images"] if i["path"].endswith("/test-marker")]' g.bundle/data/provenance.json
-	assert_output "['GNU C11 ']"
+	run pmurec -o g.bundle -- env ASAN_OPTIONS=detect_leaks=0 "$PMU_BUILD/test-marker"
+	run py '[i.get("producer", "")[:5] for i in d["images"] if i["path"].endswith("/test-marker")]' g.bundle/data/provenance.json
+	assert_output "['GNU C']"
 	run py 'sorted(s["name"] for s in d["settings"])' r.bundle/data/provenance.json
 	assert_output "['clocksource', 'cpufreq-governor', 'smt-active', 'turbo-disabled']"
 }
@@ -354,7 +354,8 @@ print("conform")' "$BATS_TEST_DIRNAME/../.."
 }
 
 @test "spans and marks sent through pmu/mark.h are recorded, attributed to their threads" {
-	run pmurec -o m.bundle -- "$PMU_BUILD/test-marker"
+	# (LeakSanitizer cannot run under ptrace: off for the workload of a SANITIZE build)
+	run pmurec -o m.bundle -- env ASAN_OPTIONS=detect_leaks=0 "$PMU_BUILD/test-marker"
 	assert_success
 	run pmuvalidate m.bundle
 	assert_success
@@ -368,7 +369,7 @@ print("conform")' "$BATS_TEST_DIRNAME/../.."
 }
 
 @test "a span left open when the program ends makes the bundle invalid (MALFORMED)" {
-	run pmurec -o o.bundle -- "$PMU_BUILD/test-marker" open
+	run pmurec -o o.bundle -- env ASAN_OPTIONS=detect_leaks=0 "$PMU_BUILD/test-marker" open
 	assert_success
 	run pmuvalidate o.bundle
 	assert_failure 1
