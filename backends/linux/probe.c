@@ -7,6 +7,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <elfutils/libdwfl.h>
+#include <linux/bpf.h>
 #include <linux/perf_event.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -294,13 +295,32 @@ int pmu_backend_probe(json_t *host, json_t *caps)
 	}
 
 	{
+		/* tried: load the smallest socket filter ("r0 = 0; exit") */
 		long long ub = num_of("/proc/sys/kernel/unprivileged_bpf_disabled");
+		struct bpf_insn prog[2] = { { .code = BPF_ALU64 | BPF_MOV | BPF_K, .dst_reg = BPF_REG_0 },
+					    { .code = BPF_JMP | BPF_EXIT } };
+		union bpf_attr a;
+		int fd;
 
-		if (root || bpfcap)
-			cap(caps, "bpf", "ok", root ? "root" : "CAP_BPF", NULL, NULL);
-		else {
-			snprintf(why, sizeof(why), "no CAP_BPF and unprivileged_bpf_disabled=%lld", ub);
-			cap(caps, "bpf", "unavailable", NULL, why, "run as root or grant CAP_BPF and CAP_PERFMON");
+		memset(&a, 0, sizeof(a));
+		a.prog_type = BPF_PROG_TYPE_SOCKET_FILTER;
+		a.insns = (uint64_t)(uintptr_t)prog;
+		a.insn_cnt = 2;
+		a.license = (uint64_t)(uintptr_t)"GPL";
+		fd = (int)syscall(SYS_bpf, BPF_PROG_LOAD, &a, sizeof(a));
+		if (fd >= 0) {
+			close(fd);
+			snprintf(v, sizeof(v), "BPF_PROG_LOAD of a socket filter succeeded (%s)", root ? "root"
+												 : bpfcap ? "CAP_BPF" : "unprivileged");
+			cap(caps, "bpf", "ok", v, NULL, NULL);
+		} else {
+			int e = errno;
+
+			snprintf(why, sizeof(why), "BPF_PROG_LOAD: %s (unprivileged_bpf_disabled=%lld%s)", strerror(e), ub,
+				 bpfcap ? ", CAP_BPF held" : ", no CAP_BPF");
+			cap(caps, "bpf", "unavailable", NULL, why,
+			    e == EPERM || e == EACCES ? "run as root or grant CAP_BPF and CAP_PERFMON"
+						      : "use a kernel built with CONFIG_BPF_SYSCALL");
 		}
 	}
 	{

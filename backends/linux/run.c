@@ -481,7 +481,8 @@ static int follow(pid_t root, struct pmu_cohort *c, const struct pmu_launch *l, 
 			stop_seen = pmu_backend_stop_signal;
 			res->interrupted = true;
 			res->signal = stop_seen;
-			kill(root, stop_seen == SIGINT ? SIGINT : SIGTERM);
+			/* to every process of the cohort, not just the root */
+			kill_all(c, stop_seen == SIGINT ? SIGINT : SIGTERM);
 			kill_at = now + (uint64_t)l->grace_ms * 1000000u;
 		}
 		if (deadline && now >= deadline && !res->truncated) {
