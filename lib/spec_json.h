@@ -14,4 +14,12 @@ json_t *pmu_spec_stream_units(const char *stream_kind, int minor);
 /* A stream's header line (compact JSON, no newline; free()), or NULL. */
 char *pmu_spec_stream_header(const char *stream_kind, const char *spec, int minor);
 
+/*
+ * A JSON string for text from the system (command names, paths, argv):
+ * invalid UTF-8 sequences become U+FFFD, so the text is kept, marked,
+ * rather than dropped (jansson refuses invalid UTF-8).  Never NULL unless
+ * out of memory.
+ */
+json_t *pmu_json_text(const char *s);
+
 #endif

@@ -314,7 +314,7 @@ static void check_baginfo(struct v *v)
 					   "PMU-Spec-Version" };
 	const char *f = "bag-info.txt";
 	char *txt = NULL, *line, *save = NULL;
-	const char *val[4] = { 0 };
+	const char *val[4] = { 0 }, *last_req = NULL;
 	int seen[4] = { 0 };
 	uint64_t lineno = 0;
 	bool ok = true;
@@ -334,8 +334,16 @@ static void check_baginfo(struct v *v)
 		char *colon;
 
 		lineno++;
-		if (line[0] == ' ' || line[0] == '\t')
-			continue; /* RFC 8493 continuation of the previous value */
+		if (line[0] == ' ' || line[0] == '\t') {
+			/* RFC 8493 continuation of the previous value: not for the
+			 * labels this spec reads, whose values are one line */
+			if (last_req) {
+				report(v, PMU_CHECK_BAG_INFO, f, lineno, "'%s' must be on one line", last_req);
+				ok = false;
+			}
+			continue;
+		}
+		last_req = NULL;
 		if (line[0] == '\r' || line[strlen(line) - 1] == '\r') {
 			report(v, PMU_CHECK_BAG_INFO, f, lineno, "line ends in a carriage return");
 			ok = false;
@@ -352,6 +360,7 @@ static void check_baginfo(struct v *v)
 			if (!strcmp(line, req[i])) {
 				seen[i]++;
 				val[i] = colon + 2;
+				last_req = req[i];
 			}
 	}
 	for (size_t i = 0; i < 4; i++)

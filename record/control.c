@@ -11,13 +11,15 @@
 
 #include "bounds.h"
 #include "control.h"
+#include "spec_json.h"
 #include "util.h"
 
 struct ctl_span {
 	char *id, *name, *parent;
+	int seq, parent_seq;   /* instances of a reused id: id, id#2, id#3... */
 	pid_t pid, tid;
 	uint64_t begin, end;
-	bool closed;
+	bool closed, orphaned;
 };
 
 struct ctl_mark {
@@ -134,10 +136,17 @@ static void on_message(struct pmu_ctl *c, char *msg, pid_t pid, uint64_t now)
 			bad(c, "span '%s' begun twice", tok[1]);
 			return;
 		}
-		if (parent && !open_span(c, pid, parent)) {
+		struct ctl_span *ps = parent ? open_span(c, pid, parent) : NULL;
+		int seq = 0, parent_seq = ps ? ps->seq : 0;
+
+		if (parent && !ps) {
 			bad(c, "span-begin names parent '%s', which is not an open span of the process", parent);
 			return;
 		}
+		/* an id used again after its span ended is a new instance */
+		for (size_t i = 0; i < c->nspans; i++)
+			if (c->spans[i].pid == pid && !strcmp(c->spans[i].id, tok[1]))
+				seq++;
 		s = realloc(c->spans, (c->nspans + 1) * sizeof(*s));
 		if (!s)
 			return;
@@ -147,6 +156,8 @@ static void on_message(struct pmu_ctl *c, char *msg, pid_t pid, uint64_t now)
 		s->id = strdup(tok[1]);
 		s->name = strdup(tok[2]);
 		s->parent = parent ? strdup(parent) : NULL;
+		s->seq = seq;
+		s->parent_seq = parent_seq;
 		s->pid = pid;
 		s->tid = tid;
 		s->begin = t;
@@ -159,6 +170,16 @@ static void on_message(struct pmu_ctl *c, char *msg, pid_t pid, uint64_t now)
 		}
 		s->end = t;
 		s->closed = true;
+		/* a parent that ends before its children cannot contain them */
+		for (size_t i = 0; i < c->nspans; i++) {
+			struct ctl_span *ch = &c->spans[i];
+
+			if (!ch->closed && ch->pid == pid && ch->parent && !strcmp(ch->parent, s->id) &&
+			    ch->parent_seq == s->seq && !ch->orphaned) {
+				bad(c, "span '%s' ended before its child '%s'", s->id, ch->id);
+				ch->orphaned = true;
+			}
+		}
 	} else {
 		bad(c, "unknown or malformed message '%s'", tok[0]);
 	}
@@ -290,8 +311,8 @@ json_t *pmu_ctl_records(struct pmu_ctl *c, const struct pmu_cohort *co, uint64_t
 		}
 		snprintf(id, sizeof(id), "i%d", in->id);
 		o[n].key = m->t;
-		o[n++].rec = json_pack("{s:s,s:I,s:s,s:i,s:s}", "type", "mark", "t_ns", (json_int_t)m->t, "inc", id,
-				       "tid", (int)m->tid, "name", m->name);
+		o[n++].rec = json_pack("{s:s,s:I,s:s,s:i,s:o}", "type", "mark", "t_ns", (json_int_t)m->t, "inc", id,
+				       "tid", (int)m->tid, "name", pmu_json_text(m->name));
 	}
 	for (size_t i = 0; o && i < c->nspans; i++) {
 		const struct ctl_span *s = &c->spans[i];
@@ -311,16 +332,22 @@ json_t *pmu_ctl_records(struct pmu_ctl *c, const struct pmu_cohort *co, uint64_t
 		}
 		/* span ids are the program's, made unique per incarnation */
 		snprintf(id, sizeof(id), "i%d", in->id);
-		snprintf(sid, sizeof(sid), "i%d:%s", in->id, s->id);
+		if (s->seq)
+			snprintf(sid, sizeof(sid), "i%d:%s#%d", in->id, s->id, s->seq + 1);
+		else
+			snprintf(sid, sizeof(sid), "i%d:%s", in->id, s->id);
 		o[n].key = s->end;
-		o[n].rec = json_pack("{s:s,s:s}", "type", "span", "id", sid);
-		if (s->parent) {
-			snprintf(pid_, sizeof(pid_), "i%d:%s", in->id, s->parent);
-			json_object_set_new(o[n].rec, "parent", json_string(pid_));
+		o[n].rec = json_pack("{s:s,s:o}", "type", "span", "id", pmu_json_text(sid));
+		if (s->parent && !s->orphaned) {
+			if (s->parent_seq)
+				snprintf(pid_, sizeof(pid_), "i%d:%s#%d", in->id, s->parent, s->parent_seq + 1);
+			else
+				snprintf(pid_, sizeof(pid_), "i%d:%s", in->id, s->parent);
+			json_object_set_new(o[n].rec, "parent", pmu_json_text(pid_));
 		}
 		json_object_set_new(o[n].rec, "inc", json_string(id));
 		json_object_set_new(o[n].rec, "tid", json_integer(s->tid));
-		json_object_set_new(o[n].rec, "name", json_string(s->name));
+		json_object_set_new(o[n].rec, "name", pmu_json_text(s->name));
 		json_object_set_new(o[n].rec, "begin_ns", json_integer((json_int_t)s->begin));
 		json_object_set_new(o[n].rec, "end_ns", json_integer((json_int_t)s->end));
 		n++;

@@ -33,6 +33,7 @@ struct pmu_ext {
 	pthread_mutex_t mu;
 	pthread_cond_t cv;
 	bool hello, bye, eof, reaped, unavailable;
+	volatile bool stop_reading; /* the collector is gone: stop waiting for EOF */
 	int status;
 	char bye_status[16];
 	char reason[600];      /* why it failed or is unavailable */
@@ -282,9 +283,18 @@ static void *reader(void *arg)
 	bool skipping = false;
 
 	for (;;) {
-		ssize_t n = buf ? read(e->out_fd, buf + have, 2 * LINE_MAX_ - have) : 0;
+		struct pollfd pf = { e->out_fd, POLLIN, 0 };
+		ssize_t n;
 		char *p, *nl;
 
+		/* Poll, so that a helper the collector left holding its stdout
+		 * cannot keep the recorder waiting once the collector is gone. */
+		if (poll(&pf, 1, 100) == 0) {
+			if (e->stop_reading)
+				break;
+			continue;
+		}
+		n = buf ? read(e->out_fd, buf + have, 2 * LINE_MAX_ - have) : 0;
 		if (n < 0 && errno == EINTR)
 			continue;
 		if (n <= 0)
@@ -340,19 +350,22 @@ void pmu_ext_start(struct pmu_ext *e, pid_t root)
 	}
 	snprintf(pidbuf, sizeof(pidbuf), "%d", (int)root);
 	e->argv[e->argc] = strdup(pidbuf);
+	/* set before the fork: after it only async-signal-safe calls are safe
+	 * while other threads (earlier collectors' readers) run */
+	setenv("PMU_COHORT_PID", pidbuf, 1);
 	e->pid = fork();
 	if (e->pid == 0) {
 		/* its own process group: a ^C to the terminal is pmurec's to forward */
 		setpgid(0, 0);
 		dup2(in[0], 0);
 		dup2(out[1], 1);
-		setenv("PMU_COHORT_PID", pidbuf, 1);
 		execv(e->path, e->argv);
 		err = errno;
 		if (write(errp[1], &err, sizeof(err)) < 0)
 			_exit(127);
 		_exit(127);
 	}
+	unsetenv("PMU_COHORT_PID");
 	close(in[0]);
 	close(out[1]);
 	close(errp[1]);
@@ -435,8 +448,20 @@ void pmu_ext_stop(struct pmu_ext *e)
 		}
 		usleep(2000);
 	}
-	if (e->thread_started)
+	/* Its helpers go with it (it runs in its own process group), then
+	 * whatever it wrote is read to the end, for one more timeout at most. */
+	if (e->reaped)
+		kill(-e->pid, SIGKILL);
+	if (e->thread_started) {
+		uint64_t until = pmu_now_mono_ns() + (uint64_t)e->timeout_ms * 1000000u;
+
+		while (!e->eof && pmu_now_mono_ns() < until)
+			usleep(2000);
+		if (!e->eof)
+			set_reason(e, "its output stayed open after it exited (a helper process still holds it)");
+		e->stop_reading = true;
 		pthread_join(e->th, NULL);
+	}
 	e->thread_started = false;
 	/* every cause, the most telling first */
 	if (e->reaped && WIFSIGNALED(e->status))

@@ -247,13 +247,13 @@ static json_t *cohort_json(const struct pmu_cohort *c)
 			json_object_set_new(o, "parent", json_string(id));
 		}
 		json_object_set_new(o, "preexisting", json_boolean(in->preexisting));
-		json_object_set_new(o, "comm", json_string(in->comm[0] ? in->comm : "?"));
+		json_object_set_new(o, "comm", pmu_json_text(in->comm[0] ? in->comm : "?"));
 		for (size_t k = 0; k < in->ntids; k++)
 			json_array_append_new(tids, json_integer(in->tids[k]));
 		json_object_set_new(o, "tids", tids);
 		for (size_t k = 0; k < in->nexecs; k++)
-			json_array_append_new(ex, json_pack("{s:I,s:s}", "t_ns", (json_int_t)in->execs[k].t_ns, "path",
-							    in->execs[k].path));
+			json_array_append_new(ex, json_pack("{s:I,s:o}", "t_ns", (json_int_t)in->execs[k].t_ns, "path",
+							    pmu_json_text(in->execs[k].path)));
 		json_object_set_new(o, "exec", ex);
 		json_object_set_new(o, "exit", exit_json(in->exit_kind, in->exit_value));
 		for (int r = 0; r < PMU_RES_COUNT_; r++) {
@@ -265,7 +265,9 @@ static json_t *cohort_json(const struct pmu_cohort *c)
 				st = json_pack("{s:s,s:s}", "status", "ok", "source", x->source);
 			} else {
 				st = json_pack("{s:s,s:s,s:s}", "status", "unavailable", "reason", x->reason, "remedy",
-					       x->remedy ? x->remedy : "none: the process ended before it could be read");
+					       x->remedy ? x->remedy
+					       : in->ended ? "none: the process ended before it could be read"
+							   : "none: it was still running when the recording ended");
 				if (x->source)
 					json_object_set_new(st, "source", json_string(x->source));
 			}
@@ -301,7 +303,7 @@ static json_t *environment_json(const struct opts *o)
 
 		if (!v)
 			continue;
-		json_object_set_new(env, o->env[i], json_string(looks_secret(o->env[i]) ? "<redacted>" : v));
+		json_object_set_new(env, o->env[i], looks_secret(o->env[i]) ? json_string("<redacted>") : pmu_json_text(v));
 	}
 	return env;
 }
@@ -442,8 +444,12 @@ static int write_collectors(const struct opts *o, const struct pmu_launch_result
 			json_array_append_new(recs, r);
 			json_array_append_new(recs, lc(lr->start_ns, "opened"));
 			r = lc(lr->start_ns, "attached");
-			snprintf(ev, sizeof(ev), "PTRACE_SEIZE of the command before its exec; %zu incarnation(s) followed",
-				 c->n);
+			if (o->attach)
+				snprintf(ev, sizeof(ev), "PTRACE_SEIZE of the running tree of pid %d; %zu incarnation(s) followed",
+					 (int)o->attach, c->n);
+			else
+				snprintf(ev, sizeof(ev), "PTRACE_SEIZE of the command before its exec; %zu incarnation(s) followed",
+					 c->n);
 			json_object_set_new(r, "evidence", json_string(ev));
 			json_array_append_new(recs, r);
 			json_array_append_new(recs, lc(lr->end_ns, "stopped"));
@@ -663,6 +669,26 @@ static int parse(int argc, char **argv, struct opts *o)
 }
 
 
+/* Walk pmurec's own parents: attaching to one of them would deadlock. */
+static bool is_self_or_ancestor(pid_t target)
+{
+	pid_t p = getpid();
+
+	for (int depth = 0; p > 1 && depth < 4096; depth++) {
+		char path[64], *s = NULL, *q;
+
+		if (p == target)
+			return true;
+		snprintf(path, sizeof(path), "/proc/%d/status", (int)p);
+		if (pmu_read_file(AT_FDCWD, path, 1 << 16, &s, NULL))
+			return false;
+		q = strstr(s, "\nPPid:");
+		p = q ? (pid_t)atoi(q + 7) : 0;
+		free(s);
+	}
+	return target == 1;
+}
+
 /* One bundle being written: a plain recording, or one mode of --ab. */
 struct bundle_out {
 	char path[4200];
@@ -697,7 +723,7 @@ static json_t *argv_json(const struct opts *o, const struct pmu_cohort *cohort, 
 	json_t *argvj = json_array();
 
 	for (char *const *a = g_argv; !o->attach && *a; a++)
-		json_array_append_new(argvj, json_string(*a));
+		json_array_append_new(argvj, pmu_json_text(*a));
 	if (o->attach) {
 		/* the attached process's own command line and directory */
 		char path[64], *cl = NULL;
@@ -708,10 +734,10 @@ static json_t *argv_json(const struct opts *o, const struct pmu_cohort *cohort, 
 		if (pmu_read_file(AT_FDCWD, path, 1 << 20, &cl, &n) == 0)
 			for (size_t i = 0; i < n; i += strlen(cl + i) + 1)
 				if (cl[i])
-					json_array_append_new(argvj, json_string(cl + i));
+					json_array_append_new(argvj, pmu_json_text(cl + i));
 		free(cl);
 		if (!json_array_size(argvj))
-			json_array_append_new(argvj, json_string(cohort->n ? cohort->incs[0].comm : "?"));
+			json_array_append_new(argvj, pmu_json_text(cohort->n ? cohort->incs[0].comm : "?"));
 		snprintf(path, sizeof(path), "/proc/%d/cwd", (int)o->attach);
 		k = readlink(path, cwd, cwdsz - 1);
 		if (k > 0)
@@ -850,7 +876,7 @@ static int record_repetition(struct opts *o, struct bundle_out *b, int k, const 
 	json_object_set_new(run, "tool", json_pack("{s:s,s:s}", "name", "pmurec", "version", PMU_VERSION));
 	json_object_set_new(run, "mode", json_string(mode_names[o->mode]));
 	json_object_set_new(run, "argv", argv_json(o, &cohort, cwd, sizeof(cwd)));
-	json_object_set_new(run, "cwd", json_string(cwd));
+	json_object_set_new(run, "cwd", pmu_json_text(cwd));
 	json_object_set_new(run, "start_ns", json_integer((json_int_t)(lr.start_ns < mono ? lr.start_ns : mono)));
 	json_object_set_new(run, "end_ns", json_integer((json_int_t)lr.end_ns));
 	json_object_set_new(run, "realtime_anchor_ns", json_integer((json_int_t)g_rt));
@@ -902,7 +928,8 @@ static int record_repetition(struct opts *o, struct bundle_out *b, int k, const 
 	if (lr.detached)
 		fprintf(stderr, "pmurec: %s\n", lr.detach_reason);
 	if (strcmp(result, "complete"))
-		fprintf(stderr, "pmurec: %srepetition %d %s: %s\n", campaign ? mode_names[o->mode] : "", k, result,
+		fprintf(stderr, "pmurec: %s%srepetition %d %s: %s\n", campaign ? mode_names[o->mode] : "",
+			campaign ? " " : "", k, result,
 			reason);
 	b->code = WIFEXITED(lr.wait_status) ? WEXITSTATUS(lr.wait_status) : 128 + WTERMSIG(lr.wait_status);
 	if (o->attach && !(cohort.n && cohort.incs[0].ended))
@@ -984,7 +1011,9 @@ static int finish_bundle(struct opts *o, struct bundle_out *b, json_t *host, jso
 	return err;
 }
 
-/* --warmup: plain runs, nothing recorded. */
+/* --warmup: plain runs, nothing recorded (bounded like the recorded ones). */
+static int o_max_duration;
+
 static int warm_up(int n)
 {
 	for (int i = 0; i < n && !pmu_backend_stop_signal; i++) {
@@ -995,6 +1024,7 @@ static int warm_up(int n)
 
 		l.argv = g_argv;
 		l.grace_ms = 2000;
+		l.max_duration_ms = o_max_duration;
 		err = pmu_backend_run(&l, &c, &lr);
 		pmu_cohort_release(&c);
 		if (err || lr.exec_failed) {
@@ -1038,6 +1068,11 @@ int main(int argc, char **argv)
 	}
 	if (o.attach && kill(o.attach, 0) < 0 && errno == ESRCH) {
 		fprintf(stderr, "pmurec: no process %d\n", (int)o.attach);
+		return PMU_EXIT_USAGE;
+	}
+	if (o.attach && is_self_or_ancestor(o.attach)) {
+		fprintf(stderr, "pmurec: process %d is pmurec or one of its ancestors; it cannot record itself\n",
+			(int)o.attach);
 		return PMU_EXIT_USAGE;
 	}
 	if (!o.out || (optind >= argc && !o.attach)) {
@@ -1102,9 +1137,14 @@ int main(int argc, char **argv)
 	g_rt = pmu_now_real_ns();
 	g_mono = pmu_now_mono_ns();
 
+	o_max_duration = o.max_duration_ms;
 	err = warm_up(o.warmup);
 	if (err) {
 		code = err;
+		aborted = true;
+	} else if (pmu_backend_stop_signal) {
+		fprintf(stderr, "pmurec: interrupted during the warm-up; no bundle written\n");
+		code = 128 + pmu_backend_stop_signal;
 		aborted = true;
 	}
 	/* Interleaved: round 1 of every mode, then round 2, ...; a signal
@@ -1118,6 +1158,21 @@ int main(int argc, char **argv)
 					      &code) == REP_ABORT)
 				aborted = true;
 		}
+	/* A signal between repetitions ends the recording early: the last
+	 * repetition made says so, and the exit status tells. */
+	for (int i = 0; !aborted && pmu_backend_stop_signal && i < nout; i++) {
+		json_t *last = json_array_get(out[i].runs, json_array_size(out[i].runs) - 1);
+		char why[200];
+
+		if (!last || out[i].reps >= o.repeat || strcmp(json_string_value(json_object_get(last, "result")), "complete"))
+			continue;
+		snprintf(why, sizeof(why), "pmurec received signal %d after this repetition: %d of %d repetitions recorded",
+			 pmu_backend_stop_signal, out[i].reps, o.repeat);
+		json_object_set_new(last, "result", json_string("interrupted"));
+		json_object_set_new(last, "result_reason", json_string(why));
+		out[i].code = 128 + pmu_backend_stop_signal;
+		fprintf(stderr, "pmurec: %s\n", why);
+	}
 	for (int i = 0; i < nout; i++) {
 		if (aborted || !out[i].reps) {
 			pmu_bag_abort(out[i].bag);

@@ -18,6 +18,7 @@
 #include <unistd.h>
 
 #include "error.h"
+#include "spec_json.h"
 #include "provenance.h"
 #include "sha256.h"
 
@@ -105,7 +106,7 @@ static void dwarf_producer(int fd, json_t *o)
 
 json_t *pmu_image_describe(const char *path, const char *role)
 {
-	json_t *o = json_pack("{s:s,s:s}", "path", path, "role", role);
+	json_t *o = json_pack("{s:o,s:s}", "path", pmu_json_text(path), "role", role);
 	char hex[PMU_SHA256_HEX];
 	struct stat st;
 	uint64_t size;

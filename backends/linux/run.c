@@ -403,10 +403,11 @@ static void on_alarm(int sig)
 /* A task we have not seen yet (its first stop can come before its
  * parent's fork event): a thread of a known process, or a new process
  * whose parent is its PPid. */
-static struct pmu_incarnation *adopt(struct pmu_cohort *c, pid_t tid, uint64_t t)
+static struct pmu_incarnation *adopt(struct pmu_cohort *c, pid_t tid, uint64_t t, const struct pmu_incarnation *by)
 {
 	long long tgid = status_field(tid, "Tgid"), ppid = status_field(tid, "PPid");
 	struct pmu_incarnation *in = tgid > 0 ? inc_of_pid(c, (pid_t)tgid) : NULL, *p;
+	int parent_id;
 
 	if (in && (pid_t)tgid != tid) {
 		int r = add_tid(in, tid);
@@ -417,8 +418,12 @@ static struct pmu_incarnation *adopt(struct pmu_cohort *c, pid_t tid, uint64_t t
 			c->live_tasks++;
 		return in;
 	}
+	/* The parent: PPid, or (CLONE_PARENT, or a parent already gone) the
+	 * task that reported the fork, or else the root: every task here
+	 * descends from it. */
 	p = ppid > 0 ? inc_of_pid(c, (pid_t)ppid) : NULL;
-	return add_inc(c, tid, p ? p->id : 0, t);
+	parent_id = p ? p->id : by ? by->id : c->n ? 1 : 0;
+	return add_inc(c, tid, parent_id, t);
 }
 
 /* Attach mode: let go of every task, delivering any signal that was
@@ -532,7 +537,7 @@ static int follow(pid_t root, struct pmu_cohort *c, const struct pmu_launch *l, 
 			continue;
 		in = inc_of_tid(c, pid);
 		if (!in)
-			in = adopt(c, pid, now);
+			in = adopt(c, pid, now, NULL);
 		switch (st >> 16) {
 		case PTRACE_EVENT_FORK:
 		case PTRACE_EVENT_VFORK:
@@ -540,7 +545,7 @@ static int follow(pid_t root, struct pmu_cohort *c, const struct pmu_launch *l, 
 			unsigned long msg = 0;
 
 			if (ptrace(PTRACE_GETEVENTMSG, pid, 0, &msg) == 0 && !inc_of_tid(c, (pid_t)msg))
-				adopt(c, (pid_t)msg, now);
+				adopt(c, (pid_t)msg, now, in);
 			ptrace(PTRACE_CONT, pid, 0, 0);
 			break;
 		}
@@ -559,8 +564,17 @@ static int follow(pid_t root, struct pmu_cohort *c, const struct pmu_launch *l, 
 			ptrace(PTRACE_CONT, pid, 0, 0);
 			break;
 		case PTRACE_EVENT_STOP:
-			/* the first stop of a new task, or a group stop: go on */
-			ptrace(PTRACE_CONT, pid, 0, 0);
+			/*
+			 * A group stop (SIGSTOP, SIGTSTP, ^Z...) reports the stopping
+			 * signal: the task stays stopped until SIGCONT, as untraced
+			 * (PTRACE_LISTEN).  The first stop of a new task and an
+			 * interrupt report SIGTRAP: go on.
+			 */
+			if (WSTOPSIG(st) == SIGSTOP || WSTOPSIG(st) == SIGTSTP || WSTOPSIG(st) == SIGTTIN ||
+			    WSTOPSIG(st) == SIGTTOU)
+				ptrace(PTRACE_LISTEN, pid, 0, 0);
+			else
+				ptrace(PTRACE_CONT, pid, 0, 0);
 			break;
 		default:
 			/* signal-delivery stop: deliver the signal */
@@ -579,8 +593,20 @@ static int seize_tree(struct pmu_cohort *c, pid_t pid, int parent, uint64_t t, i
 	DIR *d;
 	int id;
 
-	if (depth > 64 || inc_of_pid(c, pid))
+	if (depth > 64 || inc_of_pid(c, pid) || pid == getpid())
 		return 0;
+	/* a zombie has exited already: nothing to follow, and it cannot be seized */
+	{
+		char st[64], *z = NULL, *rp;
+
+		snprintf(st, sizeof(st), "/proc/%d/stat", (int)pid);
+		if (pmu_read_file(AT_FDCWD, st, 4096, &z, NULL) == 0 && (rp = strrchr(z, ')')) && rp[1] == ' ' &&
+		    (rp[2] == 'Z' || rp[2] == 'X')) {
+			free(z);
+			return 0;
+		}
+		free(z);
+	}
 	in = add_inc(c, pid, parent, t);
 	if (!in)
 		return pmu_error(PMU_ERR_NOMEM, "out of memory");
@@ -726,12 +752,21 @@ int pmu_backend_run(const struct pmu_launch *l, struct pmu_cohort *c, struct pmu
 	if (write(barrier[1], "g", 1) != 1)
 		err = pmu_error(PMU_ERR_IO, "cannot release the command: %s", strerror(errno));
 	close(barrier[1]);
-	while ((n = read(errpipe[0], &e, sizeof(e))) < 0 && errno == EINTR)
-		;
-	close(errpipe[0]);
-	if (n == (ssize_t)sizeof(e)) {
-		res->exec_failed = true;
-		res->exec_errno = e;
+	/*
+	 * A traced child may stop (a signal on its way, a group stop) before
+	 * it execs, and only the follow loop can let it go on: so exec's
+	 * outcome is read after following.  Untraced, it is read now; the
+	 * pipe ends at the exec, or carries its errno.
+	 */
+	if (!res->follow_ok) {
+		while ((n = read(errpipe[0], &e, sizeof(e))) < 0 && errno == EINTR)
+			;
+		close(errpipe[0]);
+		errpipe[0] = -1;
+		if (n == (ssize_t)sizeof(e)) {
+			res->exec_failed = true;
+			res->exec_errno = e;
+		}
 	}
 	sa.sa_handler = on_alarm;
 	sigaction(SIGALRM, &sa, NULL); /* no SA_RESTART: waitpid wakes up */
@@ -741,7 +776,16 @@ int pmu_backend_run(const struct pmu_launch *l, struct pmu_cohort *c, struct pmu
 
 		if (!err)
 			err = ferr;
+		while ((n = read(errpipe[0], &e, sizeof(e))) < 0 && errno == EINTR)
+			;
+		close(errpipe[0]);
+		if (n == (ssize_t)sizeof(e)) {
+			res->exec_failed = true;
+			res->exec_errno = e;
+		}
 	} else {
+		uint64_t kill_at = 0;
+
 		for (;;) {
 			uint64_t now = pmu_now_mono_ns();
 			pid_t w;
@@ -751,6 +795,7 @@ int pmu_backend_run(const struct pmu_launch *l, struct pmu_cohort *c, struct pmu
 				res->interrupted = true;
 				res->signal = pmu_backend_stop_signal;
 				kill(pid, pmu_backend_stop_signal == SIGINT ? SIGINT : SIGTERM);
+				kill_at = now + (uint64_t)l->grace_ms * 1000000u;
 			}
 			if (pmu_backend_abort)
 				kill(pid, SIGKILL);
@@ -758,6 +803,7 @@ int pmu_backend_run(const struct pmu_launch *l, struct pmu_cohort *c, struct pmu
 			    l->over_bound(l->ctx, res->truncation, sizeof(res->truncation))) {
 				res->truncated = true;
 				kill(pid, SIGTERM);
+				kill_at = now + (uint64_t)l->grace_ms * 1000000u;
 			}
 			if (l->max_duration_ms && !res->truncated &&
 			    now >= res->start_ns + (uint64_t)l->max_duration_ms * 1000000u) {
@@ -765,6 +811,12 @@ int pmu_backend_run(const struct pmu_launch *l, struct pmu_cohort *c, struct pmu
 				snprintf(res->truncation, sizeof(res->truncation),
 					 "--max-duration %d ms reached: the command was sent SIGTERM", l->max_duration_ms);
 				kill(pid, SIGTERM);
+				kill_at = now + (uint64_t)l->grace_ms * 1000000u;
+			}
+			/* SIGTERM first, SIGKILL after the grace period, as when following */
+			if (kill_at && now >= kill_at) {
+				kill(pid, SIGKILL);
+				kill_at = 0;
 			}
 			w = wait4(pid, &st, 0, &ru);
 			if (w < 0 && errno == EINTR)
