@@ -399,3 +399,10 @@ json_t *pmu_ctl_lifecycle(struct pmu_ctl *c, uint64_t t0, uint64_t t1)
 	json_array_append_new(l, r);
 	return l;
 }
+
+void pmu_ctl_counts(const struct pmu_ctl *c, uint64_t *malformed, uint64_t *dropped, const char **first_bad)
+{
+	*malformed = c->malformed;
+	*dropped = c->dropped;
+	*first_bad = c->first_bad;
+}

@@ -35,4 +35,7 @@ void pmu_ctl_add_mark(struct pmu_ctl *c, uint64_t t, pid_t pid, const char *name
 json_t *pmu_ctl_records(struct pmu_ctl *c, const struct pmu_cohort *co, uint64_t t0, uint64_t t1);
 json_t *pmu_ctl_lifecycle(struct pmu_ctl *c, uint64_t t0, uint64_t t1);
 
+/* After pmu_ctl_records(): messages that were malformed or not kept. */
+void pmu_ctl_counts(const struct pmu_ctl *c, uint64_t *malformed, uint64_t *dropped, const char **first_bad);
+
 #endif

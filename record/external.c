@@ -592,3 +592,8 @@ json_t *pmu_ext_lifecycle(struct pmu_ext *e, const struct pmu_cohort *c)
 	json_array_append_new(l, r);
 	return l;
 }
+
+uint64_t pmu_ext_dropped(const struct pmu_ext *e)
+{
+	return e->dropped;
+}

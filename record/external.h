@@ -45,6 +45,8 @@ void pmu_ext_stop(struct pmu_ext *e);
 const char *pmu_ext_name(const struct pmu_ext *e);
 bool pmu_ext_failed(const struct pmu_ext *e);
 const char *pmu_ext_reason(const struct pmu_ext *e);
+/* Records not kept: reported dropped, or not attributable (after pmu_ext_events()). */
+uint64_t pmu_ext_dropped(const struct pmu_ext *e);
 
 /*
  * Lifecycle records (a JSON array, caller owns) and the events stream's

@@ -939,6 +939,24 @@ static int record_repetition(struct opts *o, struct bundle_out *b, int k, const 
 			fprintf(stderr, "pmurec: collector '%s' failed: %s\n", pmu_ext_name(o->ext[i]),
 				pmu_ext_reason(o->ext[i]));
 	b->failed |= failed;
+	/* Say now what pmuvalidate will refuse, rather than exit quietly. */
+	if (o->ctl) {
+		uint64_t bad, lost;
+		const char *why;
+
+		pmu_ctl_counts(o->ctl, &bad, &lost, &why);
+		if (bad)
+			fprintf(stderr, "pmurec: %llu malformed control message(s), the first: %s; the bundle will not "
+				"validate (MALFORMED)\n", (unsigned long long)bad, why);
+		if (lost)
+			fprintf(stderr, "pmurec: %llu mark(s) or span(s) not attributable to the cohort were left out; the "
+				"bundle will not validate (LOSS)\n", (unsigned long long)lost);
+	}
+	for (size_t i = 0; i < o->next; i++)
+		if (!pmu_ext_failed(o->ext[i]) && pmu_ext_dropped(o->ext[i]))
+			fprintf(stderr, "pmurec: collector '%s': %llu record(s) dropped or not attributable to the cohort; "
+				"the bundle will not validate (LOSS)\n", pmu_ext_name(o->ext[i]),
+				(unsigned long long)pmu_ext_dropped(o->ext[i]));
 	if (err) {
 		fprintf(stderr, "pmurec: cannot write '%s': %s\n", b->path, pmu_error_detail());
 		*exit_code = EXIT_RECORDER;
