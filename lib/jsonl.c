@@ -80,8 +80,7 @@ static char *put_utf8(char *o, unsigned cp)
 	return o;
 }
 
-/* Length of the valid UTF-8 sequence at p (lead byte >= 0x80), or 0. */
-static size_t utf8_len(const unsigned char *p, const unsigned char *end)
+size_t pmu_utf8_len(const unsigned char *p, const unsigned char *end)
 {
 	unsigned c = p[0];
 	size_t n;
@@ -184,7 +183,7 @@ static int string(struct pj *j, bool store, const char **s, size_t *slen)
 			j->p = q;
 			continue;
 		}
-		size_t n = utf8_len((const unsigned char *)j->p, (const unsigned char *)j->end);
+		size_t n = pmu_utf8_len((const unsigned char *)j->p, (const unsigned char *)j->end);
 		if (!n)
 			return fail(j, "invalid UTF-8");
 		if (store) {

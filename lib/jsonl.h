@@ -53,4 +53,8 @@ int pmu_jrec_parse(struct pmu_jrec *r, const char *line, size_t len, const char 
 
 const struct pmu_jfield *pmu_jrec_get(const struct pmu_jrec *r, const char *key);
 
+/* Length of the valid UTF-8 sequence at p (lead byte >= 0x80) that ends by
+ * end, or 0: no overlong form, surrogate or code point past U+10FFFF. */
+size_t pmu_utf8_len(const unsigned char *p, const unsigned char *end);
+
 #endif

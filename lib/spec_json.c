@@ -1,6 +1,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "jsonl.h"
 #include "spec.h"
 #include "spec_json.h"
 
@@ -44,32 +45,6 @@ char *pmu_spec_stream_header(const char *stream_kind, const char *spec, int mino
 	return s;
 }
 
-/* Length of the valid UTF-8 sequence at p, or 0. */
-static size_t utf8_seq(const unsigned char *p)
-{
-	unsigned c = p[0], cp;
-	size_t n;
-
-	if (c < 0x80)
-		return c ? 1 : 0;
-	if (c >= 0xc2 && c <= 0xdf)
-		n = 2, cp = c & 0x1f;
-	else if (c >= 0xe0 && c <= 0xef)
-		n = 3, cp = c & 0x0f;
-	else if (c >= 0xf0 && c <= 0xf4)
-		n = 4, cp = c & 0x07;
-	else
-		return 0;
-	for (size_t k = 1; k < n; k++) {
-		if ((p[k] & 0xc0) != 0x80)
-			return 0;
-		cp = cp << 6 | (p[k] & 0x3f);
-	}
-	if ((n == 3 && (cp < 0x800 || (cp >= 0xd800 && cp <= 0xdfff))) || (n == 4 && (cp < 0x10000 || cp > 0x10ffff)))
-		return 0;
-	return n;
-}
-
 json_t *pmu_json_text(const char *s)
 {
 	size_t len = strlen(s), o = 0;
@@ -82,7 +57,7 @@ json_t *pmu_json_text(const char *s)
 	if (!buf)
 		return NULL;
 	for (const unsigned char *p = (const unsigned char *)s; *p;) {
-		size_t n = utf8_seq(p);
+		size_t n = *p < 0x80 ? 1 : pmu_utf8_len(p, (const unsigned char *)s + len);
 
 		if (n) {
 			memcpy(buf + o, p, n);
