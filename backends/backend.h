@@ -69,6 +69,7 @@ struct pmu_incarnation {
 	struct pmu_exec *execs;
 	size_t nexecs;
 	uint64_t io_read, io_write; /* own bytes, summed over threads at their exits */
+	size_t io_threads;      /* threads whose exit was seen and read */
 	bool io_failed;
 	int exit_kind;          /* 0 unknown, 1 exited, 2 signaled */
 	int exit_value;

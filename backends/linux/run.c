@@ -329,6 +329,7 @@ static void thread_io(struct pmu_incarnation *in, pid_t tid)
 	    (w = strstr(s, "wchar: "))) {
 		in->io_read += strtoull(r + 7, NULL, 10);
 		in->io_write += strtoull(w + 7, NULL, 10);
+		in->io_threads++;
 	} else {
 		in->io_failed = true;
 	}
@@ -360,7 +361,14 @@ static void end_inc(struct pmu_incarnation *in, int status, uint64_t t, bool fol
 {
 	static const char src[] = "/proc/PID/task/TID/io rchar, wchar at each thread's exit, summed";
 
-	if (followed && !in->io_failed) {
+	if (followed && !in->io_failed && in->io_threads < in->ntids) {
+		/* a thread ended unseen (it exec'd away, or was reaped early):
+		 * a sum without it would be short, so there is no sum */
+		res_unavail(&in->res[PMU_RES_READ_BYTES], src, "none: a thread's exit event was not delivered",
+			    "%zu of %zu threads were read at their exits", in->io_threads, in->ntids);
+		res_unavail(&in->res[PMU_RES_WRITE_BYTES], src, "none: a thread's exit event was not delivered",
+			    "%zu of %zu threads were read at their exits", in->io_threads, in->ntids);
+	} else if (followed && !in->io_failed) {
 		res_set(&in->res[PMU_RES_READ_BYTES], in->io_read, src);
 		res_set(&in->res[PMU_RES_WRITE_BYTES], in->io_write, src);
 	} else if (followed) {
