@@ -13,7 +13,10 @@
  * again), runs every check of checks.def that its inputs allow, and reports
  * each finding through fn.  Streams are read a record at a time; memory
  * grows with the number of files, incarnations and spans, not with stream
- * size.  A check whose inputs are themselves invalid is not evaluated
+ * size.  Files are hashed in a second thread, and events streams are
+ * checked in parallel (one per online CPU), their findings replayed in
+ * file order so that the report does not depend on scheduling; fn is only
+ * ever called from the calling thread.  A check whose inputs are themselves invalid is not evaluated
  * (res->evaluated says which were); the bundle is invalid either way.
  */
 

@@ -122,3 +122,22 @@ open(p, 'w').write(''.join(L))"
 	run verdict "$b"
 	assert_output SCHEMA-FIELD
 }
+
+@test "events streams checked in parallel report the same findings, in file order, every time" {
+	b=$(mk b multiproc)
+	edit "$b" "import shutil
+shutil.copytree(os.path.join(d, 'collectors/syscalls'), os.path.join(d, 'collectors/syscalls2'))
+r = load('run.json'); r['collectors'].append({'name': 'syscalls2', 'requested': True}); save('run.json', r)
+for c in ('syscalls', 'syscalls2'):
+    p = os.path.join(d, 'collectors', c, 'events.jsonl')
+    L = open(p).read().splitlines()
+    L = L[:1] + [l.replace('\"tid\":5000', '\"tid\":5009') for l in L[1:]]
+    L += [L[-1].replace('exit_group', 'x%d' % i) for i in range(30)]
+    open(p, 'w').write(chr(10).join(L) + chr(10))"
+	first=$(pmuvalidate --json "$b" | sha256sum)
+	for i in 1 2 3 4 5; do
+		[ "$(pmuvalidate --json "$b" | sha256sum)" = "$first" ]
+	done
+	run bash -c "pmuvalidate --json '$b' | $PY -c 'import json,sys; d=json.load(sys.stdin)[\"bundles\"][0]; print(d[\"errors\"], len(d[\"findings\"]), d[\"unreported\"], d[\"findings\"][0][\"file\"], d[\"findings\"][-1][\"file\"])'"
+	assert_output "66 20 {'ATTRIBUTION': 46} data/collectors/syscalls/events.jsonl data/collectors/syscalls/events.jsonl"
+}
