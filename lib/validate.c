@@ -2184,23 +2184,10 @@ void pmu_validate_default_opts(struct pmu_validate_opts *o)
 
 static void v_release(struct v *v)
 {
+	reset_scope(v);
 	for (size_t i = 0; i < v->nfiles; i++)
 		free(v->files[i].path);
 	free(v->files);
-	for (size_t i = 0; i < v->ncolls; i++)
-		free(v->colls[i].name);
-	free(v->colls);
-	for (size_t i = 0; i < v->nincs; i++) {
-		free(v->incs[i].id);
-		free(v->incs[i].tids);
-		free(v->incs[i].parent);
-	}
-	free(v->incs);
-	free(v->inc_index);
-	for (size_t i = 0; v->stacks && i < v->nslots; i++)
-		free(v->stacks[i].v);
-	free(v->stacks);
-	free(v->spans);
 	pmu_jrec_release(&v->rec);
 }
 

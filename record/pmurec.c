@@ -510,6 +510,22 @@ static bool over_bound(void *ctx, char *why, size_t n)
 	return true;
 }
 
+/* A decimal option value in [min, max]; -1 with a message otherwise. */
+static int num_opt(const char *arg, const char *opt, long long min, long long max, long long *out)
+{
+	char *end;
+	long long n;
+
+	errno = 0;
+	n = strtoll(arg, &end, 10);
+	if (errno || end == arg || *end || n < min || n > max) {
+		fprintf(stderr, "pmurec: %s needs a number from %lld to %lld, not '%s'\n", opt, min, max, arg);
+		return -1;
+	}
+	*out = n;
+	return 0;
+}
+
 static int parse(int argc, char **argv, struct opts *o)
 {
 	static const struct option lo[] = {
@@ -526,7 +542,7 @@ static int parse(int argc, char **argv, struct opts *o)
 		{ NULL, 0, NULL, 0 },
 	};
 	int c;
-	char *end;
+	long long n;
 
 	o->mode = 1;
 	while ((c = getopt_long(argc, argv, "+o:fm:p:hV", lo, NULL)) != -1) {
@@ -542,13 +558,9 @@ static int parse(int argc, char **argv, struct opts *o)
 			}
 			break;
 		case 'D':
-			errno = 0;
-			o->max_duration_ms = (int)strtol(optarg, &end, 10);
-			if (errno || *end || o->max_duration_ms <= 0) {
-				fprintf(stderr, "pmurec: --max-duration needs a positive number of milliseconds, not '%s'\n",
-					optarg);
+			if (num_opt(optarg, "--max-duration (ms)", 1, INT32_MAX, &n))
 				return -1;
-			}
+			o->max_duration_ms = (int)n;
 			break;
 		case 'E': {
 			const char **e = realloc(o->env, (o->nenv + 1) * sizeof(*e));
@@ -560,12 +572,9 @@ static int parse(int argc, char **argv, struct opts *o)
 			break;
 		}
 		case 'S':
-			errno = 0;
-			o->seed = strtoull(optarg, &end, 10);
-			if (errno || *end || !*optarg || o->seed > (1ull << 62)) {
-				fprintf(stderr, "pmurec: --seed needs a non-negative integer, not '%s'\n", optarg);
+			if (num_opt(optarg, "--seed", 0, 1ll << 62, &n))
 				return -1;
-			}
+			o->seed = (unsigned long long)n;
 			o->have_seed = true;
 			break;
 		case 'C': {
@@ -582,18 +591,14 @@ static int parse(int argc, char **argv, struct opts *o)
 			break;
 		}
 		case 'R':
-		case 'W':
-			errno = 0;
-			long n_ = strtol(optarg, &end, 10);
-			if (errno || *end || n_ < (c == 'R' ? 1 : 0) || n_ > 10000) {
-				fprintf(stderr, "pmurec: --%s needs a number from %d to 10000, not '%s'\n",
-					c == 'R' ? "repeat" : "warmup", c == 'R' ? 1 : 0, optarg);
+			if (num_opt(optarg, "--repeat", 1, 10000, &n))
 				return -1;
-			}
-			if (c == 'R')
-				o->repeat = (int)n_;
-			else
-				o->warmup = (int)n_;
+			o->repeat = (int)n;
+			break;
+		case 'W':
+			if (num_opt(optarg, "--warmup", 0, 10000, &n))
+				return -1;
+			o->warmup = (int)n;
 			break;
 		case 'A': {
 			char *list = strdup(optarg), *w, *sv = NULL;
@@ -621,37 +626,24 @@ static int parse(int argc, char **argv, struct opts *o)
 			break;
 		}
 		case 'T':
-			errno = 0;
-			o->collector_timeout_ms = (int)strtol(optarg, &end, 10);
-			if (errno || *end || o->collector_timeout_ms <= 0) {
-				fprintf(stderr, "pmurec: --collector-timeout needs a positive number of milliseconds\n");
+			if (num_opt(optarg, "--collector-timeout (ms)", 1, INT32_MAX, &n))
 				return -1;
-			}
+			o->collector_timeout_ms = (int)n;
 			break;
 		case 'p':
-			errno = 0;
-			o->attach = (pid_t)strtol(optarg, &end, 10);
-			if (errno || *end || o->attach <= 0) {
-				fprintf(stderr, "pmurec: --pid needs a process id, not '%s'\n", optarg);
+			if (num_opt(optarg, "--pid", 1, INT32_MAX, &n))
 				return -1;
-			}
+			o->attach = (pid_t)n;
 			break;
 		case 'B':
-			errno = 0;
-			o->max_output = strtoull(optarg, &end, 10);
-			if (errno || *end || !o->max_output || *optarg == '-') {
-				fprintf(stderr, "pmurec: --max-output-bytes needs a positive number of bytes, not '%s'\n",
-					optarg);
+			if (num_opt(optarg, "--max-output-bytes", 1, INT64_MAX, &n))
 				return -1;
-			}
+			o->max_output = (unsigned long long)n;
 			break;
 		case 'd':
-			errno = 0;
-			o->delay_ms = (int)strtol(optarg, &end, 10);
-			if (errno || *end || o->delay_ms <= 0) {
-				fprintf(stderr, "pmurec: --delay needs a positive number of milliseconds, not '%s'\n", optarg);
+			if (num_opt(optarg, "--delay (ms)", 1, INT32_MAX, &n))
 				return -1;
-			}
+			o->delay_ms = (int)n;
 			break;
 		case 'P': o->probe = true; break;
 		case 'j': o->json = true; break;
@@ -1067,7 +1059,7 @@ int main(int argc, char **argv)
 
 	memset(out, 0, sizeof(out));
 	if (parse(argc, argv, &o) < 0) {
-		fputs(usage, stderr);
+		fputs("pmurec: see 'pmurec --help'\n", stderr);
 		return PMU_EXIT_USAGE;
 	}
 	if (o.probe)
