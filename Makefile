@@ -2,7 +2,8 @@
 #   make            build the tools into build/
 #   make check      unit (TAP) + CLI (bats) tests, ends with "N passed, N failed"
 #   make demo       validate and describe the built-in demo bundle
-#   make bench      validation vs sha256sum (bench/validate), recorder cost vs true/perf (bench/record)
+#   make bench      validation vs sha256sum (bench/validate), recorder cost vs true/perf (bench/record),
+#                   counting vs perf stat and in-process counter reads (bench/count)
 #   make fuzz       libFuzzer harnesses for a bounded time (clang)
 #   make install    PREFIX=/usr/local DESTDIR=
 # Options: SANITIZE=address,undefined  V=1  FUZZ_SECONDS=60
@@ -53,7 +54,7 @@ BE_OBJ   := $(BE_SRC:%.c=$(BUILD)/%.o)
 BE_A     := $(BUILD)/libbackend-$(BACKEND).a
 
 TOOLS    := $(BUILD)/pmurec $(BUILD)/pmuvalidate $(BUILD)/pmuanalyze
-HELPERS  := $(BUILD)/mkfixture $(BUILD)/failing-collector $(BUILD)/specgen $(BUILD)/test-collector $(BUILD)/test-marker
+HELPERS  := $(BUILD)/mkfixture $(BUILD)/failing-collector $(BUILD)/specgen $(BUILD)/test-collector $(BUILD)/test-marker $(BUILD)/spin-threads $(BUILD)/cg-smoke
 UNIT_SRC := $(sort $(wildcard tests/unit/t-*.c))
 UNITS    := $(UNIT_SRC:tests/unit/%.c=$(BUILD)/tests/%)
 FUZZ_SRC := $(sort $(wildcard tests/fuzz/fuzz-*.c))
@@ -83,8 +84,16 @@ $(BUILD)/failing-collector: $(BUILD)/fixtures/failing-collector/failing-collecto
 $(BUILD)/specgen: $(BUILD)/bundle-spec/gen.o $(LIB_A)
 $(BUILD)/test-collector: $(BUILD)/tests/helpers/test-collector.o
 $(BUILD)/test-marker: $(BUILD)/tests/helpers/test-marker.o
+$(BUILD)/cg-smoke: $(BUILD)/tests/helpers/cg-smoke.o $(BE_A) $(LIB_A)
 
-$(TOOLS) $(HELPERS):
+# a workload, not pmu code: never sanitized (LeakSanitizer cannot run under
+# the recorder's ptrace)
+$(BUILD)/spin-threads: tests/helpers/spin-threads.c
+	$(call msg,CC,$@)
+	@mkdir -p $(dir $@)
+	$(Q)$(CC) -std=gnu11 $(WARN) -O2 -pthread -o $@ $<
+
+$(filter-out $(BUILD)/spin-threads,$(TOOLS) $(HELPERS)):
 	$(call msg,LD,$@)
 	@mkdir -p $(dir $@)
 	$(Q)$(CC) $(ALL_CFLAGS) $(LDFLAGS) -o $@ $^ $(LIBS)
@@ -111,6 +120,7 @@ bench: deps
 	@$(MAKE) --no-print-directory all
 	@bench/validate $(BUILD)
 	@bench/record $(BUILD)
+	@bench/count $(BUILD)
 
 fixtures: all
 	@fixtures/regen $(BUILD)

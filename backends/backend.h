@@ -94,17 +94,28 @@ struct pmu_launch {
 	bool follow;            /* follow forks, execs and exits (else root only) */
 	int max_duration_ms;    /* 0: none */
 	int grace_ms;           /* SIGTERM -> SIGKILL */
+	/* the command's RLIMIT_NOFILE soft limit, when the recorder raised its
+	 * own (0: leave it): the command runs with the limit it was given */
+	unsigned long long child_nofile;
 	/* Called once the command is seized and before it may exec: external
 	 * collectors start here and attach.  Then, while following, the exit
 	 * of any child of the recorder that is not in the cohort is passed to
 	 * on_other_exit (the follower reaps every child). */
 	void (*before_release)(void *ctx, pid_t root);
 	void (*on_other_exit)(void *ctx, pid_t pid, int status);
+	/* A task joined the cohort (flags: PMU_TASK_*) before it ran any code
+	 * of its own (or, attached, while running); and it ended: reaped, or
+	 * let go at detach.  inc is the incarnation's id; t CLOCK_MONOTONIC. */
+	void (*on_task)(void *ctx, int inc, pid_t pid, pid_t tid, unsigned flags, uint64_t t);
+	void (*on_task_end)(void *ctx, int inc, pid_t tid, uint64_t t);
 	/* Polled while following (every 50 ms at least): true ends the run
 	 * as truncated, with the reason written to why. */
 	bool (*over_bound)(void *ctx, char *why, size_t n);
 	void *ctx;
 };
+
+#define PMU_TASK_ROOT_PREEXEC 1u   /* the launched root, held before its exec */
+#define PMU_TASK_PREEXISTING  2u   /* attach mode: the task was running already */
 
 struct pmu_launch_result {
 	bool exec_failed;
@@ -141,5 +152,51 @@ void pmu_cohort_release(struct pmu_cohort *c);
  * threads, or NULL: how records from outside the follower are attributed. */
 const struct pmu_incarnation *pmu_cohort_find(const struct pmu_cohort *c, pid_t pid, pid_t tid, uint64_t t0,
 					      uint64_t t1);
+
+/* ---- counting collector ------------------------------------------------- */
+
+struct pmu_evspec;
+
+enum pmu_cohort_scope { PMU_SCOPE_AUTO, PMU_SCOPE_INHERIT, PMU_SCOPE_CGROUP };
+
+struct pmu_counting_opts {
+	const struct pmu_evspec *ev;   /* the events, resolved (lib/perfev.h) */
+	size_t nev;
+	bool scaled;                   /* accept labelled multiplex estimates */
+	enum pmu_cohort_scope scope;
+	bool attach;                   /* counting starts at attach, not at exec */
+};
+
+struct pmu_counting;
+
+/*
+ * The counting collector: per-thread counter groups opened while each task
+ * is held at its first ptrace stop, read when it is reaped, and (scope
+ * cgroup) the cohort's leaf cgroup counted on every CPU.
+ * pmu_counting_new() probes the perf_event_attr features in the order the
+ * kernel added them and records every fallback; the caller frees the
+ * object with pmu_counting_free().  Per-event trouble is recorded, never
+ * returned: only a failure of the recorder itself is an error.
+ */
+int pmu_counting_new(const struct pmu_counting_opts *o, struct pmu_counting **out);
+void pmu_counting_free(struct pmu_counting *k);
+/* Before the root may exec: the cgroup (scope cgroup/auto) and its counters. */
+void pmu_counting_before_release(struct pmu_counting *k, pid_t root, uint64_t t);
+void pmu_counting_task(struct pmu_counting *k, int inc, pid_t pid, pid_t tid, unsigned flags, uint64_t t);
+void pmu_counting_task_end(struct pmu_counting *k, int inc, pid_t tid, uint64_t t);
+/* The cohort is gone (or let go): read what is open, the cgroup's counters
+ * and statistics; remove the cgroup. */
+void pmu_counting_stop(struct pmu_counting *k, uint64_t t);
+/* Why the cohort cgroup asked for could not be had, or NULL. */
+const char *pmu_counting_cgroup_problem(const struct pmu_counting *k);
+/* True when at least one event could be counted at all. */
+bool pmu_counting_usable(const struct pmu_counting *k, char *why, size_t n, const char **remedy);
+/*
+ * The records of data/collectors/counting/counts.jsonl (header excluded),
+ * in stream order, as a new JSON array the caller json_decref()s; evidence
+ * gets the lifecycle's attach evidence.  run_start/run_end bound the times.
+ */
+json_t *pmu_counting_records(struct pmu_counting *k, const struct pmu_cohort *c, uint64_t run_start,
+			     uint64_t run_end, char *evidence, size_t n);
 
 #endif

@@ -375,8 +375,12 @@ static json_t *field_schema(const struct pmu_field *f, const struct ctx *c, int 
 	}
 	if (!s)
 		die("field '%s' has an unknown type %d", f->key, (int)f->type);
+	char since[24] = "";
+
+	if (f->since)
+		snprintf(since, sizeof(since), " [since 1.%d]", f->since);
 	snprintf(doc, sizeof(doc), "%s%s%s%s%s", f->doc, f->unit ? " (unit: " : "", f->unit ? f->unit : "",
-		 f->unit ? ")" : "", f->since ? " [since 1.1]" : "");
+		 f->unit ? ")" : "", since);
 	/* description first: easier to read */
 	{
 		json_t *out = nn(json_object());
@@ -542,7 +546,8 @@ static int cmd_schemas(const char *dir)
 	for (size_t d = 0; d < pmu_ndocs; d++)
 		gen_doc(dir, &pmu_docs[d]);
 	for (size_t s = 0; s < pmu_nstreams; s++)
-		gen_stream(dir, &pmu_streams[s]);
+		if (pmu_streams[s].since <= g_minor)
+			gen_stream(dir, &pmu_streams[s]);
 	return 0;
 }
 

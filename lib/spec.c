@@ -9,7 +9,7 @@
  */
 const char *const pmu_status_values[] = { "ok", "not-requested", "unavailable", "no-events",
 					  "failed", NULL };
-const char *const pmu_unit_values[] = { "ns", "count", "bytes", "id", NULL };
+const char *const pmu_unit_values[] = { "ns", "count", "bytes", "id", "ppm", NULL };
 
 static const char *const modes[] = { "none", "light", "full", NULL };
 static const char *const results[] = { "complete", "truncated", "interrupted", "invalid", NULL };
@@ -18,6 +18,12 @@ static const char *const lc_events[] = { "requested", "probed", "opened", "attac
 					 "malformed", "stopped", "detached", "final", NULL };
 static const char *const phases[] = { "i", "B", "E", NULL };
 static const char *const image_roles[] = { "exec", "object", NULL };
+static const char *const ev_kinds[] = { "software", "hardware", "raw", "pmu", "pfm", NULL };
+static const char *const ev_units[] = { "ns", "count", NULL };
+static const char *const scopes_req[] = { "auto", "inherit", "cgroup", NULL };
+static const char *const scopes_used[] = { "inherit", "cgroup", NULL };
+static const char *const cohort_scopes[] = { "incarnations", "cgroup", NULL };
+static const char *const stat_scopes[] = { "cgroup", "system", NULL };
 
 #define F(k, t, req, doc) { k, PMU_FT_##t, req, NULL, NULL, NULL, doc }
 #define N(k, req, unit, doc) { k, PMU_FT_INT, req, unit, NULL, NULL, doc }
@@ -30,6 +36,11 @@ static const char *const image_roles[] = { "exec", "object", NULL };
 #define N11(k, req, unit, doc) { k, PMU_FT_INT, req, unit, NULL, NULL, doc, 1 }
 #define O11(k, t, req, sub, doc) { k, PMU_FT_##t, req, NULL, &sub, NULL, doc, 1 }
 #define E11(k, req, ev, doc) { k, PMU_FT_ENUM, req, NULL, NULL, ev, doc, 1 }
+/* fields added in spec 1.2 */
+#define F12(k, t, req, doc) { k, PMU_FT_##t, req, NULL, NULL, NULL, doc, 2 }
+#define N12(k, req, unit, doc) { k, PMU_FT_INT, req, unit, NULL, NULL, doc, 2 }
+#define E12(k, req, ev, doc) { k, PMU_FT_ENUM, req, NULL, NULL, ev, doc, 2 }
+#define STATUS12(req) E12("status", req, pmu_status_values, "ok, not-requested, unavailable, no-events or failed")
 #define OBJ(name, arr) static const struct pmu_objdef name = { #name, arr, PMU_ARRAY_SIZE(arr) }
 #define DOCHEAD F("spec", STR, true, "spec version, \"" PMU_SPEC_VERSION "\""), \
 		F("type", STR, true, "document type"), \
@@ -279,6 +290,131 @@ static const struct pmu_field mark_f[] = {
 };
 OBJ(mark, mark_f);
 
+/* ---- counts (spec 1.2): the counting collector ---------------------------- */
+
+static const struct pmu_field scope_f[] = {
+	F12("type", STR, true, "\"scope\""),
+	E12("requested", true, scopes_req, "the cohort scope asked for: auto, inherit or cgroup"),
+	E12("used", true, scopes_used, "the scope in effect: cgroup, or inherit (the followed process tree)"),
+	STATUS12(true),
+	F12("cgroup", STR, false, "the cohort's leaf cgroup, when used"),
+	F12("controllers", STR, false, "cgroup controllers enabled for the leaf"),
+	F12("note", STR, false, "what the cgroup could not have, and why"),
+	F12("reason", STR, false, "why the cgroup scope is unavailable"),
+	F12("remedy", STR, false, "how to get it"),
+};
+OBJ(scope_rec, scope_f);
+
+static const struct pmu_field counter_f[] = {
+	F12("type", STR, true, "\"counter\""),
+	F12("name", STR, true, "counter name, unique in the stream; count records refer to it"),
+	F12("given", STR, true, "the event as the user wrote it (or the default set's name)"),
+	E12("kind", true, ev_kinds, "software, hardware, raw, pmu (sysfs PMU terms) or pfm (libpfm4)"),
+	E12("unit", true, ev_units, "ns: values are in value_ns/raw_ns; count: in value/raw"),
+	N12("perf_type", true, "id", "perf_event_attr.type"),
+	F12("config", STR, true, "perf_event_attr.config, 0x-prefixed hex"),
+	F12("config1", STR, false, "perf_event_attr.config1, when not 0"),
+	F12("config2", STR, false, "perf_event_attr.config2, when not 0"),
+	F12("exclude_user", BOOL, true, "user mode not counted"),
+	F12("exclude_kernel", BOOL, true, "kernel mode not counted"),
+	F12("exclude_hv", BOOL, true, "hypervisor not counted"),
+	N12("group", false, "id", "the counter group it was read in, when ok"),
+	STATUS12(true),
+	F12("reason", STR, false, "why it is not counted"),
+	F12("remedy", STR, false, "how to count it"),
+	F12("note", STR, false, "how the name was resolved"),
+};
+OBJ(counter, counter_f);
+
+static const struct pmu_field fallback_f[] = {
+	F12("type", STR, true, "\"fallback\""),
+	N12("t_ns", true, "ns", "CLOCK_MONOTONIC of the probe"),
+	F12("what", STR, true, "the feature given up"),
+	F12("reason", STR, true, "why, and what is counted instead"),
+	F12("counter", STR, false, "the counter concerned, when only one"),
+};
+OBJ(fallback, fallback_f);
+
+static const struct pmu_field count_f[] = {
+	F12("type", STR, true, "\"count\""),
+	N12("t_ns", true, "ns", "CLOCK_MONOTONIC of the read (the thread's end)"),
+	F12("inc", STR, true, "incarnation id"),
+	N12("tid", true, "id", "thread id"),
+	F12("counter", STR, true, "counter name"),
+	STATUS12(true),
+	N12("value", false, "count", "the value of a count-unit counter, when ok (an estimate when estimate is true)"),
+	N12("value_ns", false, "ns", "the value of an ns-unit counter, when ok"),
+	F12("estimate", BOOL, false, "the value is scaled from a multiplexed count (raw * enabled / running); with ok"),
+	N12("running_ppm", false, "ppm", "running / enabled time in parts per million; with ok"),
+	F12("suspect_zero", BOOL, false, "a hardware counter read 0 while it ran for 1 ms or more"),
+	N12("raw", false, "count", "the kernel's count of a count-unit counter, when it ran"),
+	N12("raw_ns", false, "ns", "the kernel's count of an ns-unit counter, when it ran"),
+	N12("enabled_ns", false, "ns", "time the counter was enabled"),
+	N12("running_ns", false, "ns", "time the counter was on the PMU"),
+	N12("lost", false, "count", "the kernel's lost count (read_format LOST)"),
+	F12("reason", STR, false, "why there is no value"),
+	F12("remedy", STR, false, "how to get one"),
+};
+OBJ(count_rec, count_f);
+
+static const struct pmu_field total_f[] = {
+	F12("type", STR, true, "\"total\""),
+	N12("t_ns", true, "ns", "CLOCK_MONOTONIC: the incarnation's end, or its last read"),
+	F12("inc", STR, true, "incarnation id"),
+	F12("counter", STR, true, "counter name"),
+	N12("threads", true, "count", "count records summed"),
+	STATUS12(true),
+	N12("value", false, "count", "sum of the incarnation's count values, when every one is ok"),
+	N12("value_ns", false, "ns", "the same, for an ns-unit counter"),
+	F12("estimate", BOOL, false, "some part is an estimate"),
+	N12("running_ppm", false, "ppm", "the smallest running fraction of the parts"),
+	F12("suspect_zero", BOOL, false, "0, and some part is a suspect zero"),
+	F12("reason", STR, false, "why there is no value"),
+	F12("remedy", STR, false, "how to get one"),
+};
+OBJ(total_rec, total_f);
+
+static const struct pmu_field cohort_total_f[] = {
+	F12("type", STR, true, "\"cohort\""),
+	N12("t_ns", true, "ns", "CLOCK_MONOTONIC at the end of the recording"),
+	F12("counter", STR, true, "counter name"),
+	E12("scope", true, cohort_scopes, "incarnations: the sum of the totals; cgroup: the cohort cgroup's own count"),
+	N12("parts", false, "count", "totals (or CPUs) summed"),
+	STATUS12(true),
+	N12("value", false, "count", "the cohort's value, when ok"),
+	N12("value_ns", false, "ns", "the same, for an ns-unit counter"),
+	F12("estimate", BOOL, false, "some part is an estimate"),
+	N12("running_ppm", false, "ppm", "the smallest running fraction of the parts"),
+	F12("suspect_zero", BOOL, false, "0, and some part is a suspect zero"),
+	F12("reason", STR, false, "why there is no value"),
+	F12("remedy", STR, false, "how to get one"),
+};
+OBJ(cohort_total, cohort_total_f);
+
+static const struct pmu_field cgstat_f[] = {
+	F12("type", STR, true, "\"cgstat\""),
+	N12("t_ns", true, "ns", "CLOCK_MONOTONIC at the end of the recording"),
+	E12("scope", true, stat_scopes, "cgroup: the cohort's leaf; system: the whole host, a diagnostic never "
+		"to be shown as the cohort's"),
+	F12("file", STR, true, "the file read, e.g. cpu.stat, io.stat, memory.pressure"),
+	F12("key", STR, true, "the key, in the bundle's units: e.g. usage_ns (the kernel's usage_usec), rbytes, "
+		"some_total_ns; \"-\" on the record of a file that could not be read"),
+	STATUS12(true),
+	N12("value", false, "count", "change over the recording of a count, or the end value of a count gauge"),
+	N12("value_ns", false, "ns", "change over the recording of a time"),
+	N12("value_bytes", false, "bytes", "change over the recording of a byte count, or the end value of a gauge"),
+	F12("gauge", BOOL, false, "the value is a level at the end, not a change"),
+	F12("reason", STR, false, "why there is no value"),
+	F12("remedy", STR, false, "how to get one"),
+};
+OBJ(cgstat, cgstat_f);
+
+static const struct pmu_recdef counts_recs[] = {
+	{ "scope", &scope_rec, 2 }, { "counter", &counter, 2 }, { "fallback", &fallback, 2 },
+	{ "count", &count_rec, 2 }, { "total", &total_rec, 2 }, { "cohort", &cohort_total, 2 },
+	{ "cgstat", &cgstat, 2 },
+};
+
 /* Spans and marks share one stream, ordered by end_ns (span) and t_ns (mark). */
 static const struct pmu_recdef span_recs[] = { { "span", &span, 0 }, { "mark", &mark, 1 } };
 static const struct pmu_recdef lifecycle_recs[] = { { "lifecycle", &lifecycle } };
@@ -290,6 +426,7 @@ const struct pmu_streamdef pmu_streams[] = {
 	{ "spans", "spans.jsonl", false, true, span_recs, PMU_ARRAY_SIZE(span_recs), &header },
 	{ "lifecycle", "lifecycle.jsonl", true, true, lifecycle_recs, PMU_ARRAY_SIZE(lifecycle_recs), &header },
 	{ "events", "events.jsonl", true, false, event_recs, PMU_ARRAY_SIZE(event_recs), &header },
+	{ "counts", "counts.jsonl", true, false, counts_recs, PMU_ARRAY_SIZE(counts_recs), &header, 2 },
 };
 const size_t pmu_nstreams = PMU_ARRAY_SIZE(pmu_streams);
 

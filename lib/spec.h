@@ -12,9 +12,9 @@
  * against the schemas with an independent validator (python3-jsonschema).
  */
 
-#define PMU_SPEC_VERSION "1.1"
+#define PMU_SPEC_VERSION "1.2"
 #define PMU_SPEC_MAJOR 1
-#define PMU_SPEC_MINOR 1     /* readers accept 1.0 .. 1.PMU_SPEC_MINOR */
+#define PMU_SPEC_MINOR 2     /* readers accept 1.0 .. 1.PMU_SPEC_MINOR */
 
 enum pmu_ftype {
 	PMU_FT_STR,     /* non-empty UTF-8 string */
@@ -76,6 +76,7 @@ struct pmu_streamdef {
 	const struct pmu_recdef *recs;
 	size_t nrecs;
 	const struct pmu_objdef *header;
+	int since;                      /* minor version that added the stream kind */
 };
 
 extern const char *const pmu_status_values[];     /* ok, not-requested, ... */

@@ -1379,6 +1379,28 @@ static struct inc *attribute(struct v *v, const char *file, uint64_t rec, const 
 	return in;
 }
 
+/* ---- counts streams (spec 1.2) ------------------------------------------ */
+
+#define COUNTERS_MAX 64
+
+struct csum {                  /* a running sum of parts */
+	uint64_t sum;
+	uint32_t n, min_ppm;
+	bool bad, est, overflow, totaled;
+};
+
+struct counts_state {
+	struct {
+		char name[256];
+		bool ns, ok;
+	} ctr[COUNTERS_MAX];
+	int nctr;
+	struct csum *acc;          /* [inc][counter]: counts of one incarnation */
+	struct csum tot[COUNTERS_MAX]; /* totals of all incarnations, by counter */
+	size_t nincs;
+	bool cohort_seen[COUNTERS_MAX];
+};
+
 struct stream_state {
 	const struct pmu_streamdef *sd;
 	const char *file;
@@ -1391,6 +1413,7 @@ struct stream_state {
 	bool final_seen;
 	char final_status[16];
 	uint64_t lc_records;
+	struct counts_state *cs;
 };
 
 static void check_header(struct v *v, struct stream_state *s, const char *line, size_t len)
@@ -1707,6 +1730,299 @@ static void lifecycle_end(struct v *v, struct stream_state *s)
 		       s->collector);
 }
 
+static void csum_init(struct csum *c)
+{
+	memset(c, 0, sizeof(*c));
+	c->min_ppm = 1000000;
+}
+
+static void csum_add(struct csum *c, bool ok, uint64_t val, bool est, uint64_t ppm)
+{
+	c->n++;
+	if (!ok) {
+		c->bad = true;
+		return;
+	}
+	if (c->sum > (uint64_t)INT64_MAX - val)
+		c->overflow = true;
+	else
+		c->sum += val;
+	c->est |= est;
+	if (ppm < c->min_ppm)
+		c->min_ppm = (uint32_t)ppm;
+}
+
+static bool fstr_is(const struct pmu_jfield *f, const char *s)
+{
+	return f && f->type == PMU_JV_STR && f->slen == strlen(s) && !memcmp(f->s, s, f->slen);
+}
+
+/* The counter a record names, or -1 with a finding. */
+static int count_counter(struct v *v, struct stream_state *s, uint64_t rec, const struct pmu_jrec *r)
+{
+	const struct pmu_jfield *c = rf(r, "counter");
+
+	for (int i = 0; i < s->cs->nctr; i++)
+		if (strlen(s->cs->ctr[i].name) == c->slen && !memcmp(s->cs->ctr[i].name, c->s, c->slen)) {
+			if (!s->cs->ctr[i].ok) {
+				report(v, PMU_CHECK_COUNT_VALUE, s->file, rec,
+				       "counter '%.*s' was not counted (its counter record is not ok)", (int)c->slen, c->s);
+				return -1;
+			}
+			return i;
+		}
+	report(v, PMU_CHECK_COUNT_VALUE, s->file, rec, "counter '%.*s' is not declared before it", (int)c->slen, c->s);
+	return -1;
+}
+
+/*
+ * The value rules shared by count, total and cohort records: the value is
+ * in the field of the counter's unit exactly when the status is ok, with
+ * its labels.  Returns false when the record is unusable for sums.
+ */
+static bool count_value(struct v *v, struct stream_state *s, uint64_t rec, const struct pmu_jrec *r, int ci,
+			bool *ok, uint64_t *val, bool *est, uint64_t *ppm)
+{
+	bool ns = s->cs->ctr[ci].ns;
+	const struct pmu_jfield *st = rf(r, "status"), *fv = rf(r, ns ? "value_ns" : "value"),
+				*fo = rf(r, ns ? "value" : "value_ns"), *fe = rf(r, "estimate"),
+				*fp = rf(r, "running_ppm"), *fz = rf(r, "suspect_zero");
+	bool good = true;
+
+	*ok = fstr_is(st, "ok");
+	eval(v, PMU_CHECK_FIELD_STATUS);
+	if (fo) {
+		report(v, PMU_CHECK_COUNT_VALUE, s->file, rec, "'%s' is not the field of a counter in %s",
+		       ns ? "value" : "value_ns", ns ? "ns" : "count");
+		good = false;
+	}
+	if (*ok != (fv != NULL)) {
+		report(v, PMU_CHECK_FIELD_STATUS, s->file, rec, "status '%.*s' %s a value", (int)st->slen, st->s,
+		       *ok ? "without" : "with");
+		return false;
+	}
+	if (!*ok) {
+		if (fe || fp || fz) {
+			report(v, PMU_CHECK_COUNT_VALUE, s->file, rec, "a record without a value carries its labels");
+			good = false;
+		}
+		*val = 0;
+		*est = false;
+		*ppm = 0;
+		return good;
+	}
+	*val = (uint64_t)fv->i;
+	if (!fe || !fp) {
+		report(v, PMU_CHECK_COUNT_VALUE, s->file, rec, "a value without 'estimate' and 'running_ppm'");
+		return false;
+	}
+	*est = fe->type == PMU_JV_BOOL && fe->b;
+	*ppm = (uint64_t)fp->i;
+	if (*ppm > 1000000 || *est != (*ppm < 1000000)) {
+		report(v, PMU_CHECK_COUNT_VALUE, s->file, rec,
+		       "running_ppm %llu and estimate %s disagree: an estimate ran under 1000000 ppm, an exact "
+		       "value all of it", (unsigned long long)*ppm, *est ? "true" : "false");
+		good = false;
+	}
+	if (fz && fz->type == PMU_JV_BOOL && fz->b && *val != 0) {
+		report(v, PMU_CHECK_COUNT_VALUE, s->file, rec, "suspect_zero on a value of %llu",
+		       (unsigned long long)*val);
+		good = false;
+	}
+	return good;
+}
+
+static void on_counts(struct v *v, struct stream_state *s, uint64_t rec, const struct pmu_jrec *r, const char *type)
+{
+	struct counts_state *cs = s->cs;
+	bool ok, est;
+	uint64_t val, ppm, t;
+	int ci;
+
+	eval(v, PMU_CHECK_COUNT_VALUE);
+	eval(v, PMU_CHECK_COUNT_SUM);
+	if (!strcmp(type, "counter")) {
+		const struct pmu_jfield *n = rf(r, "name"), *u = rf(r, "unit");
+		bool cok = fstr_is(rf(r, "status"), "ok");
+
+		for (int i = 0; i < cs->nctr; i++)
+			if (strlen(cs->ctr[i].name) == n->slen && !memcmp(cs->ctr[i].name, n->s, n->slen)) {
+				report(v, PMU_CHECK_COUNT_VALUE, s->file, rec, "counter '%.*s' is declared twice",
+				       (int)n->slen, n->s);
+				return;
+			}
+		if (cs->nctr == COUNTERS_MAX) {
+			report(v, PMU_CHECK_COUNT_VALUE, s->file, rec, "more than %d counters", COUNTERS_MAX);
+			return;
+		}
+		if (cok != (rf(r, "group") != NULL))
+			report(v, PMU_CHECK_COUNT_VALUE, s->file, rec, "a counter has a group exactly when it is ok");
+		snprintf(cs->ctr[cs->nctr].name, sizeof(cs->ctr[cs->nctr].name), "%.*s", (int)n->slen, n->s);
+		cs->ctr[cs->nctr].ns = fstr_is(u, "ns");
+		cs->ctr[cs->nctr].ok = cok;
+		cs->nctr++;
+		return;
+	}
+	if (!strcmp(type, "scope") || !strcmp(type, "fallback") || !strcmp(type, "cgstat")) {
+		if (type[0] == 'f' || type[1] == 'g') {
+			t = ri(r, "t_ns");
+			time_order(v, s, rec, "t_ns", t);
+			check_window(v, s->file, rec, "t_ns", t);
+		}
+		if (type[1] == 'g') {
+			int nv = !!rf(r, "value") + !!rf(r, "value_ns") + !!rf(r, "value_bytes");
+
+			eval(v, PMU_CHECK_FIELD_STATUS);
+			if (nv > 1)
+				report(v, PMU_CHECK_COUNT_VALUE, s->file, rec, "a cgstat record has one value field");
+			else if (fstr_is(rf(r, "status"), "ok") != (nv == 1))
+				report(v, PMU_CHECK_FIELD_STATUS, s->file, rec, "a cgstat value is present exactly when "
+				       "its status is ok");
+			else if (nv == 0 && rf(r, "gauge"))
+				report(v, PMU_CHECK_COUNT_VALUE, s->file, rec, "'gauge' labels a value that is absent");
+		}
+		return;
+	}
+	t = ri(r, "t_ns");
+	time_order(v, s, rec, "t_ns", t);
+	check_window(v, s->file, rec, "t_ns", t);
+	if ((ci = count_counter(v, s, rec, r)) < 0)
+		return;
+	if (!count_value(v, s, rec, r, ci, &ok, &val, &est, &ppm))
+		return;
+	/* sums are checked against the cohort: without one, COHORT says why */
+	if (!strcmp(type, "count")) {
+		size_t slot;
+		struct inc *in = attribute(v, s->file, rec, r, false, t, t, &slot);
+		bool ns = cs->ctr[ci].ns;
+		const struct pmu_jfield *fr = rf(r, ns ? "raw_ns" : "raw"), *fo = rf(r, ns ? "raw" : "raw_ns"),
+					*fe = rf(r, "enabled_ns"), *fu = rf(r, "running_ns");
+
+		if (fo)
+			report(v, PMU_CHECK_COUNT_VALUE, s->file, rec, "'%s' is not the raw field of this counter",
+			       ns ? "raw" : "raw_ns");
+		if (ok && (!fr || !fe || !fu)) {
+			report(v, PMU_CHECK_COUNT_VALUE, s->file, rec, "a counted value without raw, enabled_ns and "
+			       "running_ns");
+		} else if (ok) {
+			uint64_t raw = (uint64_t)fr->i, en = (uint64_t)fe->i, run = (uint64_t)fu->i;
+
+			if (!est && (run != en || val != raw))
+				report(v, PMU_CHECK_COUNT_VALUE, s->file, rec,
+				       "an exact value must be the raw count of a counter that ran all the time "
+				       "(value %llu, raw %llu, running %llu of %llu ns)", (unsigned long long)val,
+				       (unsigned long long)raw, (unsigned long long)run, (unsigned long long)en);
+			if (est) {
+				unsigned __int128 want = run ? ((unsigned __int128)raw * en + run / 2) / run : 0;
+				uint64_t want_ppm = en ? (uint64_t)((unsigned __int128)run * 1000000u / en) : 0;
+
+				if (!run || run >= en || want != val || want_ppm != ppm)
+					report(v, PMU_CHECK_COUNT_VALUE, s->file, rec,
+					       "an estimate must be raw * enabled / running, rounded (%llu * %llu / %llu), "
+					       "with running_ppm %llu; it is %llu with %llu",
+					       (unsigned long long)raw, (unsigned long long)en, (unsigned long long)run,
+					       (unsigned long long)want_ppm, (unsigned long long)val,
+					       (unsigned long long)ppm);
+			}
+		}
+		if (!in)
+			return;
+		if (!cs->acc) {
+			cs->nincs = v->nincs;
+			cs->acc = calloc(v->nincs * COUNTERS_MAX + 1, sizeof(*cs->acc));
+			if (!cs->acc)
+				return;
+			for (size_t i = 0; i < v->nincs * COUNTERS_MAX; i++)
+				csum_init(&cs->acc[i]);
+		}
+		struct csum *a = &cs->acc[(size_t)(in - v->incs) * COUNTERS_MAX + (size_t)ci];
+
+		if (a->totaled) {
+			report(v, PMU_CHECK_COUNT_SUM, s->file, rec, "a count of '%s' in '%s' after its total",
+			       cs->ctr[ci].name, in->id);
+			return;
+		}
+		csum_add(a, ok, val, est, ppm);
+		return;
+	}
+	if (!strcmp(type, "total")) {
+		const struct pmu_jfield *inc = rf(r, "inc");
+		struct inc *in = v->cohort_ok ? find_inc(v, inc->s, inc->slen) : NULL;
+		struct csum empty, *a;
+		uint64_t threads = ri(r, "threads");
+
+		if (!v->cohort_ok)
+			return;
+		if (!in) {
+			eval(v, PMU_CHECK_ATTRIBUTION);
+			report(v, PMU_CHECK_ATTRIBUTION, s->file, rec, "incarnation '%.*s' is not in the cohort",
+			       (int)inc->slen, inc->s);
+			return;
+		}
+		csum_init(&empty);
+		a = cs->acc ? &cs->acc[(size_t)(in - v->incs) * COUNTERS_MAX + (size_t)ci] : &empty;
+		if (a->totaled) {
+			report(v, PMU_CHECK_COUNT_SUM, s->file, rec, "a second total of '%s' for '%s'", cs->ctr[ci].name,
+			       in->id);
+			return;
+		}
+		a->totaled = true;
+		if (threads != a->n)
+			report(v, PMU_CHECK_COUNT_SUM, s->file, rec, "total of '%s' for '%s' sums %llu threads, the "
+			       "stream has %u counts", cs->ctr[ci].name, in->id, (unsigned long long)threads, a->n);
+		else if (ok != (a->n && !a->bad && !a->overflow))
+			report(v, PMU_CHECK_COUNT_SUM, s->file, rec, "total of '%s' for '%s' is %s, but %s",
+			       cs->ctr[ci].name, in->id, ok ? "ok" : "not ok",
+			       ok ? "a part has no value" : "every part has one");
+		else if (ok && (val != a->sum || est != a->est || ppm != a->min_ppm))
+			report(v, PMU_CHECK_COUNT_SUM, s->file, rec,
+			       "total of '%s' for '%s' is %llu (estimate %d, %llu ppm); its counts sum to %llu "
+			       "(estimate %d, %u ppm)", cs->ctr[ci].name, in->id, (unsigned long long)val, est,
+			       (unsigned long long)ppm, (unsigned long long)a->sum, a->est, a->min_ppm);
+		csum_add(&cs->tot[ci], ok, val, est, ppm);
+		return;
+	}
+	/* cohort */
+	if (v->cohort_ok && fstr_is(rf(r, "scope"), "incarnations")) {
+		struct csum *a = &cs->tot[ci];
+		const struct pmu_jfield *fp = rf(r, "parts");
+
+		if (cs->cohort_seen[ci]) {
+			report(v, PMU_CHECK_COUNT_SUM, s->file, rec, "a second cohort total of '%s'", cs->ctr[ci].name);
+			return;
+		}
+		cs->cohort_seen[ci] = true;
+		if (!fp || (uint64_t)fp->i != a->n)
+			report(v, PMU_CHECK_COUNT_SUM, s->file, rec, "cohort total of '%s' must sum the %u totals",
+			       cs->ctr[ci].name, a->n);
+		else if (ok != (a->n && !a->bad && !a->overflow))
+			report(v, PMU_CHECK_COUNT_SUM, s->file, rec, "cohort total of '%s' is %s, but %s", cs->ctr[ci].name,
+			       ok ? "ok" : "not ok", ok ? "a total has no value" : "every total has one");
+		else if (ok && (val != a->sum || est != a->est || ppm != a->min_ppm))
+			report(v, PMU_CHECK_COUNT_SUM, s->file, rec,
+			       "cohort total of '%s' is %llu; the incarnations' totals sum to %llu", cs->ctr[ci].name,
+			       (unsigned long long)val, (unsigned long long)a->sum);
+	}
+}
+
+static void counts_end(struct v *v, struct stream_state *s)
+{
+	struct counts_state *cs = s->cs;
+
+	for (size_t i = 0; cs->acc && i < cs->nincs && i < v->nincs; i++)
+		for (int c = 0; c < cs->nctr; c++)
+			if (cs->acc[i * COUNTERS_MAX + (size_t)c].n && !cs->acc[i * COUNTERS_MAX + (size_t)c].totaled)
+				report(v, PMU_CHECK_COUNT_SUM, s->file, 0, "counts of '%s' in '%s' have no total",
+				       cs->ctr[c].name, v->incs[i].id);
+	for (int c = 0; c < cs->nctr; c++)
+		if (cs->ctr[c].ok && cs->tot[c].n && !cs->cohort_seen[c])
+			report(v, PMU_CHECK_COUNT_SUM, s->file, 0, "counter '%s' has totals but no cohort total",
+			       cs->ctr[c].name);
+	free(cs->acc);
+	free(cs);
+	s->cs = NULL;
+}
+
 static void check_stream(struct v *v, const struct pmu_streamdef *sd, const char *file, const char *coll)
 {
 	struct stream_state s = { sd, file, coll, 0, false, -1, { 0 }, false, "", 0 };
@@ -1726,7 +2042,19 @@ static void check_stream(struct v *v, const struct pmu_streamdef *sd, const char
 	if (v->cohort_ok)
 		for (size_t i = 0; i < v->nslots; i++)
 			v->stacks[i].n = 0;
-	bool is_spans = !strcmp(sd->kind, "spans"), is_lifecycle = !strcmp(sd->kind, "lifecycle");
+	bool is_spans = !strcmp(sd->kind, "spans"), is_lifecycle = !strcmp(sd->kind, "lifecycle"),
+	     is_counts = !strcmp(sd->kind, "counts");
+
+	if (is_counts) {
+		s.cs = calloc(1, sizeof(*s.cs));
+		if (!s.cs) {
+			report(v, PMU_CHECK_JSON_SYNTAX, file, 0, "out of memory");
+			lines_close(&l);
+			return;
+		}
+		for (int i = 0; i < COUNTERS_MAX; i++)
+			csum_init(&s.cs->tot[i]);
+	}
 
 	while ((r = lines_next(&l, &line, &len, &nl)) != 0) {
 		const struct pmu_recdef *rd;
@@ -1778,6 +2106,8 @@ static void check_stream(struct v *v, const struct pmu_streamdef *sd, const char
 			on_span(v, &s, l.lineno, &v->rec);
 		else if (is_lifecycle)
 			on_lifecycle(v, &s, l.lineno, &v->rec);
+		else if (is_counts)
+			on_counts(v, &s, l.lineno, &v->rec, rd->type);
 		else
 			on_event(v, &s, l.lineno, &v->rec, rd->type);
 	}
@@ -1790,6 +2120,8 @@ static void check_stream(struct v *v, const struct pmu_streamdef *sd, const char
 		lifecycle_end(v, &s);
 	if (!strcmp(sd->kind, "spans"))
 		check_spans(v, file);
+	if (s.cs)
+		counts_end(v, &s);
 	if (!strcmp(sd->kind, "events") && v->cohort_ok) {
 		eval(v, PMU_CHECK_PAIRING);
 		for (size_t i = 0; i < v->nslots; i++)
@@ -2057,7 +2389,7 @@ static void check_scope(struct v *v, int k)
 		if (strncmp(v->files[i].path, "data/", 5) || repetition_of(v->files[i].path, &rel) != k)
 			continue;
 		sd = stream_for(rel, coll, sizeof(coll));
-		if (sd && pmu_bag_name_ok(v->files[i].path)) {
+		if (sd && sd->since <= v->minor && pmu_bag_name_ok(v->files[i].path)) {
 			struct collector *c = sd->per_collector && v->run_ok ? find_coll(v, coll) : NULL;
 
 			if (sd->per_collector && v->run_ok && !c) {
@@ -2135,10 +2467,13 @@ static void check_payload(struct v *v)
 		k = repetition_of(p, &rel);
 		for (size_t d = 0; d < pmu_ndocs; d++)
 			known |= !strcmp(rel, pmu_docs[d].file) && (k == 1 || pmu_docs[d].per_repetition);
-		known |= stream_for(rel, coll, sizeof(coll)) != NULL && pmu_bag_name_ok(p);
+		const struct pmu_streamdef *sd = stream_for(rel, coll, sizeof(coll));
+
+		known |= sd != NULL && sd->since <= v->minor && pmu_bag_name_ok(p);
 		if (!k || k > v->repeat || !known)
 			report(v, PMU_CHECK_FILE_UNKNOWN, p, 0, "file is not defined by spec %s%s", v->spec,
-			       k > v->repeat ? " (a repetition beyond data/run.json's repeat)" : "");
+			       k > v->repeat ? " (a repetition beyond data/run.json's repeat)"
+			       : sd && sd->since > v->minor ? " (its stream kind was added in a later version)" : "");
 	}
 	for (int k = 2; k <= v->repeat; k++)
 		check_scope(v, k);

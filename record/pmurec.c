@@ -35,6 +35,8 @@
 #include "external.h"
 #include "control.h"
 #include "bounds.h"
+#include "perfev.h"
+#include <sys/resource.h>
 
 /* Exit codes of the recorder itself (pmurec(1)); otherwise the command's. */
 enum { EXIT_RECORDER = 125, EXIT_NOEXEC = 126, EXIT_NOTFOUND = 127 };
@@ -72,6 +74,16 @@ static const char usage[] =
 	"                          run an external collector (repeatable; see pmurec(1))\n"
 	"      --collector-timeout MS  how long a collector may take to say hello and to\n"
 	"                          finish after the cohort ends (default 5000)\n"
+	"  -e, --events LIST       count these events (comma separated): perf names such as\n"
+	"                          task-clock or cycles, raw r<hex>, pmu/term=value,.../,\n"
+	"                          pfm:NAME (libpfm4); modifiers :u, :k, :h. Default: six\n"
+	"                          software and eight hardware events (those the host\n"
+	"                          cannot count are recorded unavailable, with the reason)\n"
+	"      --scaled            accept multiplexed counts as labelled estimates (default:\n"
+	"                          exact or dropped, with the reason)\n"
+	"      --cohort SCOPE      auto (default), cgroup or inherit: with cgroup, the command\n"
+	"                          runs in its own leaf cgroup, also counted on every CPU\n"
+	"      --list-events       print the perf event names pmurec knows; run nothing\n"
 	"      --probe             print what this host can measure, and why not; run nothing\n"
 	"      --json              with --probe: print JSON\n"
 	"  -h, --help              show this help\n"
@@ -97,7 +109,7 @@ struct collector_def {
 static const struct collector_def collectors[] = {
 	{ "cohort", 2 | 4, true },
 	{ "control", 2 | 4, true },
-	{ "counting", 2 | 4, false },
+	{ "counting", 2 | 4, true },
 	{ "sampling", 2 | 4, false },
 	{ "syscalls", 4, false },
 	{ "sched", 4, false },
@@ -127,6 +139,12 @@ struct opts {
 	int ab_modes[3];
 	int nab;
 	struct pmu_ctl *ctl;
+	const char *events;
+	struct pmu_evspec *ev;
+	size_t nev;
+	bool scaled, list_events;
+	enum pmu_cohort_scope cohort;
+	struct pmu_counting *counting;
 };
 
 static const char *const mode_names[] = { "none", "light", "full" };
@@ -317,6 +335,11 @@ static int config_hash(const struct opts *o, char hex[PMU_SHA256_HEX])
 
 	for (size_t i = 0; i < o->nenv; i++)
 		json_array_append_new(json_object_get(cfg, "env_allow"), json_string(o->env[i]));
+	json_object_set_new(cfg, "events", json_array());
+	for (size_t i = 0; i < o->nev; i++)
+		json_array_append_new(json_object_get(cfg, "events"), json_string(o->ev[i].name));
+	json_object_set_new(cfg, "scaled", json_boolean(o->scaled));
+	json_object_set_new(cfg, "cohort", json_integer(o->cohort));
 	s = json_dumps(cfg, JSON_COMPACT | JSON_SORT_KEYS);
 	json_decref(cfg);
 	err = pmu_sha256_buf(s, strlen(s), hex);
@@ -412,6 +435,41 @@ static int write_collectors(const struct opts *o, const struct pmu_launch_result
 			r = json_deep_copy(r);
 			json_object_set_new(r, "event", json_string("final"));
 			json_array_append_new(recs, r);
+		} else if (!strcmp(d->name, "counting") && lr->follow_ok && o->counting) {
+			char why[512], ev[400];
+			const char *remedy = NULL;
+			json_t *recs2 = pmu_counting_records(o->counting, c, run_start < lr->start_ns ? run_start : lr->start_ns,
+							     lr->end_ns, ev, sizeof(ev));
+
+			json_array_append_new(recs, lc(lr->start_ns, "requested"));
+			r = lc(lr->start_ns, "probed");
+			if (!recs2) {
+				err = pmu_error(PMU_ERR_NOMEM, "out of memory");
+			} else if (!pmu_counting_usable(o->counting, why, sizeof(why), &remedy)) {
+				json_object_set_new(r, "status", json_string("unavailable"));
+				json_object_set_new(r, "reason", json_string(why));
+				json_object_set_new(r, "remedy", json_string(remedy));
+				json_array_append_new(recs, r);
+				r = json_deep_copy(r);
+				json_object_set_new(r, "event", json_string("final"));
+				json_array_append_new(recs, r);
+			} else {
+				json_object_set_new(r, "status", json_string("ok"));
+				json_array_append_new(recs, r);
+				json_array_append_new(recs, lc(lr->start_ns, "opened"));
+				r = lc(lr->start_ns, "attached");
+				json_object_set_new(r, "evidence", json_string(ev));
+				json_array_append_new(recs, r);
+				json_array_append_new(recs, lc(lr->end_ns, "stopped"));
+				json_array_append_new(recs, lc(lr->end_ns, "detached"));
+				r = lc(lr->end_ns, "final");
+				json_object_set_new(r, "status", json_string("ok"));
+				json_array_append_new(recs, r);
+			}
+			if (recs2 && !err)
+				err = put_stream("collectors/counting/counts.jsonl", "counts", recs2);
+			else
+				json_decref(recs2);
 		} else if (!d->built) {
 			char why[200];
 
@@ -489,6 +547,22 @@ static void start_externals(void *ctx, pid_t root)
 		pmu_ctl_start(o->ctl); /* first: the collectors must not inherit the command's end */
 	for (size_t i = 0; i < o->next; i++)
 		pmu_ext_start(o->ext[i], root);
+	if (o->counting)
+		pmu_counting_before_release(o->counting, root, pmu_now_mono_ns());
+}
+
+static void task_joined(void *ctx, int inc, pid_t pid, pid_t tid, unsigned flags, uint64_t t)
+{
+	struct opts *o = ctx;
+
+	pmu_counting_task(o->counting, inc, pid, tid, flags, t);
+}
+
+static void task_ended(void *ctx, int inc, pid_t tid, uint64_t t)
+{
+	struct opts *o = ctx;
+
+	pmu_counting_task_end(o->counting, inc, tid, t);
 }
 
 static void external_exited(void *ctx, pid_t pid, int status)
@@ -538,6 +612,8 @@ static int parse(int argc, char **argv, struct opts *o)
 		{ "pid", required_argument, NULL, 'p' },
 		{ "repeat", required_argument, NULL, 'R' },      { "warmup", required_argument, NULL, 'W' },
 		{ "ab", required_argument, NULL, 'A' },
+		{ "events", required_argument, NULL, 'e' },      { "scaled", no_argument, NULL, 's' },
+		{ "cohort", required_argument, NULL, 'c' },      { "list-events", no_argument, NULL, 'L' },
 		{ "help", no_argument, NULL, 'h' },              { "version", no_argument, NULL, 'V' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -545,7 +621,7 @@ static int parse(int argc, char **argv, struct opts *o)
 	long long n;
 
 	o->mode = 1;
-	while ((c = getopt_long(argc, argv, "+o:fm:p:hV", lo, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "+o:fm:p:e:hV", lo, NULL)) != -1) {
 		switch (c) {
 		case 'o': o->out = optarg; break;
 		case 'f': o->force = true; break;
@@ -645,6 +721,21 @@ static int parse(int argc, char **argv, struct opts *o)
 				return -1;
 			o->delay_ms = (int)n;
 			break;
+		case 'e': o->events = optarg; break;
+		case 's': o->scaled = true; break;
+		case 'L': o->list_events = true; break;
+		case 'c':
+			if (!strcmp(optarg, "auto"))
+				o->cohort = PMU_SCOPE_AUTO;
+			else if (!strcmp(optarg, "cgroup"))
+				o->cohort = PMU_SCOPE_CGROUP;
+			else if (!strcmp(optarg, "inherit"))
+				o->cohort = PMU_SCOPE_INHERIT;
+			else {
+				fprintf(stderr, "pmurec: unknown cohort scope '%s' (auto, cgroup or inherit)\n", optarg);
+				return -1;
+			}
+			break;
 		case 'P': o->probe = true; break;
 		case 'j': o->json = true; break;
 		case 'h':
@@ -693,6 +784,7 @@ struct bundle_out {
 };
 
 static char *const *g_argv;
+static unsigned long long g_nofile; /* the soft open-file limit pmurec was given */
 static uint64_t g_rt, g_mono;
 
 static void random_hex(char *out, size_t bytes)
@@ -797,7 +889,21 @@ static int record_repetition(struct opts *o, struct bundle_out *b, int k, const 
 			o->next++;
 	}
 	o->ctl = o->mode > 0 && !o->attach ? pmu_ctl_new() : NULL;
+	o->counting = NULL;
+	if (o->mode > 0) {
+		struct pmu_counting_opts co = { o->ev, o->nev, o->scaled, o->cohort, o->attach != 0 };
+
+		if (pmu_counting_new(&co, &o->counting)) {
+			fprintf(stderr, "pmurec: %s\n", pmu_error_detail());
+			*exit_code = EXIT_RECORDER;
+			code = REP_ABORT;
+			goto out;
+		}
+		l.on_task = task_joined;
+		l.on_task_end = task_ended;
+	}
 	l.argv = g_argv;
+	l.child_nofile = g_nofile;
 	l.attach_pid = o->attach;
 	l.follow = o->mode > 0;
 	l.max_duration_ms = o->max_duration_ms;
@@ -807,6 +913,10 @@ static int record_repetition(struct opts *o, struct bundle_out *b, int k, const 
 	l.over_bound = over_bound;
 	l.ctx = o;
 	err = pmu_backend_run(&l, &cohort, &lr);
+	pmu_counting_stop(o->counting, lr.end_ns);
+	if (o->cohort == PMU_SCOPE_CGROUP && pmu_counting_cgroup_problem(o->counting))
+		fprintf(stderr, "pmurec: --cohort cgroup: %s; the bundle records it, and counts per process\n",
+			pmu_counting_cgroup_problem(o->counting));
 	if (o->ctl)
 		pmu_ctl_stop(o->ctl);
 	for (size_t i = 0; i < o->next; i++)
@@ -964,6 +1074,8 @@ out:
 	o->next = 0;
 	pmu_ctl_free(o->ctl);
 	o->ctl = NULL;
+	pmu_counting_free(o->counting);
+	o->counting = NULL;
 	pmu_cohort_release(&cohort);
 	o->mode = saved_mode;
 	return code;
@@ -1033,6 +1145,7 @@ static int warm_up(int n)
 		int err;
 
 		l.argv = g_argv;
+		l.child_nofile = g_nofile;
 		l.grace_ms = 2000;
 		l.max_duration_ms = o_max_duration;
 		err = pmu_backend_run(&l, &c, &lr);
@@ -1064,6 +1177,31 @@ int main(int argc, char **argv)
 	}
 	if (o.probe)
 		return pmu_cli_finish("pmurec", probe(o.json));
+	if (o.list_events) {
+		for (size_t i = 0; i < pmu_evtable_count(); i++) {
+			const struct pmu_evdef *d = pmu_evtable_get(i);
+
+			printf("%-26s %-9s %-6s %s%s%s\n", d->name, d->type == 1 ? "software" : "hardware", d->unit,
+			       d->description, d->aliases[0] ? "; also " : "", d->aliases);
+		}
+		printf("\nAlso: r<hex> (raw), pmu/term=value,.../ (sysfs PMU), pfm:NAME (libpfm4);\n"
+		       "modifiers :u (user), :k (kernel), :h (hypervisor).\n");
+		return pmu_cli_finish("pmurec", 0);
+	}
+	if (o.events && o.mode == 0 && !o.nab) {
+		fprintf(stderr, "pmurec: -e needs --mode light or full (mode none counts nothing)\n");
+		return PMU_EXIT_USAGE;
+	}
+	{
+		/* one descriptor per counter per live thread */
+		struct rlimit rl;
+
+		if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur < rl.rlim_max) {
+			g_nofile = rl.rlim_cur;
+			rl.rlim_cur = rl.rlim_max;
+			setrlimit(RLIMIT_NOFILE, &rl);
+		}
+	}
 	if (o.delay_ms && o.mode == 0) {
 		fprintf(stderr, "pmurec: --delay needs --mode light or full (mode none records no marks)\n");
 		return PMU_EXIT_USAGE;
@@ -1090,6 +1228,10 @@ int main(int argc, char **argv)
 		fputs(usage, stderr);
 		return PMU_EXIT_USAGE;
 	}
+	if ((o.events ? pmu_evlist_parse(o.events, NULL, &o.ev, &o.nev) : pmu_evlist_defaults(&o.ev, &o.nev))) {
+		fprintf(stderr, "pmurec: %s\n", pmu_error_detail());
+		return PMU_EXIT_USAGE;
+	}
 	if (!o.repeat)
 		o.repeat = 1;
 	g_argv = argv + optind;
@@ -1098,6 +1240,7 @@ int main(int argc, char **argv)
 		/* -o names a directory: one bundle per mode */
 		if (mkdir(o.out, 0755) < 0 && errno != EEXIST) {
 			fprintf(stderr, "pmurec: cannot create directory '%s': %s\n", o.out, strerror(errno));
+			free(o.ev);
 			return EXIT_RECORDER;
 		}
 		modes = json_array();
@@ -1128,6 +1271,7 @@ int main(int argc, char **argv)
 			json_decref(modes);
 			free(o.env);
 			free(o.ext_specs);
+			free(o.ev);
 			return EXIT_RECORDER;
 		}
 	}
@@ -1206,5 +1350,6 @@ int main(int argc, char **argv)
 	json_decref(modes);
 	free(o.env);
 	free(o.ext_specs);
+	free(o.ev);
 	return pmu_cli_finish("pmurec", code);
 }

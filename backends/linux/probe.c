@@ -14,6 +14,7 @@
 #include <string.h>
 #include <dirent.h>
 #include <dlfcn.h>
+#include <sys/mman.h>
 #include <sys/statfs.h>
 #include <sys/syscall.h>
 #include <sys/utsname.h>
@@ -144,6 +145,42 @@ static void probe_perf(json_t *caps, long long paranoid, bool privileged)
 		cap(caps, "hardware-events", "unavailable", NULL, why,
 		    e == EACCES || e == EPERM ? "run as root or lower kernel.perf_event_paranoid"
 					      : "record on bare metal, or enable the hypervisor's virtual PMU (vPMU)");
+	}
+	/* rdpmc self-monitoring: a hardware counter's mmap page must allow it */
+	{
+		struct perf_event_attr a;
+		int fd;
+
+		memset(&a, 0, sizeof(a));
+		a.size = sizeof(a);
+		a.type = PERF_TYPE_HARDWARE;
+		a.config = PERF_COUNT_HW_INSTRUCTIONS;
+		a.exclude_kernel = 1;
+		a.exclude_hv = 1;
+		fd = (int)syscall(SYS_perf_event_open, &a, 0, -1, -1, PERF_FLAG_FD_CLOEXEC);
+		if (fd < 0) {
+			snprintf(why, sizeof(why), "no hardware counter opens (instructions: %s): rdpmc reads hardware "
+				 "counters", strerror(errno));
+			cap(caps, "rdpmc", "unavailable", NULL, why,
+			    "record on hardware with a PMU the kernel exposes (bare metal, or a VM with a virtual PMU)");
+		} else {
+			struct perf_event_mmap_page *pg = mmap(NULL, (size_t)sysconf(_SC_PAGESIZE), PROT_READ, MAP_SHARED,
+							      fd, 0);
+
+			if (pg == MAP_FAILED) {
+				snprintf(why, sizeof(why), "mmap of the counter page: %s", strerror(errno));
+				cap(caps, "rdpmc", "unavailable", NULL, why, "see perf_event_open(2)");
+			} else {
+				if (pg->cap_user_rdpmc)
+					cap(caps, "rdpmc", "ok", "cap_user_rdpmc", NULL, NULL);
+				else
+					cap(caps, "rdpmc", "unavailable", NULL,
+					    "cap_user_rdpmc is 0 in the counter's mmap page",
+					    "allow it: echo 2 > /sys/bus/event_source/devices/cpu/rdpmc (as root)");
+				munmap(pg, (size_t)sysconf(_SC_PAGESIZE));
+			}
+			close(fd);
+		}
 	}
 	if (privileged || paranoid <= 1) {
 		snprintf(v, sizeof(v), "perf_event_paranoid=%lld%s", paranoid, privileged ? ", privileged" : "");
@@ -325,20 +362,20 @@ int pmu_backend_probe(json_t *host, json_t *caps)
 	}
 	{
 		/* presence and version, without linking it: the counting
-		 * collector that will use libpfm4 is not built yet */
+		 * collector loads it the same way for pfm:NAME events */
 		void *h = dlopen("libpfm.so.4", RTLD_LAZY | RTLD_LOCAL);
 		int (*ver)(void) = h ? (int (*)(void))dlsym(h, "pfm_get_version") : NULL;
 
 		if (ver) {
 			int vv = ver();
 
-			snprintf(v, sizeof(v), "libpfm.so.4 present, API %d.%d; not used yet (event naming comes with the "
-				 "counting collector)", vv >> 16, vv & 0xffff);
+			snprintf(v, sizeof(v), "libpfm.so.4 present, API %d.%d; resolves pfm:NAME events", vv >> 16,
+				 vv & 0xffff);
 			cap(caps, "libpfm4", "ok", v, NULL, NULL);
 		} else {
 			snprintf(why, sizeof(why), "libpfm.so.4 cannot be loaded: %s", dlerror());
 			cap(caps, "libpfm4", "unavailable", NULL, why,
-			    "install libpfm4 (Debian: apt-get install libpfm4); numeric event selectors need none");
+			    "install libpfm4 (Debian: apt-get install libpfm4) for pfm:NAME events; r<hex> and pmu/.../ selectors need none");
 		}
 		if (h)
 			dlclose(h);

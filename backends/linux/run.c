@@ -95,6 +95,10 @@ static struct pmu_incarnation *inc_of_pid(struct pmu_cohort *c, pid_t pid)
 	return NULL;
 }
 
+/* Who hears of tasks joining the cohort (pmu_launch.on_task), and how. */
+static const struct pmu_launch *hook;
+static unsigned hook_flags;
+
 static int add_tid(struct pmu_incarnation *in, pid_t tid)
 {
 	pid_t *t;
@@ -107,6 +111,8 @@ static int add_tid(struct pmu_incarnation *in, pid_t tid)
 		return pmu_error(PMU_ERR_NOMEM, "out of memory");
 	t[in->ntids++] = tid;
 	in->tids = t;
+	if (hook && hook->on_task)
+		hook->on_task(hook->ctx, in->id, in->pid, tid, hook_flags, pmu_now_mono_ns());
 	return 0;
 }
 
@@ -300,14 +306,14 @@ static void read_resources(struct pmu_incarnation *in)
 	if (v >= 0 && in->ntids == 1)
 		res_set(&in->res[PMU_RES_VOLUNTARY_SWITCHES], (uint64_t)v, "/proc/PID/status at exit");
 	else
-		res_unavail(&in->res[PMU_RES_VOLUNTARY_SWITCHES], "/proc/PID/status", "record a single-threaded command; per-thread switches come with the counting collector, not built yet",
+		res_unavail(&in->res[PMU_RES_VOLUNTARY_SWITCHES], "/proc/PID/status", "count them per thread with the counting collector (pmurec -e context-switches)",
 			    v < 0 ? "not readable at exit" : "the process had %zu threads; /proc/PID/status counts the leader only",
 			    in->ntids);
 	v = status_field(in->pid, "nonvoluntary_ctxt_switches");
 	if (v >= 0 && in->ntids == 1)
 		res_set(&in->res[PMU_RES_INVOLUNTARY_SWITCHES], (uint64_t)v, "/proc/PID/status at exit");
 	else
-		res_unavail(&in->res[PMU_RES_INVOLUNTARY_SWITCHES], "/proc/PID/status", "record a single-threaded command; per-thread switches come with the counting collector, not built yet",
+		res_unavail(&in->res[PMU_RES_INVOLUNTARY_SWITCHES], "/proc/PID/status", "count them per thread with the counting collector (pmurec -e context-switches)",
 			    v < 0 ? "not readable at exit" : "the process had %zu threads; /proc/PID/status counts the leader only",
 			    in->ntids);
 	/* byte counts: see thread_io() and end_inc() */
@@ -525,6 +531,8 @@ static int follow(pid_t root, struct pmu_cohort *c, const struct pmu_launch *l, 
 		now = pmu_now_mono_ns();
 		if (WIFEXITED(st) || WIFSIGNALED(st)) {
 			in = inc_of_tid(c, pid);
+			if (in && l->on_task_end)
+				l->on_task_end(l->ctx, in->id, pid, now);
 			if (!in) {
 				/* not a traced task: an external collector */
 				if (l->on_other_exit)
@@ -670,8 +678,12 @@ static int attach_run(const struct pmu_launch *l, struct pmu_cohort *c, struct p
 	int err;
 
 	res->start_ns = pmu_now_mono_ns();
+	hook = l;
+	hook_flags = PMU_TASK_PREEXISTING;
 	err = seize_tree(c, l->attach_pid, 0, res->start_ns, 0);
+	hook_flags = 0;
 	if (err) {
+		hook = NULL;
 		detach_all(c);
 		return err;
 	}
@@ -682,6 +694,7 @@ static int attach_run(const struct pmu_launch *l, struct pmu_cohort *c, struct p
 	sigaction(SIGALRM, &sa, NULL);
 	setitimer(ITIMER_REAL, &it, NULL);
 	err = follow(l->attach_pid, c, l, res);
+	hook = NULL;
 	memset(&it, 0, sizeof(it));
 	setitimer(ITIMER_REAL, &it, NULL);
 	res->end_ns = pmu_now_mono_ns();
@@ -720,6 +733,14 @@ int pmu_backend_run(const struct pmu_launch *l, struct pmu_cohort *c, struct pmu
 		if (got != 1)
 			_exit(127);
 		close(barrier[0]);
+		if (l->child_nofile) {
+			struct rlimit rl;
+
+			if (getrlimit(RLIMIT_NOFILE, &rl) == 0) {
+				rl.rlim_cur = (rlim_t)l->child_nofile;
+				setrlimit(RLIMIT_NOFILE, &rl);
+			}
+		}
 		execvp(l->argv[0], l->argv);
 		e = errno;
 		if (write(errpipe[1], &e, sizeof(e)) < 0)
@@ -738,6 +759,10 @@ int pmu_backend_run(const struct pmu_launch *l, struct pmu_cohort *c, struct pmu
 			   PTRACE_O_TRACEFORK | PTRACE_O_TRACEVFORK | PTRACE_O_TRACECLONE | PTRACE_O_TRACEEXEC |
 				   PTRACE_O_TRACEEXIT | PTRACE_O_EXITKILL) == 0) {
 			res->follow_ok = true;
+			/* from here on every task that joins is reported */
+			hook = l;
+			if (l->on_task)
+				l->on_task(l->ctx, c->incs[0].id, pid, pid, PMU_TASK_ROOT_PREEXEC, pmu_now_mono_ns());
 		} else {
 			int pe = errno;
 			long long scope = -1;
@@ -839,6 +864,7 @@ int pmu_backend_run(const struct pmu_launch *l, struct pmu_cohort *c, struct pmu
 			break;
 		}
 	}
+	hook = NULL;
 	memset(&it, 0, sizeof(it));
 	setitimer(ITIMER_REAL, &it, NULL);
 	res->end_ns = pmu_now_mono_ns();

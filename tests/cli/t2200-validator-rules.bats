@@ -93,11 +93,11 @@ open(p, 'w').write(''.join(L))"
 
 @test "SPEC-VERSION: a newer minor version is refused, not half-checked" {
 	b=$(mk b minimal)
-	sed -i 's/^PMU-Spec-Version: 1.1/PMU-Spec-Version: 1.2/' "$b/bag-info.txt"
+	sed -i 's/^PMU-Spec-Version: 1.2/PMU-Spec-Version: 1.3/' "$b/bag-info.txt"
 	rebag "$b"
 	run pmuvalidate "$b"
 	assert_failure 1
-	assert_output --partial "newer than this validator's 1.1"
+	assert_output --partial "newer than this validator's 1.2"
 }
 
 @test "SPEC-VERSION: malformed version strings are refused" {
@@ -121,6 +121,38 @@ open(p, 'w').write(''.join(L))"
 	edit "$b" "r = load('run.json'); r['seed'] = 1; save('run.json', r)"
 	run verdict "$b"
 	assert_output SCHEMA-FIELD
+}
+
+@test "a bundle of the older minor version 1.1 validates; a 1.2 counts stream in it does not" {
+	b=$(mk b.bundle minimal)
+	rm -rf "$b"
+	mkfixture multiproc "$b" --spec 1.1 >/dev/null
+	run pmuvalidate "$b"
+	assert_success
+	assert_output --partial "valid (spec 1.1"
+	m=$(mk m.bundle multiproc)
+	# a 1.1 collector with a counts stream (its header speaks 1.2: it is not read)
+	edit "$b" "import shutil
+shutil.copy('$m/data/collectors/counting/counts.jsonl', os.path.join(d, 'collectors/syscalls/counts.jsonl'))"
+	run verdict "$b"
+	assert_output FILE-UNKNOWN
+	run pmuvalidate "$b"
+	assert_output --partial "syscalls/counts.jsonl: file is not defined by spec 1.1 (its stream kind was added in a later version)"
+}
+
+@test "COUNT-SUM and COUNT-VALUE: an estimate must be the scaled raw count, a sum the sum of its parts" {
+	b=$(mk b.bundle multiproc)
+	# the r00c0 estimate of thread 5001: raw 1200000 over half its enabled time
+	edit "$b" "p = os.path.join(d, 'collectors/counting/counts.jsonl')
+L = [json.loads(l) for l in open(p)]
+for r in L:
+    if r.get('type') == 'count' and r.get('tid') == 5001 and r.get('counter') == 'r00c0':
+        assert r['estimate'] and r['value'] == 2400000
+        r['value'] = 1200000
+open(p, 'w').write(''.join(json.dumps(r, separators=(',', ':')) + '\\n' for r in L))"
+	run verdict "$b"
+	# the count is no longer raw * enabled / running, and the total no longer its sum
+	assert_output "COUNT-SUM COUNT-VALUE"
 }
 
 @test "events streams checked in parallel report the same findings, in file order, every time" {

@@ -13,7 +13,18 @@ load helpers
 	assert_line --regexp '^  sched +not-requested +not requested$'
 	assert_line "  i1 pid 5000 sh (/bin/sh), 189.999 ms, exit 0, 2 threads"
 	assert_line "    i2 pid 5001 ls (/usr/bin/ls), 7.000 ms, exit 0, 1 thread"
-	assert_line "dominant cost: not determined (no counter or sample evidence in this bundle)"
+	assert_line "       task-clock 5.200 ms  page-faults 96  r00c0 ~2400000 (estimate, counted 50.0% of the time)"
+	assert_line "       task-clock 0.700 ms  page-faults 51  r00c0 not counted"
+	assert_line --regexp '^  r00c0 +sum of procs +not counted$'
+	assert_line --regexp "^  counter cycles +unavailable +perf_event_open: .*no hardware PMU"
+	assert_line "dominant cost: process 'ls' (pid 5001, incarnation i2) spent 63% of the cohort's CPU (task-clock 5.200 of 8.300 ms, exact counts)"
+}
+
+@test "without counted task-clock there is no dominant cost statement" {
+	b=$(mk b minimal)
+	run pmuanalyze "$b"
+	assert_success
+	assert_line "dominant cost: not determined (no counted task-clock in this bundle)"
 }
 
 @test "--json carries the same facts" {
@@ -23,9 +34,13 @@ load helpers
 	echo "$output" >"$BATS_TEST_TMPDIR/a.json"
 	run $PY -c 'import json,sys
 d=json.load(open(sys.argv[1]))
+t=d["counting"]["totals"]
 print(d["valid"], len(d["cohort"]), sorted((c["name"],c["status"]) for c in d["collectors"]),
-      sorted(m["what"] for m in d["not_measured"]))' "$BATS_TEST_TMPDIR/a.json"
-	assert_output "True 3 [('hwcount', 'unavailable'), ('sched', 'not-requested'), ('syscalls', 'ok')] ['hardware-events', 'hwcount']"
+      sorted(m["what"] for m in d["not_measured"]))
+print(t["i2"]["r00c0"]["estimate"], t["i2"]["r00c0"]["running_ppm"], t["i3"]["r00c0"]["status"],
+      "value" in t["i3"]["r00c0"], d["dominant_cost"]["inc"], d["dominant_cost"]["estimate"])' "$BATS_TEST_TMPDIR/a.json"
+	assert_line "True 3 [('counting', 'ok'), ('hwcount', 'unavailable'), ('sched', 'not-requested'), ('syscalls', 'ok')] ['counter cycles', 'hardware-events', 'hwcount']"
+	assert_line "True 500000 unavailable False i2 False"
 }
 
 @test "an invalid bundle is refused with exit 1 and its failed checks" {

@@ -1,0 +1,1167 @@
+/*
+ * The counting collector (perf_event_open(2)).
+ *
+ * Per-incarnation values come from per-thread counter groups: the follower
+ * holds every new task at its first ptrace stop, before it runs code of its
+ * own, and we open its groups then (pid = tid, cpu = -1, inherit = 0); the
+ * launched root's groups are opened before its exec with enable_on_exec, as
+ * perf stat does.  Each group is read once, when the task is reaped (the
+ * counts of a dead task stay readable until its fds close), with
+ * read_format GROUP | TOTAL_TIME_ENABLED | TOTAL_TIME_RUNNING | ID (| LOST).
+ * So every thread has its own numbers and an incarnation's are the sum of
+ * its threads': a background process cannot move them, because a per-task
+ * counter only runs while its task does.
+ *
+ * With a cohort cgroup the same groups are also opened with
+ * PERF_FLAG_PID_CGROUP on every online CPU: an independent cohort total.
+ *
+ * Features are probed on the recorder itself, newest first dropped (perf's
+ * evsel fallback order): read_format LOST (6.0), PERF_FLAG_FD_CLOEXEC
+ * (3.14), then kernel-mode counting refused by perf_event_paranoid (user
+ * space only).  Every fallback taken is recorded.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <linux/perf_event.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "backend.h"
+#include "cgroup.h"
+#include "counts.h"
+#include "error.h"
+#include "perfev.h"
+#include "util.h"
+
+#define MAXEV 64
+
+#ifndef PERF_FORMAT_LOST
+#define PERF_FORMAT_LOST (1u << 4)
+#endif
+
+enum { RD_NONE, RD_OK, RD_OPEN_FAILED, RD_READ_FAILED };
+
+struct kev {
+	const struct pmu_evspec *s;
+	bool avail;
+	char reason[400];
+	char remedy[200];
+	bool xu, xk, xh;        /* the exclude bits in effect */
+	int group, pos;
+};
+
+struct kgroup {
+	int ev[MAXEV];
+	int n;
+};
+
+struct kread {
+	uint64_t raw, enabled, running, lost;
+	uint8_t state;
+	uint8_t has_lost;
+	int err;                /* errno when open or read failed */
+};
+
+struct ktask {
+	pid_t tid;
+	int inc;
+	uint64_t t_end;
+	bool open, ended;
+	int *fd;                /* per event, -1 */
+	struct kread r[];       /* per event */
+};
+
+struct fallback {
+	uint64_t t;
+	char what[64];
+	char reason[240];
+	char counter[64];
+};
+
+struct pmu_counting {
+	struct pmu_counting_opts o;
+	struct kev ev[MAXEV];
+	int nev;
+	struct kgroup grp[MAXEV];
+	int ngrp;
+	uint64_t read_format;
+	bool cloexec, user_only;
+	long long paranoid;
+	struct fallback fb[8];
+	int nfb;
+	struct ktask **tasks;
+	size_t ntasks, cap;
+	size_t *open_idx;       /* indices of tasks with open fds */
+	size_t nopen, open_cap;
+	size_t threads_counted, open_failures;
+	/* cohort cgroup */
+	bool cg_tried, cg_ok;
+	char cg_reason[400];
+	const char *cg_remedy;
+	struct pmu_cg cg;
+	int ncpus;
+	int *cpus;
+	int *cgfd;              /* [cpu][event] */
+	struct kread *cgr;      /* [cpu][event] */
+	char cg_count_reason[400];
+	const char *cg_count_remedy;
+	bool cg_count_ok;
+	struct pmu_cgsnap cg_a, cg_b, sys_a, sys_b;
+	bool cg_snap_ok, sys_snap_ok;
+	uint64_t t_probe, t_stop;
+	bool stopped;
+};
+
+static long perf_open(struct perf_event_attr *a, pid_t pid, int cpu, int group, unsigned long flags)
+{
+	return syscall(SYS_perf_event_open, a, pid, cpu, group, flags);
+}
+
+static long long paranoid_level(void)
+{
+	char *s = NULL;
+	long long v = 2;
+
+	if (pmu_read_file(AT_FDCWD, "/proc/sys/kernel/perf_event_paranoid", 64, &s, NULL) == 0)
+		v = atoll(s);
+	free(s);
+	return v;
+}
+
+static void add_fallback(struct pmu_counting *k, const char *what, const char *counter, const char *fmt, ...)
+	__attribute__((format(printf, 4, 5)));
+static void add_fallback(struct pmu_counting *k, const char *what, const char *counter, const char *fmt, ...)
+{
+	struct fallback *f;
+	va_list ap;
+
+	if (k->nfb == (int)PMU_ARRAY_SIZE(k->fb))
+		return;
+	f = &k->fb[k->nfb++];
+	f->t = pmu_now_mono_ns();
+	snprintf(f->what, sizeof(f->what), "%s", what);
+	snprintf(f->counter, sizeof(f->counter), "%s", counter ? counter : "");
+	va_start(ap, fmt);
+	vsnprintf(f->reason, sizeof(f->reason), fmt, ap);
+	va_end(ap);
+}
+
+/* errno of perf_event_open(2) → why and what to do, where it happens. */
+static void explain(const struct pmu_evspec *s, int e, bool cpu_wide, long long paranoid, char *why, size_t n,
+		    char *remedy, size_t rn)
+{
+	const char *r;
+
+	switch (e) {
+	case ENOENT:
+	case ENODEV:
+		if (s->kind == PMU_EV_HARDWARE) {
+			snprintf(why, n, "perf_event_open: %s: this host exposes no hardware PMU that counts '%s' "
+				 "(a virtual machine without a virtual PMU?)", strerror(e), s->name);
+			r = "record on bare metal, or on a VM that exposes its PMU (KVM: -cpu host,pmu=on)";
+		} else {
+			snprintf(why, n, "perf_event_open: %s: the PMU does not know '%s' on this CPU", strerror(e),
+				 s->name);
+			r = "check the event's encoding for this CPU (pfm:NAME, or the PMU's sysfs events)";
+		}
+		break;
+	case EOPNOTSUPP:
+		snprintf(why, n, "perf_event_open: %s: the PMU cannot count '%s' as asked (no mode exclusion, or "
+			 "no such feature)", strerror(e), s->name);
+		r = "count it without :u/:k modifiers, or on hardware that supports it";
+		break;
+	case EACCES:
+	case EPERM:
+		if (cpu_wide)
+			snprintf(why, n, "perf_event_paranoid=%lld: CPU-wide (cgroup) counting is refused (%s)",
+				 paranoid, strerror(e));
+		else
+			snprintf(why, n, "perf_event_paranoid=%lld: %s counting of '%s' is refused (%s)", paranoid,
+				 s->exclude_user ? "kernel-mode" : "this", s->name, strerror(e));
+		r = cpu_wide ? "run as root, grant CAP_PERFMON, or set kernel.perf_event_paranoid=0"
+			     : "run as root, grant CAP_PERFMON, or set kernel.perf_event_paranoid=1";
+		break;
+	case EINVAL:
+		snprintf(why, n, "perf_event_open: %s: the kernel or PMU rejected '%s' (type %u, config 0x%llx)",
+			 strerror(e), s->name, s->type, (unsigned long long)s->config);
+		r = "check the event's encoding (r<hex>, pmu/term=value/, pfm:NAME) for this CPU";
+		break;
+	case EMFILE:
+	case ENFILE:
+		snprintf(why, n, "perf_event_open: %s: out of file descriptors", strerror(e));
+		r = "raise the open-file limit (ulimit -n) or count fewer events";
+		break;
+	case EBUSY:
+		snprintf(why, n, "perf_event_open: %s: another user holds the counter exclusively", strerror(e));
+		r = "stop the other user of the PMU (or set kernel.nmi_watchdog=0)";
+		break;
+	case ESRCH:
+		snprintf(why, n, "the task had exited before its counters were opened");
+		r = "none";
+		break;
+	default:
+		snprintf(why, n, "perf_event_open: %s", strerror(e));
+		r = "see perf_event_open(2)";
+		break;
+	}
+	snprintf(remedy, rn, "%s", r);
+}
+
+static void fill_attr(const struct pmu_counting *k, const struct kev *e, bool leader, struct perf_event_attr *a)
+{
+	memset(a, 0, sizeof(*a));
+	a->size = sizeof(*a);
+	a->type = e->s->type;
+	a->config = e->s->config;
+	a->config1 = e->s->config1;
+	a->config2 = e->s->config2;
+	a->exclude_user = e->xu;
+	a->exclude_kernel = e->xk;
+	a->exclude_hv = e->xh;
+	a->read_format = k->read_format;
+	a->disabled = leader;
+}
+
+/* One event alone on the recorder, with the feature ladder.  0 or errno. */
+static int probe_one(struct pmu_counting *k, struct kev *e)
+{
+	struct perf_event_attr a;
+	long fd;
+
+	for (;;) {
+		fill_attr(k, e, true, &a);
+		fd = perf_open(&a, 0, -1, -1, k->cloexec ? PERF_FLAG_FD_CLOEXEC : 0);
+		if (fd >= 0) {
+			close((int)fd);
+			return 0;
+		}
+		int err = errno;
+
+		if (err == EINVAL && (k->read_format & PERF_FORMAT_LOST)) {
+			k->read_format &= ~(uint64_t)PERF_FORMAT_LOST;
+			fill_attr(k, e, true, &a);
+			fd = perf_open(&a, 0, -1, -1, k->cloexec ? PERF_FLAG_FD_CLOEXEC : 0);
+			if (fd >= 0) {
+				close((int)fd);
+				add_fallback(k, "read_format-lost", NULL,
+					     "read_format LOST refused (EINVAL; kernels before 6.0): lost counts "
+					     "are not read");
+				return 0;
+			}
+			k->read_format |= PERF_FORMAT_LOST; /* not the cause */
+		}
+		if (err == EINVAL && k->cloexec) {
+			k->cloexec = false;
+			fill_attr(k, e, true, &a);
+			fd = perf_open(&a, 0, -1, -1, 0);
+			if (fd >= 0) {
+				close((int)fd);
+				add_fallback(k, "fd-cloexec", NULL,
+					     "PERF_FLAG_FD_CLOEXEC refused (EINVAL; kernels before 3.14): "
+					     "close-on-exec is set with fcntl");
+				return 0;
+			}
+			k->cloexec = true;
+		}
+		if ((err == EACCES || err == EPERM) && !e->s->modifier && !e->xk) {
+			e->xk = e->xh = true;
+			fill_attr(k, e, true, &a);
+			fd = perf_open(&a, 0, -1, -1, k->cloexec ? PERF_FLAG_FD_CLOEXEC : 0);
+			if (fd >= 0) {
+				close((int)fd);
+				if (!k->user_only)
+					add_fallback(k, "exclude-kernel", NULL,
+						     "kernel counting refused by perf_event_paranoid=%lld, counting "
+						     "user space only", k->paranoid);
+				k->user_only = true;
+				return 0;
+			}
+			e->xk = e->xh = false;
+		}
+		return err;
+	}
+}
+
+static int busy_ms(int ms)
+{
+	uint64_t end = pmu_now_mono_ns() + (uint64_t)ms * 1000000u;
+	volatile int x = 0;
+
+	while (pmu_now_mono_ns() < end)
+		x++;
+	return x;
+}
+
+/*
+ * Exact-or-drop: a hardware group that does not fit the PMU's counters is
+ * never scheduled, or only part of the time.  Open it on the recorder, run
+ * for longer than one multiplexing interval (4 ms by default) and read it;
+ * while it did not run all the time, drop its last member.
+ */
+static void shrink_group(struct pmu_counting *k, struct kgroup *g)
+{
+	while (g->n > 0) {
+		struct perf_event_attr a;
+		int fds[MAXEV], nfd = 0;
+		uint64_t buf[3 + 3 * MAXEV];
+		bool ran = false;
+		uint64_t en = 0, run = 0;
+
+		for (int i = 0; i < g->n; i++) {
+			fill_attr(k, &k->ev[g->ev[i]], false, &a);
+			long fd = perf_open(&a, 0, -1, i ? fds[0] : -1, k->cloexec ? PERF_FLAG_FD_CLOEXEC : 0);
+
+			if (fd < 0)
+				break;
+			fds[nfd++] = (int)fd;
+		}
+		if (nfd == g->n) {
+			busy_ms(6);
+			if (read(fds[0], buf, sizeof(buf)) >= 24) {
+				en = buf[1];
+				run = buf[2];
+				ran = run == en && run > 0;
+			}
+		}
+		for (int i = 0; i < nfd; i++)
+			close(fds[i]);
+		if (ran)
+			return;
+		struct kev *last = &k->ev[g->ev[g->n - 1]];
+
+		last->avail = false;
+		if (g->n > 1)
+			snprintf(last->reason, sizeof(last->reason),
+				 "dropped from its group: the PMU could not count %d events at once "
+				 "(a %d-event group ran %llu of %llu ns in a 6 ms test)",
+				 g->n, g->n, (unsigned long long)run, (unsigned long long)en);
+		else
+			snprintf(last->reason, sizeof(last->reason),
+				 "the PMU never scheduled it alone (ran %llu of %llu ns in a 6 ms test): its counters "
+				 "are taken", (unsigned long long)run, (unsigned long long)en);
+		snprintf(last->remedy, sizeof(last->remedy), "%s",
+			 g->n > 1 ? "count fewer hardware events at once, or pass --scaled to accept labelled estimates"
+				  : "stop other users of the PMU (or set kernel.nmi_watchdog=0)");
+		g->n--;
+	}
+}
+
+int pmu_counting_new(const struct pmu_counting_opts *o, struct pmu_counting **out)
+{
+	struct pmu_counting *k = calloc(1, sizeof(*k));
+	int sw = -1, hw = -1;
+
+	if (!k)
+		return pmu_error(PMU_ERR_NOMEM, "out of memory");
+	if (o->nev > MAXEV) {
+		free(k);
+		return pmu_error(PMU_ERR_LIMIT, "at most %d events may be counted", MAXEV);
+	}
+	k->o = *o;
+	k->nev = (int)o->nev;
+	k->paranoid = paranoid_level();
+	k->cloexec = true;
+	k->read_format = PERF_FORMAT_GROUP | PERF_FORMAT_TOTAL_TIME_ENABLED | PERF_FORMAT_TOTAL_TIME_RUNNING |
+			 PERF_FORMAT_ID | PERF_FORMAT_LOST;
+	k->t_probe = pmu_now_mono_ns();
+	pmu_cg_init(&k->cg);
+	pmu_cgsnap_init(&k->cg_a);
+	pmu_cgsnap_init(&k->cg_b);
+	pmu_cgsnap_init(&k->sys_a);
+	pmu_cgsnap_init(&k->sys_b);
+	for (int i = 0; i < k->nev; i++) {
+		struct kev *e = &k->ev[i];
+
+		e->s = &o->ev[i];
+		e->group = -1;
+		e->xu = e->s->exclude_user;
+		e->xk = e->s->exclude_kernel;
+		e->xh = e->s->exclude_hv;
+		if (!e->s->available) {
+			snprintf(e->reason, sizeof(e->reason), "%s", e->s->reason);
+			snprintf(e->remedy, sizeof(e->remedy), "%s", e->s->remedy);
+			continue;
+		}
+		/* once kernel counting was refused, every event without a
+		 * modifier counts user space only: the same rule for all */
+		if (k->user_only && !e->s->modifier)
+			e->xk = e->xh = true;
+		int err = probe_one(k, e);
+
+		if (err) {
+			explain(e->s, err, false, k->paranoid, e->reason, sizeof(e->reason), e->remedy,
+				sizeof(e->remedy));
+			continue;
+		}
+		e->avail = true;
+	}
+	/* a fallback found late applies to the events probed before it */
+	for (int i = 0; k->user_only && i < k->nev; i++)
+		if (k->ev[i].avail && !k->ev[i].s->modifier)
+			k->ev[i].xk = k->ev[i].xh = true;
+	/*
+	 * Groups: the software events together (they never multiplex); the
+	 * hardware ones together (exact-or-drop, shrunk to what schedules),
+	 * or each alone with --scaled so that the kernel rotates them.
+	 */
+	for (int i = 0; i < k->nev; i++) {
+		struct kev *e = &k->ev[i];
+		struct kgroup *g;
+
+		if (!e->avail)
+			continue;
+		if (!e->s->on_pmu) {
+			if (sw < 0)
+				sw = k->ngrp++;
+			g = &k->grp[sw];
+		} else if (!o->scaled) {
+			if (hw < 0)
+				hw = k->ngrp++;
+			g = &k->grp[hw];
+		} else {
+			g = &k->grp[k->ngrp++];
+		}
+		g->ev[g->n++] = i;
+	}
+	if (hw >= 0 && k->grp[hw].n > 1)
+		shrink_group(k, &k->grp[hw]);
+	for (int gi = 0; gi < k->ngrp; gi++)
+		for (int p = 0; p < k->grp[gi].n; p++) {
+			k->ev[k->grp[gi].ev[p]].group = gi;
+			k->ev[k->grp[gi].ev[p]].pos = p;
+		}
+	*out = k;
+	return 0;
+}
+
+static struct ktask *task_new(struct pmu_counting *k, int inc, pid_t tid)
+{
+	struct ktask *t;
+
+	if (k->ntasks == k->cap) {
+		size_t cap = k->cap ? 2 * k->cap : 64;
+		struct ktask **v = realloc(k->tasks, cap * sizeof(*v));
+
+		if (!v)
+			return NULL;
+		k->tasks = v;
+		k->cap = cap;
+	}
+	if (k->nopen == k->open_cap) {
+		size_t cap = k->open_cap ? 2 * k->open_cap : 64;
+		size_t *v = realloc(k->open_idx, cap * sizeof(*v));
+
+		if (!v)
+			return NULL;
+		k->open_idx = v;
+		k->open_cap = cap;
+	}
+	t = calloc(1, sizeof(*t) + (size_t)k->nev * sizeof(struct kread));
+	if (!t)
+		return NULL;
+	t->fd = malloc((size_t)(k->nev ? k->nev : 1) * sizeof(int));
+	if (!t->fd) {
+		free(t);
+		return NULL;
+	}
+	for (int i = 0; i < k->nev; i++)
+		t->fd[i] = -1;
+	t->tid = tid;
+	t->inc = inc;
+	t->open = true;
+	k->open_idx[k->nopen++] = k->ntasks;
+	k->tasks[k->ntasks++] = t;
+	return t;
+}
+
+/* Open group g for (pid, cpu); fds[] indexed by event.  0 or errno. */
+static int open_group(struct pmu_counting *k, const struct kgroup *g, pid_t pid, int cpu, unsigned long flags,
+		      bool enable_on_exec, int *fds)
+{
+	struct perf_event_attr a;
+	int leader = -1;
+
+	for (int p = 0; p < g->n; p++) {
+		const struct kev *e = &k->ev[g->ev[p]];
+		long fd;
+
+		fill_attr(k, e, p == 0, &a);
+		if (p == 0) {
+			a.disabled = enable_on_exec;
+			a.enable_on_exec = enable_on_exec;
+		}
+		fd = perf_open(&a, pid, cpu, leader, flags | (k->cloexec ? PERF_FLAG_FD_CLOEXEC : 0));
+		if (fd < 0) {
+			int err = errno;
+
+			for (int q = 0; q < p; q++) {
+				close(fds[g->ev[q]]);
+				fds[g->ev[q]] = -1;
+			}
+			return err;
+		}
+		if (!k->cloexec)
+			fcntl((int)fd, F_SETFD, FD_CLOEXEC);
+		fds[e - k->ev] = (int)fd;
+		if (p == 0)
+			leader = (int)fd;
+	}
+	return 0;
+}
+
+void pmu_counting_task(struct pmu_counting *k, int inc, pid_t pid, pid_t tid, unsigned flags, uint64_t t)
+{
+	struct ktask *task;
+
+	(void)pid;
+	(void)t;
+	if (!k || k->stopped || !k->ngrp)
+		return;
+	/* a tid seen again while its counters are open: the same task */
+	for (size_t i = 0; i < k->nopen; i++)
+		if (k->tasks[k->open_idx[i]]->tid == tid)
+			return;
+	task = task_new(k, inc, tid);
+	if (!task) {
+		k->open_failures++;
+		return;
+	}
+	for (int gi = 0; gi < k->ngrp; gi++) {
+		int err = open_group(k, &k->grp[gi], tid, -1, 0, flags & PMU_TASK_ROOT_PREEXEC, task->fd);
+
+		for (int p = 0; err && p < k->grp[gi].n; p++) {
+			task->r[k->grp[gi].ev[p]].state = RD_OPEN_FAILED;
+			task->r[k->grp[gi].ev[p]].err = err;
+		}
+		if (err)
+			k->open_failures++;
+	}
+	k->threads_counted++;
+}
+
+/* Read every group of task (the fds stay open). */
+static void read_groups(struct pmu_counting *k, int *fds, struct kread *r, int ncpu_stride)
+{
+	(void)ncpu_stride;
+	for (int gi = 0; gi < k->ngrp; gi++) {
+		const struct kgroup *g = &k->grp[gi];
+		int lead = fds[g->ev[0]];
+		size_t per = (k->read_format & PERF_FORMAT_LOST) ? 3 : 2;
+		uint64_t buf[3 + 3 * MAXEV];
+		ssize_t n;
+
+		if (lead < 0)
+			continue;
+		n = read(lead, buf, sizeof(buf));
+		/* never trust a size: nr must be ours and the bytes must hold it */
+		if (n < 24 || buf[0] != (uint64_t)g->n || (size_t)n < (3 + per * (size_t)g->n) * 8) {
+			int err = n < 0 ? errno : EIO;
+
+			for (int p = 0; p < g->n; p++) {
+				r[g->ev[p]].state = RD_READ_FAILED;
+				r[g->ev[p]].err = err;
+			}
+			continue;
+		}
+		for (int p = 0; p < g->n; p++) {
+			struct kread *x = &r[g->ev[p]];
+			const uint64_t *v = &buf[3 + per * (size_t)p];
+
+			x->raw = v[0];
+			x->enabled = buf[1];
+			x->running = buf[2];
+			x->has_lost = per == 3;
+			x->lost = per == 3 ? v[2] : 0;
+			x->state = RD_OK;
+		}
+	}
+}
+
+static void close_fds(struct pmu_counting *k, int *fds)
+{
+	for (int i = 0; i < k->nev; i++)
+		if (fds[i] >= 0) {
+			close(fds[i]);
+			fds[i] = -1;
+		}
+}
+
+static void end_task(struct pmu_counting *k, size_t oi, uint64_t t)
+{
+	struct ktask *task = k->tasks[k->open_idx[oi]];
+
+	read_groups(k, task->fd, task->r, 0);
+	close_fds(k, task->fd);
+	free(task->fd);
+	task->fd = NULL;
+	task->open = false;
+	task->ended = true;
+	task->t_end = t;
+	k->open_idx[oi] = k->open_idx[--k->nopen];
+}
+
+void pmu_counting_task_end(struct pmu_counting *k, int inc, pid_t tid, uint64_t t)
+{
+	(void)inc;
+	if (!k)
+		return;
+	for (size_t i = 0; i < k->nopen; i++)
+		if (k->tasks[k->open_idx[i]]->tid == tid) {
+			end_task(k, i, t);
+			return;
+		}
+}
+
+static int online_cpus(int **out)
+{
+	char *s = NULL, *p;
+	int *v = NULL, n = 0, cap = 0;
+
+	if (pmu_read_file(AT_FDCWD, "/sys/devices/system/cpu/online", 4096, &s, NULL))
+		return -1;
+	for (p = s; *p && *p != '\n';) {
+		char *end;
+		long a = strtol(p, &end, 10), b = a;
+
+		if (end == p)
+			break;
+		if (*end == '-')
+			b = strtol(end + 1, &end, 10);
+		for (long c = a; c <= b && c < 65536; c++) {
+			if (n == cap) {
+				int *nv = realloc(v, (size_t)(cap = cap ? 2 * cap : 16) * sizeof(*nv));
+
+				if (!nv) {
+					free(v);
+					free(s);
+					return -1;
+				}
+				v = nv;
+			}
+			v[n++] = (int)c;
+		}
+		p = *end == ',' ? end + 1 : end;
+	}
+	free(s);
+	*out = v;
+	return n;
+}
+
+void pmu_counting_before_release(struct pmu_counting *k, pid_t root, uint64_t t)
+{
+	const char *remedy = NULL;
+
+	(void)t;
+	if (!k || k->o.scope == PMU_SCOPE_INHERIT)
+		return;
+	k->cg_tried = true;
+	if (k->o.attach) {
+		snprintf(k->cg_reason, sizeof(k->cg_reason),
+			 "attached to a running tree: its processes are not moved into a cgroup");
+		k->cg_remedy = "launch the command under pmurec to scope it by cgroup";
+		return;
+	}
+	if (pmu_cg_create(&k->cg, k->cg_reason, sizeof(k->cg_reason), &remedy)) {
+		k->cg_remedy = remedy ? remedy : "run as root, or under a delegated cgroup "
+						  "(systemd-run --user --scope -p Delegate=yes pmurec ...)";
+		return;
+	}
+	if (pmu_cg_enter(&k->cg, root)) {
+		snprintf(k->cg_reason, sizeof(k->cg_reason), "cannot move the command into %.200s: %.160s", k->cg.path,
+			 pmu_error_detail());
+		k->cg_remedy = "run as root, or under a delegated cgroup (systemd-run --user --scope -p Delegate=yes)";
+		pmu_cg_destroy(&k->cg);
+		return;
+	}
+	k->cg_ok = true;
+	k->cg_snap_ok = pmu_cg_snapshot(&k->cg, &k->cg_a) == 0;
+	k->sys_snap_ok = pmu_sys_pressure(&k->sys_a) == 0;
+	/* the cohort's counters on every CPU */
+	k->ncpus = online_cpus(&k->cpus);
+	if (k->ncpus <= 0) {
+		snprintf(k->cg_count_reason, sizeof(k->cg_count_reason),
+			 "cannot read /sys/devices/system/cpu/online");
+		k->cg_count_remedy = "mount sysfs";
+		k->ncpus = 0;
+		return;
+	}
+	if (!k->ngrp) {
+		snprintf(k->cg_count_reason, sizeof(k->cg_count_reason), "no event could be counted");
+		k->cg_count_remedy = "see the counter records";
+		return;
+	}
+	k->cgfd = malloc((size_t)k->ncpus * (size_t)k->nev * sizeof(int));
+	k->cgr = calloc((size_t)k->ncpus * (size_t)k->nev, sizeof(struct kread));
+	if (!k->cgfd || !k->cgr) {
+		snprintf(k->cg_count_reason, sizeof(k->cg_count_reason), "out of memory");
+		k->cg_count_remedy = "none";
+		return;
+	}
+	for (int i = 0; i < k->ncpus * k->nev; i++)
+		k->cgfd[i] = -1;
+	for (int c = 0; c < k->ncpus; c++)
+		for (int gi = 0; gi < k->ngrp; gi++) {
+			int err = open_group(k, &k->grp[gi], k->cg.dirfd, k->cpus[c], PERF_FLAG_PID_CGROUP, false,
+					     &k->cgfd[c * k->nev]);
+
+			if (err) {
+				char rem[200];
+
+				explain(k->ev[k->grp[gi].ev[0]].s, err, true, k->paranoid, k->cg_count_reason,
+					sizeof(k->cg_count_reason), rem, sizeof(rem));
+				k->cg_count_remedy = err == EACCES || err == EPERM
+					? "run as root, grant CAP_PERFMON, or set kernel.perf_event_paranoid=0"
+					: "see perf_event_open(2)";
+				for (int x = 0; x < k->ncpus * k->nev; x++)
+					if (k->cgfd[x] >= 0) {
+						close(k->cgfd[x]);
+						k->cgfd[x] = -1;
+					}
+				return;
+			}
+		}
+	k->cg_count_ok = true;
+}
+
+void pmu_counting_stop(struct pmu_counting *k, uint64_t t)
+{
+	if (!k || k->stopped)
+		return;
+	k->stopped = true;
+	k->t_stop = t;
+	while (k->nopen)
+		end_task(k, k->nopen - 1, t);
+	if (k->cg_count_ok)
+		for (int c = 0; c < k->ncpus; c++) {
+			read_groups(k, &k->cgfd[c * k->nev], &k->cgr[c * k->nev], 0);
+			close_fds(k, &k->cgfd[c * k->nev]);
+		}
+	if (k->cg_ok) {
+		if (k->cg_snap_ok)
+			k->cg_snap_ok = pmu_cg_snapshot(&k->cg, &k->cg_b) == 0;
+		if (k->sys_snap_ok)
+			k->sys_snap_ok = pmu_sys_pressure(&k->sys_b) == 0;
+		pmu_cg_destroy(&k->cg);
+	}
+}
+
+const char *pmu_counting_cgroup_problem(const struct pmu_counting *k)
+{
+	if (!k || !k->cg_tried)
+		return NULL;
+	if (!k->cg_ok)
+		return k->cg_reason;
+	if (!k->cg_count_ok)
+		return k->cg_count_reason;
+	return NULL;
+}
+
+bool pmu_counting_usable(const struct pmu_counting *k, char *why, size_t n, const char **remedy)
+{
+	if (k->ngrp)
+		return true;
+	if (!k->nev) {
+		snprintf(why, n, "no event was asked for");
+		*remedy = "name events with -e";
+		return false;
+	}
+	snprintf(why, n, "none of the %d event(s) can be counted here (first: %s: %s)", k->nev, k->ev[0].s->name,
+		 k->ev[0].reason);
+	*remedy = k->ev[0].remedy[0] ? k->ev[0].remedy : "see the counter records";
+	return false;
+}
+
+void pmu_counting_free(struct pmu_counting *k)
+{
+	if (!k)
+		return;
+	if (!k->stopped)
+		pmu_counting_stop(k, pmu_now_mono_ns());
+	for (size_t i = 0; i < k->ntasks; i++) {
+		free(k->tasks[i]->fd);
+		free(k->tasks[i]);
+	}
+	free(k->tasks);
+	free(k->open_idx);
+	free(k->cpus);
+	free(k->cgfd);
+	free(k->cgr);
+	pmu_cg_destroy(&k->cg);
+	pmu_cgsnap_release(&k->cg_a);
+	pmu_cgsnap_release(&k->cg_b);
+	pmu_cgsnap_release(&k->sys_a);
+	pmu_cgsnap_release(&k->sys_b);
+	free(k);
+}
+
+/* ---- records ------------------------------------------------------------- */
+
+static bool is_ns(const struct kev *e)
+{
+	return !strcmp(e->s->unit, "ns");
+}
+
+/* value fields by the counter's unit: one unit per field name */
+static void put_val(json_t *o, const struct kev *e, const struct pmu_cnt_val *v)
+{
+	json_object_set_new(o, "status", json_string(v->ok ? "ok" : "unavailable"));
+	if (v->ok) {
+		json_object_set_new(o, is_ns(e) ? "value_ns" : "value", json_integer((json_int_t)v->value));
+		json_object_set_new(o, "estimate", json_boolean(v->estimate));
+		json_object_set_new(o, "running_ppm", json_integer(v->running_ppm));
+		if (v->suspect_zero)
+			json_object_set_new(o, "suspect_zero", json_true());
+	} else {
+		json_object_set_new(o, "reason", json_string(v->reason));
+		json_object_set_new(o, "remedy", json_string(v->remedy ? v->remedy : "none"));
+	}
+}
+
+static void judge_read(const struct pmu_counting *k, const struct kev *e, const struct kread *r,
+		       struct pmu_cnt_val *v)
+{
+	if (r->state == RD_OK) {
+		struct pmu_cnt_raw raw = { r->raw, r->enabled, r->running, e->s->on_pmu };
+
+		pmu_cnt_judge(&raw, k->o.scaled, v);
+		return;
+	}
+	memset(v, 0, sizeof(*v));
+	if (r->state == RD_OPEN_FAILED) {
+		char rem[200];
+
+		explain(e->s, r->err, false, k->paranoid, v->reason, sizeof(v->reason), rem, sizeof(rem));
+		v->remedy = r->err == EMFILE || r->err == ENFILE ? "raise the open-file limit (ulimit -n)"
+				 : r->err == ESRCH ? "none" : "see the counter's record";
+	} else if (r->state == RD_READ_FAILED) {
+		snprintf(v->reason, sizeof(v->reason), "reading the group failed: %s", strerror(r->err));
+		v->remedy = "none";
+	} else {
+		snprintf(v->reason, sizeof(v->reason), "not counted: the task was never read");
+		v->remedy = "none";
+	}
+}
+
+struct ord {
+	uint64_t t;
+	int kind;               /* 0 count (task), 1 total (incarnation) */
+	size_t idx;
+};
+
+static int cmp_ord(const void *a, const void *b)
+{
+	const struct ord *x = a, *y = b;
+
+	if (x->t != y->t)
+		return x->t < y->t ? -1 : 1;
+	if (x->kind != y->kind)
+		return x->kind - y->kind;
+	return x->idx < y->idx ? -1 : x->idx > y->idx;
+}
+
+static void add_cgstats(json_t *out, const struct pmu_cgsnap *a, const struct pmu_cgsnap *b, const char *scope,
+			uint64_t t)
+{
+	struct pmu_cgdelta d;
+	bool sys = !strcmp(scope, "system");
+
+	pmu_cgdelta_init(&d);
+	if (pmu_cgstat_delta(a, b, &d)) {
+		pmu_cgdelta_release(&d);
+		return;
+	}
+	for (int f = 0; f < PMU_CGF_COUNT_; f++) {
+		char file[64];
+
+		if (d.files[f].status == PMU_CGS_NOT_READ)
+			continue;
+		if (sys)
+			snprintf(file, sizeof(file), "/proc/pressure/%.*s", (int)strcspn(pmu_cgfiles[f].name, "."),
+				 pmu_cgfiles[f].name);
+		else
+			snprintf(file, sizeof(file), "%s", pmu_cgfiles[f].name);
+		if (d.files[f].status != PMU_CGS_OK) {
+			/* a file this host lacks, or could not be parsed: no value */
+			json_array_append_new(out, json_pack("{s:s,s:I,s:s,s:s,s:s,s:s,s:s,s:s}", "type", "cgstat",
+							     "t_ns", (json_int_t)t, "scope", scope, "file", file, "key",
+							     "-", "status", "unavailable", "reason", d.files[f].reason,
+							     "remedy", d.files[f].remedy ? d.files[f].remedy : "none"));
+			continue;
+		}
+		for (size_t i = 0; i < d.n; i++) {
+			const struct pmu_cgrow *r = &d.rows[i];
+			json_t *o;
+
+			if ((int)r->file != f)
+				continue;
+			o = json_pack("{s:s,s:I,s:s,s:s,s:s}", "type", "cgstat", "t_ns", (json_int_t)t, "scope", scope,
+				      "file", file, "key", r->key);
+			if (r->ok) {
+				const char *fld = !strcmp(r->unit, "ns") ? "value_ns"
+						  : !strcmp(r->unit, "bytes") ? "value_bytes" : "value";
+
+				json_object_set_new(o, "status", json_string("ok"));
+				json_object_set_new(o, fld, json_integer((json_int_t)r->value));
+				json_object_set_new(o, "gauge", json_boolean(r->kind == PMU_CGK_GAUGE));
+			} else {
+				json_object_set_new(o, "status", json_string("unavailable"));
+				json_object_set_new(o, "reason", json_string(r->reason));
+				json_object_set_new(o, "remedy", json_string("none"));
+			}
+			json_array_append_new(out, o);
+		}
+	}
+	pmu_cgdelta_release(&d);
+}
+
+json_t *pmu_counting_records(struct pmu_counting *k, const struct pmu_cohort *c, uint64_t run_start,
+			     uint64_t run_end, char *evidence, size_t en)
+{
+	json_t *out = json_array();
+	struct ord *ord = NULL;
+	size_t nord = 0;
+	struct pmu_cnt_sum *tot = NULL;     /* [inc][event] */
+	uint64_t *inc_t = NULL;
+	size_t ninc = c->n;
+
+	if (!out)
+		return NULL;
+	/* scope */
+	{
+		json_t *o = json_pack("{s:s,s:s,s:s}", "type", "scope", "requested",
+				      k->o.scope == PMU_SCOPE_AUTO ? "auto" : k->o.scope == PMU_SCOPE_CGROUP ? "cgroup"
+													     : "inherit",
+				      "used", k->cg_ok ? "cgroup" : "inherit");
+
+		if (!k->cg_tried) {
+			json_object_set_new(o, "status", json_string("not-requested"));
+		} else if (k->cg_ok) {
+			json_object_set_new(o, "status", json_string("ok"));
+			json_object_set_new(o, "cgroup", json_string(k->cg.path));
+			if (k->cg.controllers[0])
+				json_object_set_new(o, "controllers", json_string(k->cg.controllers));
+			if (k->cg.notes[0])
+				json_object_set_new(o, "note", json_string(k->cg.notes));
+		} else {
+			json_object_set_new(o, "status", json_string("unavailable"));
+			json_object_set_new(o, "reason", json_string(k->cg_reason));
+			json_object_set_new(o, "remedy", json_string(k->cg_remedy));
+		}
+		json_array_append_new(out, o);
+	}
+	for (int i = 0; i < k->nev; i++) {
+		const struct kev *e = &k->ev[i];
+		char cfg[24];
+		json_t *o;
+
+		snprintf(cfg, sizeof(cfg), "0x%" PRIx64, e->s->config);
+		o = json_pack("{s:s,s:s,s:s,s:s,s:s,s:I,s:s,s:b,s:b,s:b}", "type", "counter", "name", e->s->name,
+			      "given", e->s->given, "kind", pmu_evkind_name(e->s->kind), "unit", e->s->unit, "perf_type",
+			      (json_int_t)e->s->type, "config", cfg, "exclude_user", e->xu, "exclude_kernel", e->xk,
+			      "exclude_hv", e->xh);
+		if (e->s->config1) {
+			snprintf(cfg, sizeof(cfg), "0x%" PRIx64, e->s->config1);
+			json_object_set_new(o, "config1", json_string(cfg));
+		}
+		if (e->s->config2) {
+			snprintf(cfg, sizeof(cfg), "0x%" PRIx64, e->s->config2);
+			json_object_set_new(o, "config2", json_string(cfg));
+		}
+		if (e->avail) {
+			json_object_set_new(o, "group", json_integer(e->group));
+			json_object_set_new(o, "status", json_string("ok"));
+		} else {
+			json_object_set_new(o, "status", json_string("unavailable"));
+			json_object_set_new(o, "reason", json_string(e->reason));
+			json_object_set_new(o, "remedy", json_string(e->remedy[0] ? e->remedy : "none"));
+		}
+		if (e->s->note[0])
+			json_object_set_new(o, "note", json_string(e->s->note));
+		json_array_append_new(out, o);
+	}
+	for (int i = 0; i < k->nfb; i++) {
+		uint64_t t = k->fb[i].t < run_start ? run_start : k->fb[i].t;
+		json_t *o = json_pack("{s:s,s:I,s:s,s:s}", "type", "fallback", "t_ns", (json_int_t)t, "what",
+				      k->fb[i].what, "reason", k->fb[i].reason);
+
+		if (k->fb[i].counter[0])
+			json_object_set_new(o, "counter", json_string(k->fb[i].counter));
+		json_array_append_new(out, o);
+	}
+	/* counts and per-incarnation totals, in time order */
+	tot = calloc(ninc * (size_t)(k->nev ? k->nev : 1), sizeof(*tot));
+	inc_t = calloc(ninc ? ninc : 1, sizeof(*inc_t));
+	ord = calloc(k->ntasks + ninc + 1, sizeof(*ord));
+	if (!tot || !inc_t || !ord)
+		goto oom;
+	for (size_t i = 0; i < ninc * (size_t)k->nev; i++)
+		pmu_cnt_sum_init(&tot[i]);
+	for (size_t i = 0; i < k->ntasks; i++) {
+		const struct ktask *task = k->tasks[i];
+		uint64_t t = task->t_end;
+
+		if (task->inc < 1 || (size_t)task->inc > ninc)
+			continue;
+		if (t > run_end)
+			t = run_end;
+		ord[nord++] = (struct ord){ t, 0, i };
+		if (t > inc_t[task->inc - 1])
+			inc_t[task->inc - 1] = t;
+	}
+	for (size_t i = 0; i < ninc; i++) {
+		const struct pmu_incarnation *in = &c->incs[i];
+		uint64_t t = inc_t[i];
+
+		if (!t)
+			continue; /* no thread of it was counted */
+		if (in->ended && in->end_ns > t && in->end_ns <= run_end)
+			t = in->end_ns;
+		ord[nord++] = (struct ord){ t, 1, i };
+	}
+	qsort(ord, nord, sizeof(*ord), cmp_ord);
+	for (size_t x = 0; x < nord; x++) {
+		if (ord[x].kind == 0) {
+			const struct ktask *task = k->tasks[ord[x].idx];
+			char label[48];
+
+			snprintf(label, sizeof(label), "thread %d", (int)task->tid);
+			for (int i = 0; i < k->nev; i++) {
+				const struct kev *e = &k->ev[i];
+				const struct kread *r = &task->r[i];
+				struct pmu_cnt_val v;
+				json_t *o;
+				char inc[24];
+
+				if (!e->avail)
+					continue;
+				judge_read(k, e, r, &v);
+				pmu_cnt_sum_add(&tot[(size_t)(task->inc - 1) * (size_t)k->nev + (size_t)i], &v, label);
+				snprintf(inc, sizeof(inc), "i%d", task->inc);
+				o = json_pack("{s:s,s:I,s:s,s:I,s:s}", "type", "count", "t_ns", (json_int_t)ord[x].t, "inc",
+					      inc, "tid", (json_int_t)task->tid, "counter", e->s->name);
+				put_val(o, e, &v);
+				if (r->state == RD_OK) {
+					if (r->running)
+						json_object_set_new(o, is_ns(e) ? "raw_ns" : "raw",
+								    json_integer((json_int_t)r->raw));
+					json_object_set_new(o, "enabled_ns", json_integer((json_int_t)r->enabled));
+					json_object_set_new(o, "running_ns", json_integer((json_int_t)r->running));
+					if (r->has_lost)
+						json_object_set_new(o, "lost", json_integer((json_int_t)r->lost));
+				}
+				json_array_append_new(out, o);
+			}
+		} else {
+			size_t ii = ord[x].idx;
+			char inc[24];
+
+			snprintf(inc, sizeof(inc), "i%d", c->incs[ii].id);
+			for (int i = 0; i < k->nev; i++) {
+				const struct kev *e = &k->ev[i];
+				struct pmu_cnt_sum *s = &tot[ii * (size_t)k->nev + (size_t)i];
+				json_t *o;
+
+				if (!e->avail)
+					continue;
+				size_t parts = s->parts;
+
+				pmu_cnt_sum_done(s);
+				o = json_pack("{s:s,s:I,s:s,s:s,s:I}", "type", "total", "t_ns", (json_int_t)ord[x].t, "inc",
+					      inc, "counter", e->s->name, "threads", (json_int_t)parts);
+				put_val(o, e, &s->v);
+				json_array_append_new(out, o);
+			}
+		}
+	}
+	/* cohort totals: the sum of the incarnations, and the cgroup's own */
+	for (int i = 0; i < k->nev; i++) {
+		const struct kev *e = &k->ev[i];
+		struct pmu_cnt_sum s;
+		json_t *o;
+
+		if (!e->avail)
+			continue;
+		pmu_cnt_sum_init(&s);
+		for (size_t x = 0; x < nord; x++)
+			if (ord[x].kind == 1) {
+				char label[48];
+
+				snprintf(label, sizeof(label), "incarnation i%d", c->incs[ord[x].idx].id);
+				pmu_cnt_sum_add(&s, &tot[ord[x].idx * (size_t)k->nev + (size_t)i].v, label);
+			}
+		size_t parts = s.parts;
+
+		pmu_cnt_sum_done(&s);
+		o = json_pack("{s:s,s:I,s:s,s:s,s:I}", "type", "cohort", "t_ns", (json_int_t)run_end, "counter",
+			      e->s->name, "scope", "incarnations", "parts", (json_int_t)parts);
+		put_val(o, e, &s.v);
+		json_array_append_new(out, o);
+		if (!k->cg_tried)
+			continue;
+		o = json_pack("{s:s,s:I,s:s,s:s}", "type", "cohort", "t_ns", (json_int_t)run_end, "counter", e->s->name,
+			      "scope", "cgroup");
+		if (!k->cg_ok || !k->cg_count_ok) {
+			json_object_set_new(o, "status", json_string("unavailable"));
+			json_object_set_new(o, "reason", json_string(!k->cg_ok ? k->cg_reason : k->cg_count_reason));
+			json_object_set_new(o, "remedy",
+					    json_string(!k->cg_ok ? k->cg_remedy
+								  : k->cg_count_remedy ? k->cg_count_remedy : "none"));
+		} else {
+			pmu_cnt_sum_init(&s);
+			for (int cc = 0; cc < k->ncpus; cc++) {
+				struct pmu_cnt_val v;
+				char label[32];
+				struct kread r = k->cgr[cc * k->nev + i];
+
+				/* a cgroup event's times advance only while the
+				 * cgroup runs on that CPU: none at all means the
+				 * cohort never ran there, an exact 0 */
+				if (r.state == RD_OK && r.enabled == 0 && r.running == 0 && r.raw == 0) {
+					memset(&v, 0, sizeof(v));
+					v.ok = true;
+					v.running_ppm = PMU_CNT_PPM;
+				} else {
+					judge_read(k, e, &r, &v);
+				}
+				snprintf(label, sizeof(label), "cpu %d", k->cpus[cc]);
+				pmu_cnt_sum_add(&s, &v, label);
+			}
+			parts = s.parts;
+			pmu_cnt_sum_done(&s);
+			json_object_set_new(o, "parts", json_integer((json_int_t)parts));
+			put_val(o, e, &s.v);
+		}
+		json_array_append_new(out, o);
+	}
+	if (k->cg_ok && k->cg_snap_ok)
+		add_cgstats(out, &k->cg_a, &k->cg_b, "cgroup", run_end);
+	if (k->cg_ok && k->sys_snap_ok)
+		add_cgstats(out, &k->sys_a, &k->sys_b, "system", run_end);
+	if (evidence) {
+		size_t ninc_counted = 0;
+
+		for (size_t i = 0; i < ninc; i++)
+			ninc_counted += inc_t[i] != 0;
+		snprintf(evidence, en,
+			 "perf_event_open per thread at its first ptrace stop: %zu thread(s) of %zu incarnation(s) "
+			 "counted in %d group(s)%s%s",
+			 k->threads_counted, ninc_counted, k->ngrp, k->cg_count_ok ? "; cgroup counted on every CPU" : "",
+			 k->open_failures ? "; some opens failed (see the count records)" : "");
+	}
+	free(ord);
+	free(tot);
+	free(inc_t);
+	return out;
+oom:
+	free(ord);
+	free(tot);
+	free(inc_t);
+	json_decref(out);
+	return NULL;
+}
