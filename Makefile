@@ -31,7 +31,7 @@ BASE_CFLAGS += -fsanitize=$(SANITIZE) -fno-omit-frame-pointer -fno-sanitize-reco
 LDFLAGS     += -fsanitize=$(SANITIZE)
 endif
 ALL_CFLAGS := $(BASE_CFLAGS) $(CFLAGS)
-LIBS       := $(PKG_LIBS) -pthread -ldl
+LIBS       := $(PKG_LIBS) -pthread -ldl -lm
 
 ifeq ($(V),1)
 Q :=
