@@ -78,7 +78,8 @@ $(BE_A): $(BE_OBJ)
 
 $(BUILD)/pmurec: $(BUILD)/record/pmurec.o $(BUILD)/record/external.o $(BUILD)/record/control.o $(BUILD)/record/bounds.o $(BE_A) $(LIB_A)
 $(BUILD)/pmuvalidate: $(BUILD)/validate/pmuvalidate.o $(LIB_A)
-$(BUILD)/pmuanalyze: $(BUILD)/analyze/pmuanalyze.o $(LIB_A)
+$(BUILD)/pmuanalyze: $(BUILD)/analyze/pmuanalyze.o $(BUILD)/analyze/model.o $(BUILD)/analyze/compare.o \
+	$(BUILD)/analyze/trace.o $(BUILD)/analyze/html.o $(LIB_A)
 $(BUILD)/mkfixture: $(BUILD)/fixtures/mkfixture.o $(LIB_A)
 $(BUILD)/failing-collector: $(BUILD)/fixtures/failing-collector/failing-collector.o
 $(BUILD)/specgen: $(BUILD)/bundle-spec/gen.o $(LIB_A)

@@ -1,13 +1,22 @@
 /*
- * pmuanalyze: reports on a bundle.  This version describes one bundle: the
- * run header, what could not be measured and why, collector health, the
- * process tree with each incarnation's counters (labelled exact, estimate,
- * suspect zero or not counted), the cohort's counters by scope, and the
- * dominant cost where task-clock names one.  A/B comparison, statistics and CI gates are not built
- * yet and are refused with exit status 2, never approximated.
+ * pmuanalyze: reports on bundles.
+ *
+ * One bundle: the run header, what could not be measured and why, the
+ * collectors' fates and health, the process tree with each incarnation's
+ * resources and counters (labelled exact, estimate, suspect zero or not
+ * counted), the cohort's counters, phases, the metrics across repetitions,
+ * and the dominant cost where the evidence names one.
+ *
+ * Two bundles (A/B): comparability first (an incomparable pair is refused
+ * with exit 4 unless --force), then per metric the change with its 95%
+ * confidence interval, the observer overhead of an --ab campaign, and the
+ * --fail-if gates (exit 3 when one is crossed significantly).
+ *
+ * The report is one JSON object (analyze/model.h); text, --json, --csv and
+ * --html are renderings of it.
  */
-#include <fcntl.h>
 #include <getopt.h>
+#include <math.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -16,59 +25,51 @@
 
 #include <jansson.h>
 
-#include "bundle.h"
-#include "checks.h"
 #include "cli.h"
+#include "compare.h"
 #include "error.h"
+#include "html.h"
+#include "model.h"
 #include "spec.h"
 #include "util.h"
-#include "validate.h"
 
 static const char usage[] =
-	"usage: pmuanalyze [--json] [--allow-invalid] BUNDLE\n"
+	"usage: pmuanalyze [options] BUNDLE\n"
+	"       pmuanalyze [options] A.bundle B.bundle\n"
 	"\n"
-	"Describe a pmu bundle: the run, what could not be measured and why, each\n"
-	"collector's fate, the process tree of the cohort with each incarnation's\n"
-	"counters, and the cohort's counters. An estimate is marked ~ with the share of\n"
-	"time it was counted; a count that was not taken is \"not counted\", never 0.\n"
-	"The bundle is validated\n"
-	"first; an invalid bundle is refused unless --allow-invalid is given, and then\n"
-	"its failed checks head the report.\n"
+	"One bundle: describe the run, what could not be measured and why, each\n"
+	"collector's fate, the process tree with each incarnation's resources and\n"
+	"counters, the cohort's counters, the metrics across repetitions (median,\n"
+	"spread, outliers) and the dominant cost. An estimate is marked ~ with the share\n"
+	"of the time it was counted; a count that was not taken is \"not counted\", never 0.\n"
 	"\n"
-	"  --json            print the report as JSON\n"
-	"  --allow-invalid   describe an invalid bundle anyway\n"
-	"  -h, --help        show this help\n"
-	"  -V, --version     show the version\n"
+	"Two bundles: check that A and B are comparable, then compare every metric:\n"
+	"medians, the change B/A with a 95% confidence interval (bootstrap of the ratio\n"
+	"of medians) and a Mann-Whitney U test; the observer overhead when A is the\n"
+	"none-mode run of B's --ab campaign.\n"
 	"\n"
-	"Comparing two bundles (A/B) is not available in version " PMU_VERSION ".\n"
+	"Every bundle is validated first; an invalid one is refused unless\n"
+	"--allow-invalid is given, and then its failed checks head the report.\n"
 	"\n"
-	"Exit status: 0 report written, 1 bundle invalid (refused), 2 usage or I/O error.\n";
-
-struct failures {
-	json_t *list;
-};
-
-static void on_finding(void *ctx, const struct pmu_finding *f)
-{
-	struct failures *fl = ctx;
-	char rec[32] = "";
-
-	if (f->severity != PMU_SEV_ERROR)
-		return;
-	if (f->record)
-		snprintf(rec, sizeof(rec), ":%llu", (unsigned long long)f->record);
-	json_array_append_new(fl->list, json_pack("{s:s,s:s}", "check", pmu_checks[f->check].id, "where",
-						  f->file ? f->file : "", "message", f->message));
-	if (f->file) {
-		char *w;
-
-		if (asprintf(&w, "%s%s", f->file, rec) >= 0) {
-			json_object_set_new(json_array_get(fl->list, json_array_size(fl->list) - 1), "where",
-					    json_string(w));
-			free(w);
-		}
-	}
-}
+	"  --json             print the report as JSON (bundle-spec/schema/analysis.schema.json)\n"
+	"  --csv              print the report's tables as CSV\n"
+	"      --html FILE    also write the report as one self-contained HTML file\n"
+	"      --trace FILE   also write a Chrome trace (Perfetto, chrome://tracing) of\n"
+	"                     the incarnations, spans and marks (of A when comparing)\n"
+	"      --trace-rep K  trace repetition K (default 1)\n"
+	"      --fail-if EXPR with two bundles: exit 3 when EXPR is crossed significantly,\n"
+	"                     e.g. wall.median:+5% or cycles:+2% (repeatable)\n"
+	"      --junit FILE   with two bundles: write the comparability and the gates as\n"
+	"                     JUnit XML\n"
+	"      --force        compare bundles that are not comparable (the warning is in\n"
+	"                     every output)\n"
+	"      --allow-invalid  analyze invalid bundles anyway\n"
+	"  -h, --help         show this help\n"
+	"  -V, --version      show the version\n"
+	"\n"
+	"Exit status: 0 report written; 1 a bundle is invalid (refused); 2 usage or\n"
+	"I/O error, or a gate that cannot be judged; 3 a --fail-if threshold was crossed\n"
+	"significantly; 4 the bundles are not comparable (without --force).\n";
 
 static const char *sget(json_t *o, const char *k)
 {
@@ -81,6 +82,28 @@ static double ms(json_int_t ns)
 {
 	return (double)ns / 1e6;
 }
+
+static bool color;
+
+static const char *c_on(const char *verdict)
+{
+	if (!color)
+		return "";
+	if (!strcmp(verdict, "higher in B") || !strcmp(verdict, "fail"))
+		return "\033[31m";
+	if (!strcmp(verdict, "lower in B"))
+		return "\033[33m";
+	if (!strcmp(verdict, "pass") || !strcmp(verdict, "no significant difference"))
+		return "\033[32m";
+	return "";
+}
+
+static const char *c_off(void)
+{
+	return color ? "\033[0m" : "";
+}
+
+/* ---- text: one bundle ------------------------------------------------------- */
 
 static void print_exit(json_t *e)
 {
@@ -124,124 +147,32 @@ static void print_resources(json_t *r, int depth)
 	printf("\n");
 }
 
-/*
- * The counting collector's records, less the per-thread counts: counters,
- * fallbacks, scope, per-incarnation totals (by inc, then counter), cohort
- * totals and cgroup statistics.  Read line by line: the stream may be large.
- */
-struct counts {
-	json_t *counters, *fallbacks, *scope, *totals, *cohort, *cgstat;
-};
-
-static void counts_load(const struct pmu_bundle *b, struct counts *k)
+static void print_inc_counts(json_t *counting, const char *inc, int depth)
 {
-	int fd = openat(b->rootfd, "data/collectors/counting/counts.jsonl", O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
-	FILE *f = fd >= 0 ? fdopen(fd, "r") : NULL;
-	char *line = NULL;
-	size_t cap = 0;
-
-	memset(k, 0, sizeof(*k));
-	if (!f) {
-		if (fd >= 0)
-			close(fd);
-		return;
-	}
-	k->counters = json_array();
-	k->fallbacks = json_array();
-	k->totals = json_object();
-	k->cohort = json_array();
-	k->cgstat = json_array();
-	while (getline(&line, &cap, f) > 0) {
-		json_t *r;
-		const char *t;
-
-		if (!strncmp(line, "{\"type\":\"count\"", 16))
-			continue; /* per-thread counts: not in this report */
-		r = json_loads(line, 0, NULL);
-		t = sget(r, "type");
-		if (!strcmp(t, "counter"))
-			json_array_append(k->counters, r);
-		else if (!strcmp(t, "fallback"))
-			json_array_append(k->fallbacks, r);
-		else if (!strcmp(t, "scope") && !k->scope)
-			k->scope = json_incref(r);
-		else if (!strcmp(t, "cohort"))
-			json_array_append(k->cohort, r);
-		else if (!strcmp(t, "cgstat"))
-			json_array_append(k->cgstat, r);
-		else if (!strcmp(t, "total")) {
-			json_t *m = json_object_get(k->totals, sget(r, "inc"));
-
-			if (!m) {
-				m = json_object();
-				json_object_set_new(k->totals, sget(r, "inc"), m);
-			}
-			json_object_set(m, sget(r, "counter"), r);
-		}
-		json_decref(r);
-	}
-	free(line);
-	fclose(f);
-}
-
-static void counts_release(struct counts *k)
-{
-	json_decref(k->counters);
-	json_decref(k->fallbacks);
-	json_decref(k->scope);
-	json_decref(k->totals);
-	json_decref(k->cohort);
-	json_decref(k->cgstat);
-}
-
-/* One counted value as text: exact, ~estimate (N% counted), suspect zero,
- * or "not counted"; never a 0 that was not measured. */
-static void fmt_count(json_t *r, char *out, size_t n)
-{
-	json_t *v = json_object_get(r, "value"), *vns = json_object_get(r, "value_ns");
-	char num[64];
-
-	if (strcmp(sget(r, "status"), "ok") || (!v && !vns)) {
-		snprintf(out, n, "not counted");
-		return;
-	}
-	if (vns)
-		snprintf(num, sizeof(num), "%.3f ms", (double)json_integer_value(vns) / 1e6);
-	else
-		snprintf(num, sizeof(num), "%lld", (long long)json_integer_value(v));
-	if (json_is_true(json_object_get(r, "estimate")))
-		snprintf(out, n, "~%s (estimate, counted %.1f%% of the time)", num,
-			 (double)json_integer_value(json_object_get(r, "running_ppm")) / 1e4);
-	else if (json_is_true(json_object_get(r, "suspect_zero")))
-		snprintf(out, n, "%s (suspect zero: a hardware counter that read 0)", num);
-	else
-		snprintf(out, n, "%s", num);
-}
-
-static const struct counts *g_counts;
-
-static void print_inc_counts(const char *inc, int depth)
-{
-	json_t *m = g_counts ? json_object_get(g_counts->totals, inc) : NULL, *c;
+	json_t *m = json_object_get(json_object_get(counting, "totals"), inc), *c, *d;
 	size_t i;
 	int col = 0;
+	const char *key;
 
 	if (!m)
 		return;
 	printf("  %*s   ", 2 * depth, "");
-	json_array_foreach(g_counts->counters, i, c) {
+	json_array_foreach(json_object_get(counting, "counters"), i, c) {
 		json_t *t = json_object_get(m, sget(c, "name"));
 		char v[160];
 
 		if (!t)
 			continue;
-		fmt_count(t, v, sizeof(v));
+		an_fmt_count(t, v, sizeof(v));
 		printf("%s%s %s", col++ ? "  " : "", sget(c, "name"), v);
 	}
+	json_object_foreach(json_object_get(m, "derived"), key, d)
+		printf("  %s %s%.3f", key, json_is_true(json_object_get(d, "estimate")) ? "~" : "",
+		       json_real_value(json_object_get(d, "value")));
 	printf("\n");
 }
 
-static void print_tree(json_t *incs, const char *parent, int depth)
+static void print_tree(json_t *rep, json_t *incs, const char *parent, int depth)
 {
 	size_t i;
 	json_t *in;
@@ -270,290 +201,610 @@ static void print_tree(json_t *incs, const char *parent, int depth)
 		printf(", %zu thread%s\n", json_array_size(json_object_get(in, "tids")),
 		       json_array_size(json_object_get(in, "tids")) == 1 ? "" : "s");
 		print_resources(json_object_get(in, "resources"), depth);
-		print_inc_counts(sget(in, "id"), depth);
-		print_tree(incs, sget(in, "id"), depth + 1);
+		print_inc_counts(json_object_get(rep, "counting"), sget(in, "id"), depth);
+		print_tree(rep, incs, sget(in, "id"), depth + 1);
 	}
 }
 
-/* Each collector's final status, from its lifecycle. */
-static json_t *collector_fates(const struct pmu_bundle *b, json_t *run)
+static void print_header(json_t *rep, const char *label)
 {
-	json_t *out = json_array(), *c;
+	json_t *run = json_object_get(rep, "run"), *x, *host = json_object_get(rep, "host");
+	size_t i;
+	json_int_t dur = json_integer_value(json_object_get(run, "end_ns")) -
+			 json_integer_value(json_object_get(run, "start_ns"));
+
+	if (label)
+		printf("%s        %s\n", label, sget(rep, "bundle"));
+	printf("command  ");
+	json_array_foreach(json_object_get(run, "argv"), i, x)
+		printf("%s%s", i ? " " : "", json_string_value(x));
+	printf("\nmode     %s\nresult   %s\nexit     ", sget(run, "mode"), sget(run, "result"));
+	print_exit(json_object_get(run, "exit"));
+	printf("\nwall     %.3f ms\nhost     %s %s %s\nrecorder %s %s\n", ms(dur), sget(host, "os"),
+	       sget(host, "kernel"), sget(host, "arch"), sget(json_object_get(run, "tool"), "name"),
+	       sget(json_object_get(run, "tool"), "version"));
+	if (json_integer_value(json_object_get(json_object_get(rep, "repetitions"), "n")) > 1)
+		printf("repeats  %lld\n", (long long)json_integer_value(json_object_get(json_object_get(rep, "repetitions"), "n")));
+}
+
+static void print_failed(json_t *rep)
+{
+	json_t *x;
 	size_t i;
 
-	json_array_foreach(json_object_get(run, "collectors"), i, c) {
-		char path[512], *txt = NULL, *last = NULL;
-		json_t *fin = NULL;
+	if (json_is_true(json_object_get(rep, "valid")))
+		return;
+	printf("INVALID BUNDLE (analyzed on request): %zu failed check(s) in %s\n",
+	       json_array_size(json_object_get(rep, "failed_checks")), sget(rep, "bundle"));
+	json_array_foreach(json_object_get(rep, "failed_checks"), i, x)
+		printf("  %s %s: %s\n", sget(x, "check"), sget(x, "where"), sget(x, "message"));
+	printf("\n");
+}
 
-		snprintf(path, sizeof(path), "data/collectors/%s/lifecycle.jsonl", sget(c, "name"));
-		if (pmu_read_file(b->rootfd, path, 64u << 20, &txt, NULL) == 0) {
-			for (char *line = strtok_r(txt, "\n", &last); line; line = strtok_r(NULL, "\n", &last)) {
-				json_t *r = json_loads(line, 0, NULL);
+static void print_not_measured(json_t *rep)
+{
+	json_t *x;
+	size_t i;
 
-				if (r && !strcmp(sget(r, "event"), "final")) {
-					json_decref(fin);
-					fin = r;
-				} else {
-					json_decref(r);
-				}
-			}
+	printf("not measured (%zu)\n", json_array_size(json_object_get(rep, "not_measured")));
+	json_array_foreach(json_object_get(rep, "not_measured"), i, x)
+		printf("  %-20s %-12s %s%s%s\n", sget(x, "what"), sget(x, "status"), sget(x, "reason"),
+		       *sget(x, "remedy") ? "; remedy: " : "", sget(x, "remedy"));
+}
+
+static void print_summary(json_t *rep)
+{
+	json_t *reps = json_object_get(rep, "repetitions"), *s, *o;
+	size_t i, k;
+
+	if (json_integer_value(json_object_get(reps, "n")) < 2)
+		return;
+	printf("\nmetrics across %lld repetitions (median [min .. max], IQR; outliers by Tukey's fences)\n",
+	       (long long)json_integer_value(json_object_get(reps, "n")));
+	json_array_foreach(json_object_get(reps, "summary"), i, s) {
+		char med[48], lo[48], hi[48], q1[48], q3[48];
+		const char *unit = sget(s, "unit");
+
+		if (strcmp(sget(s, "status"), "ok")) {
+			printf("  %-26s n/a: %s\n", sget(s, "name"), sget(s, "reason"));
+			continue;
 		}
-		free(txt);
-		json_array_append_new(out, json_pack("{s:s,s:b,s:s,s:s,s:s}", "name", sget(c, "name"), "requested",
-						     json_is_true(json_object_get(c, "requested")), "status",
-						     fin ? sget(fin, "status") : "missing", "reason",
-						     fin && json_object_get(fin, "reason") ? sget(fin, "reason") : "",
-						     "remedy",
-						     fin && json_object_get(fin, "remedy") ? sget(fin, "remedy") : ""));
-		json_decref(fin);
+		an_fmt_value(json_real_value(json_object_get(s, "median")), unit, med, sizeof(med));
+		an_fmt_value(json_real_value(json_object_get(s, "min")), unit, lo, sizeof(lo));
+		an_fmt_value(json_real_value(json_object_get(s, "max")), unit, hi, sizeof(hi));
+		an_fmt_value(json_real_value(json_object_get(s, "q1")), unit, q1, sizeof(q1));
+		an_fmt_value(json_real_value(json_object_get(s, "q3")), unit, q3, sizeof(q3));
+		printf("  %-26s %s%s [%s .. %s], IQR %s .. %s, n %lld", sget(s, "name"),
+		       json_is_true(json_object_get(s, "estimate")) ? "~" : "", med, lo, hi, q1, q3,
+		       (long long)json_integer_value(json_object_get(s, "n")));
+		if (json_array_size(json_object_get(s, "outliers"))) {
+			printf(", outliers: repetition");
+			json_array_foreach(json_object_get(s, "outliers"), k, o)
+				printf(" %lld", (long long)json_integer_value(o));
+		}
+		if (json_array_size(json_object_get(s, "missing")))
+			printf(", %zu without a value", json_array_size(json_object_get(s, "missing")));
+		printf("\n");
 	}
-	return out;
 }
 
-/*
- * The dominant cost, where the evidence names one: the incarnation with the
- * largest share of the cohort's task-clock (exact, or labelled estimate).
- * Without an exact-or-estimated cohort task-clock there is no statement.
- */
-static json_t *dominant_cost(json_t *cohort, const struct counts *k)
+static void print_single(json_t *rep)
 {
-	json_t *tot = NULL, *c, *best = NULL, *bin = NULL, *m;
-	const char *inc;
+	json_t *x, *counting = json_object_get(rep, "counting"), *ph = json_object_get(rep, "phases");
 	size_t i;
-	json_int_t sum;
 
-	json_array_foreach(k->cohort, i, c)
-		if (!strcmp(sget(c, "counter"), "task-clock") && !strcmp(sget(c, "scope"), "incarnations"))
-			tot = c;
-	if (!tot || strcmp(sget(tot, "status"), "ok") || !(sum = json_integer_value(json_object_get(tot, "value_ns"))))
-		return json_pack("{s:s}", "statement", "not determined (no counted task-clock in this bundle)");
-	json_object_foreach(k->totals, inc, m) {
-		json_t *t = json_object_get(m, "task-clock");
-
-		if (t && !strcmp(sget(t, "status"), "ok") &&
-		    (!best || json_integer_value(json_object_get(t, "value_ns")) >
-				      json_integer_value(json_object_get(best, "value_ns"))))
-			best = t;
+	print_failed(rep);
+	print_header(rep, NULL);
+	printf("\n");
+	print_not_measured(rep);
+	printf("\ncollectors\n");
+	json_array_foreach(json_object_get(rep, "collectors"), i, x) {
+		printf("  %-20s %-14s %s", sget(x, "name"), sget(x, "status"),
+		       json_is_true(json_object_get(x, "requested")) ? "requested" : "not requested");
+		if (json_integer_value(json_object_get(x, "dropped")))
+			printf(", %lld dropped", (long long)json_integer_value(json_object_get(x, "dropped")));
+		if (json_integer_value(json_object_get(x, "malformed")))
+			printf(", %lld malformed", (long long)json_integer_value(json_object_get(x, "malformed")));
+		if (*sget(x, "evidence") && strcmp(sget(x, "evidence"), "?"))
+			printf("\n  %-20s attached: %s", "", sget(x, "evidence"));
+		printf("\n");
 	}
-	if (!best)
-		return json_pack("{s:s}", "statement", "not determined (no incarnation has a counted task-clock)");
-	json_array_foreach(json_object_get(cohort, "incarnations"), i, c)
-		if (!strcmp(sget(c, "id"), sget(best, "inc")))
-			bin = c;
-	{
-		double share = 100.0 * (double)json_integer_value(json_object_get(best, "value_ns")) / (double)sum;
-		bool est = json_is_true(json_object_get(best, "estimate")) || json_is_true(json_object_get(tot, "estimate"));
-		char st[400];
+	printf("\nprocess tree (%zu incarnations)\n", json_array_size(json_object_get(rep, "cohort")));
+	print_tree(rep, json_object_get(rep, "cohort"), NULL, 0);
+	if (counting && json_array_size(json_object_get(counting, "cohort"))) {
+		printf("\ncohort counters\n");
+		json_array_foreach(json_object_get(counting, "cohort"), i, x) {
+			char v[200];
 
-		snprintf(st, sizeof(st), "process '%s' (pid %lld, incarnation %s) spent %.0f%% of the cohort's CPU "
-			 "(task-clock %.3f of %.3f ms, %s)", bin ? sget(bin, "comm") : "?",
-			 bin ? (long long)json_integer_value(json_object_get(bin, "pid")) : -1LL, sget(best, "inc"),
-			 share, (double)json_integer_value(json_object_get(best, "value_ns")) / 1e6, (double)sum / 1e6,
-			 est ? "estimated from multiplexed counts" : "exact counts");
-		return json_pack("{s:s,s:s,s:s,s:f,s:b}", "statement", st, "inc", sget(best, "inc"), "metric",
-				 "task-clock", "share_percent", share, "estimate", est);
+			an_fmt_count(x, v, sizeof(v));
+			printf("  %-26s %-13s %s\n", sget(x, "counter"),
+			       !strcmp(sget(x, "scope"), "cgroup") ? "cgroup" : "sum of procs", v);
+		}
+	}
+	if (json_array_size(json_object_get(counting, "cgroup_stats"))) {
+		printf("\ncgroup statistics (cohort's leaf cgroup; 'system' lines are the whole host, not the cohort)\n");
+		json_array_foreach(json_object_get(counting, "cgroup_stats"), i, x) {
+			json_t *v = json_object_get(x, "value"), *vn = json_object_get(x, "value_ns"),
+			       *vb = json_object_get(x, "value_bytes");
+
+			printf("  %-7s %-22s %-16s ", sget(x, "scope"), sget(x, "file"), sget(x, "key"));
+			if (vn)
+				printf("%.3f ms", (double)json_integer_value(vn) / 1e6);
+			else if (vb)
+				printf("%lld bytes", (long long)json_integer_value(vb));
+			else if (v)
+				printf("%lld", (long long)json_integer_value(v));
+			else
+				printf("n/a: %s", sget(x, "reason"));
+			printf("%s\n", json_is_true(json_object_get(x, "gauge")) ? " (at the end)" : "");
+		}
+	}
+	if (json_array_size(json_object_get(ph, "phases"))) {
+		printf("\nphases (%s)\n", sget(ph, "note"));
+		json_array_foreach(json_object_get(ph, "phases"), i, x)
+			printf("  %-10s %.3f .. %.3f ms\n", sget(x, "name"), ms(json_integer_value(json_object_get(x, "from_ns"))),
+			       ms(json_integer_value(json_object_get(x, "to_ns"))));
+	}
+	print_summary(rep);
+	printf("\ndominant cost: %s\n", sget(json_object_get(rep, "dominant_cost"), "statement"));
+}
+
+/* ---- text: two bundles ------------------------------------------------------- */
+
+static void print_compare(json_t *report)
+{
+	json_t *a = json_object_get(report, "a"), *b = json_object_get(report, "b"),
+	       *cmp = json_object_get(report, "comparison"), *x, *ov = json_object_get(cmp, "overhead");
+	size_t i;
+
+	json_array_foreach(json_object_get(report, "warnings"), i, x)
+		printf("WARNING: %s\n", json_string_value(x));
+	if (json_array_size(json_object_get(report, "warnings")))
+		printf("\n");
+	print_failed(a);
+	print_failed(b);
+	printf("A %s (mode %s, %lld repetition%s)\nB %s (mode %s, %lld repetition%s)\n", sget(a, "bundle"),
+	       sget(json_object_get(a, "run"), "mode"),
+	       (long long)json_integer_value(json_object_get(json_object_get(a, "repetitions"), "n")),
+	       json_integer_value(json_object_get(json_object_get(a, "repetitions"), "n")) == 1 ? "" : "s",
+	       sget(b, "bundle"), sget(json_object_get(b, "run"), "mode"),
+	       (long long)json_integer_value(json_object_get(json_object_get(b, "repetitions"), "n")),
+	       json_integer_value(json_object_get(json_object_get(b, "repetitions"), "n")) == 1 ? "" : "s");
+	printf("\ncomparability: %s\n", json_is_true(json_object_get(cmp, "comparable")) ? "comparable"
+				      : json_is_true(json_object_get(report, "forced")) ? "NOT comparable (compared anyway: --force)"
+											 : "NOT comparable");
+	json_array_foreach(json_object_get(cmp, "differences"), i, x)
+		printf("  %-8s %s: A %s, B %s\n", json_is_true(json_object_get(x, "refusing")) ? "differs" : "note",
+		       sget(x, "what"), sget(x, "a"), sget(x, "b"));
+	if (!json_array_size(json_object_get(cmp, "differences")))
+		printf("  no differences in command, mode, counters, host, settings or images\n");
+	printf("\n%-26s %14s %14s %9s %21s %8s  %s\n", "metric", "A median", "B median", "change", "95% CI", "p",
+	       "verdict");
+	json_array_foreach(json_object_get(cmp, "metrics"), i, x) {
+		char va[48] = "n/a", vb[48] = "n/a", ch[32] = "", ci[48] = "", p[16] = "";
+		const char *unit = sget(x, "unit"), *st = sget(x, "status");
+		const char *verdict = !strcmp(st, "ok") ? sget(x, "verdict") : sget(x, "reason");
+
+		/* a metric neither or only one side has: listed once, below */
+		if (!json_integer_value(json_object_get(x, "n_a")) || !json_integer_value(json_object_get(x, "n_b")))
+			continue;
+
+		if (json_object_get(x, "a_median"))
+			an_fmt_value(json_real_value(json_object_get(x, "a_median")), unit, va, sizeof(va));
+		if (json_object_get(x, "b_median"))
+			an_fmt_value(json_real_value(json_object_get(x, "b_median")), unit, vb, sizeof(vb));
+		if (json_object_get(x, "delta_percent"))
+			snprintf(ch, sizeof(ch), "%+.1f%%", json_real_value(json_object_get(x, "delta_percent")));
+		if (!strcmp(st, "ok"))
+			snprintf(ci, sizeof(ci), "%+.1f%% .. %+.1f%%", json_real_value(json_object_get(x, "ci_low_percent")),
+				 json_real_value(json_object_get(x, "ci_high_percent")));
+		if (json_object_get(x, "p_value"))
+			snprintf(p, sizeof(p), "%.3f", json_real_value(json_object_get(x, "p_value")));
+		printf("%-26s %14s %14s %9s %21s %8s  %s%s%s%s\n", sget(x, "name"), va, vb, ch, ci, p, c_on(verdict), verdict,
+		       c_off(), json_is_true(json_object_get(x, "estimate")) ? " (estimates)" : "");
+	}
+	{
+		int n = 0;
+
+		json_array_foreach(json_object_get(cmp, "metrics"), i, x)
+			if (!json_integer_value(json_object_get(x, "n_a")) || !json_integer_value(json_object_get(x, "n_b")))
+				printf("%s%s", n++ ? ", " : "\nnot compared (no value in A or in B): ", sget(x, "name"));
+		if (n)
+			printf("\n");
+	}
+	if (json_is_true(json_object_get(ov, "applicable"))) {
+		printf("\nobserver overhead of mode %s (campaign %s; run order:", sget(ov, "b_mode"), sget(ov, "campaign"));
+		json_array_foreach(json_object_get(ov, "order"), i, x)
+			printf(" %s#%lld", sget(x, "mode"), (long long)json_integer_value(json_object_get(x, "repetition")));
+		printf(")\n");
+		json_array_foreach(json_object_get(ov, "metrics"), i, x)
+			printf("  %-24s %+.1f%% (95%% CI %+.1f%% .. %+.1f%%)\n", sget(x, "name"),
+			       json_real_value(json_object_get(x, "overhead_percent")),
+			       json_real_value(json_object_get(x, "ci_low_percent")),
+			       json_real_value(json_object_get(x, "ci_high_percent")));
+		printf("  %s\n", sget(ov, "statement"));
+	}
+	if (json_array_size(json_object_get(report, "gates"))) {
+		printf("\ngates\n");
+		json_array_foreach(json_object_get(report, "gates"), i, x)
+			printf("  %s%-8s%s %s: %s\n", c_on(sget(x, "status")), sget(x, "status"), c_off(), sget(x, "expr"),
+			       sget(x, "message"));
 	}
 }
+
+/* ---- CSV ---------------------------------------------------------------------- */
+
+static void csv_field(const char *s)
+{
+	bool q = strpbrk(s, ",\"\n\r") != NULL;
+
+	if (!q) {
+		fputs(s, stdout);
+		return;
+	}
+	putchar('"');
+	for (; *s; s++) {
+		if (*s == '"')
+			putchar('"');
+		putchar(*s);
+	}
+	putchar('"');
+}
+
+static void csv_num(json_t *v)
+{
+	if (json_is_integer(v))
+		printf("%lld", (long long)json_integer_value(v));
+	else if (json_is_real(v))
+		printf("%.6g", json_real_value(v));
+}
+
+static void csv_single(json_t *rep)
+{
+	static const char *const res[] = { "cpu_user_ns", "cpu_system_ns", "max_rss_bytes", "minor_faults",
+					    "major_faults", "read_bytes", "write_bytes" };
+	json_t *in, *c, *counters = json_object_get(json_object_get(rep, "counting"), "counters"), *s;
+	size_t i, k;
+
+	printf("table,inc,pid,comm,parent,wall_ns,exit");
+	for (k = 0; k < PMU_ARRAY_SIZE(res); k++)
+		printf(",%s", res[k]);
+	json_array_foreach(counters, k, c) {
+		putchar(',');
+		csv_field(sget(c, "name"));
+		printf(",");
+		csv_field(sget(c, "name"));
+		printf(" estimate");
+	}
+	printf("\n");
+	json_array_foreach(json_object_get(rep, "cohort"), i, in) {
+		json_t *r = json_object_get(in, "resources"),
+		       *t = json_object_get(json_object_get(json_object_get(rep, "counting"), "totals"), sget(in, "id")),
+		       *e = json_object_get(in, "exit");
+
+		printf("processes,%s,%lld,", sget(in, "id"), (long long)json_integer_value(json_object_get(in, "pid")));
+		csv_field(sget(in, "comm"));
+		printf(",%s,", json_object_get(in, "parent") ? sget(in, "parent") : "");
+		if (json_object_get(in, "end_ns"))
+			printf("%lld", (long long)(json_integer_value(json_object_get(in, "end_ns")) -
+						  json_integer_value(json_object_get(in, "start_ns"))));
+		printf(",%s", sget(e, "kind"));
+		for (k = 0; k < PMU_ARRAY_SIZE(res); k++) {
+			putchar(',');
+			csv_num(json_object_get(r, res[k]));
+		}
+		json_array_foreach(counters, k, c) {
+			json_t *x = json_object_get(t, sget(c, "name"));
+
+			putchar(',');
+			csv_num(json_object_get(x, "value") ? json_object_get(x, "value") : json_object_get(x, "value_ns"));
+			printf(",%s", json_is_true(json_object_get(x, "estimate")) ? "true" : x ? "false" : "");
+		}
+		printf("\n");
+	}
+	printf("\ntable,metric,unit,n,median,min,max,q1,q3,mad,estimate,status\n");
+	json_array_foreach(json_object_get(json_object_get(rep, "repetitions"), "summary"), i, s) {
+		printf("metrics,");
+		csv_field(sget(s, "name"));
+		printf(",%s,%lld,", sget(s, "unit"), (long long)json_integer_value(json_object_get(s, "n")));
+		csv_num(json_object_get(s, "median"));
+		putchar(',');
+		csv_num(json_object_get(s, "min"));
+		putchar(',');
+		csv_num(json_object_get(s, "max"));
+		putchar(',');
+		csv_num(json_object_get(s, "q1"));
+		putchar(',');
+		csv_num(json_object_get(s, "q3"));
+		putchar(',');
+		csv_num(json_object_get(s, "mad"));
+		printf(",%s,%s\n", json_is_true(json_object_get(s, "estimate")) ? "true" : "false", sget(s, "status"));
+	}
+}
+
+static void csv_compare(json_t *report)
+{
+	json_t *x;
+	size_t i;
+
+	printf("table,metric,unit,n_a,n_b,a_median,b_median,delta_percent,ci_low_percent,ci_high_percent,p_value,"
+	       "effect_size,estimate,status,verdict\n");
+	json_array_foreach(json_object_get(json_object_get(report, "comparison"), "metrics"), i, x) {
+		static const char *const nums[] = { "a_median", "b_median", "delta_percent", "ci_low_percent",
+						    "ci_high_percent", "p_value", "effect_size" };
+
+		printf("comparison,");
+		csv_field(sget(x, "name"));
+		printf(",%s,%lld,%lld", sget(x, "unit"), (long long)json_integer_value(json_object_get(x, "n_a")),
+		       (long long)json_integer_value(json_object_get(x, "n_b")));
+		for (size_t k = 0; k < PMU_ARRAY_SIZE(nums); k++) {
+			putchar(',');
+			csv_num(json_object_get(x, nums[k]));
+		}
+		printf(",%s,%s,", json_is_true(json_object_get(x, "estimate")) ? "true" : "false", sget(x, "status"));
+		csv_field(json_object_get(x, "verdict") ? sget(x, "verdict") : "");
+		printf("\n");
+	}
+	if (json_array_size(json_object_get(report, "gates"))) {
+		printf("\ntable,expr,status,delta_percent,ci_low_percent,ci_high_percent,message\n");
+		json_array_foreach(json_object_get(report, "gates"), i, x) {
+			printf("gates,");
+			csv_field(sget(x, "expr"));
+			printf(",%s,", sget(x, "status"));
+			csv_num(json_object_get(x, "delta_percent"));
+			putchar(',');
+			csv_num(json_object_get(x, "ci_low_percent"));
+			putchar(',');
+			csv_num(json_object_get(x, "ci_high_percent"));
+			putchar(',');
+			csv_field(sget(x, "message"));
+			printf("\n");
+		}
+	}
+}
+
+/* ---- JUnit -------------------------------------------------------------------- */
+
+static void xml_text(FILE *f, const char *s)
+{
+	for (; *s; s++) {
+		switch (*s) {
+		case '<': fputs("&lt;", f); break;
+		case '>': fputs("&gt;", f); break;
+		case '&': fputs("&amp;", f); break;
+		case '"': fputs("&quot;", f); break;
+		default:
+			if ((unsigned char)*s >= 0x20 || *s == '\n' || *s == '\t')
+				fputc(*s, f);
+			break;
+		}
+	}
+}
+
+static int write_junit(const char *path, json_t *report)
+{
+	FILE *f = fopen(path, "w");
+	json_t *g = json_object_get(report, "gates"), *x, *cmp = json_object_get(report, "comparison");
+	size_t i, fails = 0, errs = 0;
+	bool comparable = json_is_true(json_object_get(cmp, "comparable"));
+
+	if (!f) {
+		fprintf(stderr, "pmuanalyze: cannot write '%s': %m\n", path);
+		return -1;
+	}
+	json_array_foreach(g, i, x) {
+		fails += !strcmp(sget(x, "status"), "fail");
+		errs += !strcmp(sget(x, "status"), "unusable");
+	}
+	fprintf(f, "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<testsuites>\n"
+		   "<testsuite name=\"pmuanalyze\" tests=\"%zu\" failures=\"%zu\" errors=\"%zu\">\n",
+		json_array_size(g) + 1, fails + !comparable, errs);
+	fprintf(f, "<testcase classname=\"pmuanalyze\" name=\"comparability\">");
+	if (!comparable) {
+		fprintf(f, "<failure message=\"the bundles are not comparable\">");
+		json_array_foreach(json_object_get(cmp, "differences"), i, x)
+			if (json_is_true(json_object_get(x, "refusing"))) {
+				xml_text(f, sget(x, "what"));
+				fputs(": A ", f);
+				xml_text(f, sget(x, "a"));
+				fputs(", B ", f);
+				xml_text(f, sget(x, "b"));
+				fputc('\n', f);
+			}
+		fprintf(f, "</failure>");
+	}
+	fprintf(f, "</testcase>\n");
+	json_array_foreach(g, i, x) {
+		fprintf(f, "<testcase classname=\"pmuanalyze.gates\" name=\"");
+		xml_text(f, sget(x, "expr"));
+		fprintf(f, "\">");
+		if (strcmp(sget(x, "status"), "pass")) {
+			fprintf(f, "<%s message=\"", !strcmp(sget(x, "status"), "fail") ? "failure" : "error");
+			xml_text(f, sget(x, "message"));
+			fprintf(f, "\"/>");
+		} else {
+			fprintf(f, "<system-out>");
+			xml_text(f, sget(x, "message"));
+			fprintf(f, "</system-out>");
+		}
+		fprintf(f, "</testcase>\n");
+	}
+	fprintf(f, "</testsuite>\n</testsuites>\n");
+	if (fclose(f)) {
+		fprintf(stderr, "pmuanalyze: cannot write '%s': %m\n", path);
+		return -1;
+	}
+	return 0;
+}
+
+/* ---- main --------------------------------------------------------------------- */
 
 int main(int argc, char **argv)
 {
 	static const struct option lo[] = {
-		{ "json", no_argument, NULL, 'j' },
-		{ "allow-invalid", no_argument, NULL, 'a' },
-		{ "help", no_argument, NULL, 'h' },
-		{ "version", no_argument, NULL, 'V' },
-		{ NULL, 0, NULL, 0 },
+		{ "json", no_argument, NULL, 'j' },          { "csv", no_argument, NULL, 'c' },
+		{ "html", required_argument, NULL, 'H' },    { "trace", required_argument, NULL, 't' },
+		{ "trace-rep", required_argument, NULL, 'r' }, { "fail-if", required_argument, NULL, 'F' },
+		{ "junit", required_argument, NULL, 'J' },   { "force", no_argument, NULL, 'f' },
+		{ "allow-invalid", no_argument, NULL, 'a' }, { "help", no_argument, NULL, 'h' },
+		{ "version", no_argument, NULL, 'V' },       { NULL, 0, NULL, 0 },
 	};
-	bool json = false, allow = false;
-	struct pmu_validate_opts vo;
-	struct pmu_validate_result res;
-	struct failures fl = { NULL };
-	struct pmu_bundle b;
-	json_t *run = NULL, *caps = NULL, *cohort = NULL, *fates, *missing, *dominant;
-	struct counts counts;
-	int c, err, check, code = PMU_EXIT_OK;
+	bool json = false, csv = false, allow = false, force = false;
+	const char *html = NULL, *trace = NULL, *junit = NULL;
+	int c, code = AN_EXIT_OK, trace_rep = 1, nb;
+	json_t *gates = json_array(), *report = NULL, *ra = NULL, *rb = NULL;
 
 	while ((c = getopt_long(argc, argv, "hV", lo, NULL)) != -1) {
 		switch (c) {
 		case 'j': json = true; break;
+		case 'c': csv = true; break;
+		case 'H': html = optarg; break;
+		case 't': trace = optarg; break;
+		case 'r': {
+			char *end;
+			long v = strtol(optarg, &end, 10);
+
+			if (*end || end == optarg || v < 1 || v > 10000) {
+				fprintf(stderr, "pmuanalyze: --trace-rep needs a repetition number from 1, not '%s'\n", optarg);
+				goto usage;
+			}
+			trace_rep = (int)v;
+			break;
+		}
+		case 'F': {
+			char m[256], why[400];
+			double p;
+
+			if (an_gate_parse(optarg, m, sizeof(m), &p, why, sizeof(why))) {
+				fprintf(stderr, "pmuanalyze: --fail-if %s\n", why);
+				goto usage;
+			}
+			json_array_append_new(gates, json_string(optarg));
+			break;
+		}
+		case 'J': junit = optarg; break;
+		case 'f': force = true; break;
 		case 'a': allow = true; break;
 		case 'h':
 			fputs(usage, stdout);
-			return pmu_cli_finish("pmuanalyze", PMU_EXIT_OK);
+			json_decref(gates);
+			return pmu_cli_finish("pmuanalyze", AN_EXIT_OK);
 		case 'V':
 			printf("pmuanalyze %s (spec %s, revision %s)\n", PMU_VERSION, PMU_SPEC_VERSION, PMU_REVISION);
-			return pmu_cli_finish("pmuanalyze", PMU_EXIT_OK);
+			json_decref(gates);
+			return pmu_cli_finish("pmuanalyze", AN_EXIT_OK);
 		default:
-			fputs(usage, stderr);
-			return PMU_EXIT_USAGE;
+			goto usage;
 		}
 	}
-	if (argc - optind == 2) {
-		fprintf(stderr, "pmuanalyze: comparing two bundles is not available in version %s\n", PMU_VERSION);
-		return PMU_EXIT_USAGE;
+	nb = argc - optind;
+	if (nb < 1 || nb > 2) {
+		fprintf(stderr, "pmuanalyze: give one bundle, or two to compare\n");
+		goto usage;
 	}
-	if (argc - optind != 1) {
-		fputs(usage, stderr);
-		return PMU_EXIT_USAGE;
+	if (json && csv) {
+		fprintf(stderr, "pmuanalyze: --json and --csv are two formats of the same report; give one\n");
+		goto usage;
 	}
-	pmu_validate_default_opts(&vo);
-	vo.max_per_check = 5;
-	fl.list = json_array();
-	err = pmu_validate_path(argv[optind], &vo, on_finding, &fl, &res);
-	if (err) {
-		fprintf(stderr, "pmuanalyze: %s\n", pmu_error_detail());
-		json_decref(fl.list);
-		return PMU_EXIT_USAGE;
+	if (nb == 1 && (json_array_size(gates) || junit || force)) {
+		fprintf(stderr, "pmuanalyze: --fail-if, --junit and --force compare two bundles\n");
+		goto usage;
 	}
-	if (res.errors && !allow) {
-		size_t i;
-		json_t *f;
-
-		fprintf(stderr, "pmuanalyze: '%s' is invalid (%u errors); refusing to analyze it "
-				"(--allow-invalid to override)\n", argv[optind], res.errors);
-		json_array_foreach(fl.list, i, f)
-			fprintf(stderr, "  %s %s: %s\n", sget(f, "check"), sget(f, "where"), sget(f, "message"));
-		json_decref(fl.list);
-		return PMU_EXIT_INVALID;
-	}
-	err = pmu_bundle_open(&b, argv[optind], NULL, NULL, &check);
-	if (!err)
-		err = pmu_bundle_read_doc(&b, "run.json", &run);
-	if (!err)
-		err = pmu_bundle_read_doc(&b, "capabilities.json", &caps);
-	if (!err)
-		err = pmu_bundle_read_doc(&b, "cohort.json", &cohort);
-	if (err) {
-		fprintf(stderr, "pmuanalyze: %s\n", pmu_error_detail());
-		if (b.rootfd >= 0 || b.tmpdir)
-			pmu_bundle_close(&b);
-		json_decref(run);
-		json_decref(caps);
-		json_decref(fl.list);
-		return PMU_EXIT_USAGE;
-	}
-	fates = collector_fates(&b, run);
-	counts_load(&b, &counts);
-	g_counts = &counts;
-	pmu_bundle_close(&b);
-	missing = json_array();
-	{
-		size_t i;
-		json_t *x;
-
-		json_array_foreach(json_object_get(caps, "capabilities"), i, x)
-			if (strcmp(sget(x, "status"), "ok"))
-				json_array_append_new(missing, json_pack("{s:s,s:s,s:s,s:s}", "what",
-					sget(x, "name"), "status", sget(x, "status"), "reason",
-					json_object_get(x, "reason") ? sget(x, "reason") : "",
-					"remedy", json_object_get(x, "remedy") ? sget(x, "remedy") : ""));
-		json_array_foreach(fates, i, x)
-			if (strcmp(sget(x, "status"), "ok") && strcmp(sget(x, "status"), "not-requested"))
-				json_array_append_new(missing, json_pack("{s:s,s:s,s:s,s:s}", "what",
-					sget(x, "name"), "status", sget(x, "status"), "reason", sget(x, "reason"),
-					"remedy", sget(x, "remedy")));
-		/* every counter that was not counted, every fallback taken, a
-		 * cgroup scope that was asked for and not had */
-		json_array_foreach(counts.counters, i, x)
-			if (strcmp(sget(x, "status"), "ok")) {
-				char what[300];
-
-				snprintf(what, sizeof(what), "counter %s", sget(x, "name"));
-				json_array_append_new(missing, json_pack("{s:s,s:s,s:s,s:s}", "what", what, "status",
-					sget(x, "status"), "reason", sget(x, "reason"), "remedy", sget(x, "remedy")));
-			}
-		json_array_foreach(counts.fallbacks, i, x)
-			json_array_append_new(missing, json_pack("{s:s,s:s,s:s,s:s}", "what", sget(x, "what"), "status",
-				"degraded", "reason", sget(x, "reason"), "remedy", ""));
-		if (counts.scope && !strcmp(sget(counts.scope, "status"), "unavailable"))
-			json_array_append_new(missing, json_pack("{s:s,s:s,s:s,s:s}", "what", "cgroup cohort", "status",
-				"unavailable", "reason", sget(counts.scope, "reason"), "remedy",
-				sget(counts.scope, "remedy")));
-	}
-	dominant = dominant_cost(cohort, &counts);
-	if (json) {
-		json_t *o = json_pack("{s:s,s:b,s:O,s:O,s:O,s:O,s:O,s:O,s:O}", "bundle", argv[optind], "valid",
-				      res.errors == 0, "failed_checks", fl.list, "run", run, "not_measured", missing,
-				      "collectors", fates, "host", json_object_get(caps, "host"), "cohort",
-				      json_object_get(cohort, "incarnations"), "dominant_cost", dominant);
-
-		if (counts.counters)
-			json_object_set_new(o, "counting",
-					    json_pack("{s:O,s:O,s:O*,s:O,s:O,s:O}", "counters", counts.counters,
-						      "fallbacks", counts.fallbacks, "scope", counts.scope, "totals",
-						      counts.totals, "cohort", counts.cohort, "cgroup_stats", counts.cgstat));
-
-		json_dumpf(o, stdout, JSON_INDENT(2));
-		putchar('\n');
-		json_decref(o);
+	color = !json && !csv && isatty(STDOUT_FILENO) && !getenv("NO_COLOR");
+	ra = an_load(argv[optind], allow, trace_rep, trace, &code);
+	if (!ra)
+		goto out;
+	if (nb == 2 && !(rb = an_load(argv[optind + 1], allow, 0, NULL, &code)))
+		goto out;
+	if (nb == 1) {
+		report = json_incref(ra);
+		json_object_set_new(report, "kind", json_string("single"));
+		json_object_set_new(report, "warnings", json_array());
+		if (!json_is_true(json_object_get(ra, "valid")))
+			json_array_append_new(json_object_get(report, "warnings"),
+					      json_string("the bundle is invalid and was analyzed on request (--allow-invalid)"));
 	} else {
-		json_t *x, *argvj = json_object_get(run, "argv");
-		json_int_t dur = json_integer_value(json_object_get(run, "end_ns")) -
-				 json_integer_value(json_object_get(run, "start_ns"));
+		json_t *cmp = an_compare(ra, rb), *w = json_array(), *x, *gv;
+		bool regression = false, unusable = false;
 		size_t i;
 
-		if (res.errors) {
-			printf("INVALID BUNDLE (analyzed on request): %u failed check(s)\n", res.errors);
-			json_array_foreach(fl.list, i, x)
-				printf("  %s %s: %s\n", sget(x, "check"), sget(x, "where"), sget(x, "message"));
-			printf("\n");
-		}
-		printf("command  ");
-		json_array_foreach(argvj, i, x)
-			printf("%s%s", i ? " " : "", json_string_value(x));
-		printf("\nmode     %s\nresult   %s\nexit     ", sget(run, "mode"), sget(run, "result"));
-		print_exit(json_object_get(run, "exit"));
-		printf("\nwall     %.3f ms\nhost     %s %s %s\nrecorder %s %s\n\n", ms(dur),
-		       sget(json_object_get(caps, "host"), "os"), sget(json_object_get(caps, "host"), "kernel"),
-		       sget(json_object_get(caps, "host"), "arch"), sget(json_object_get(run, "tool"), "name"),
-		       sget(json_object_get(run, "tool"), "version"));
-		printf("not measured (%zu)\n", json_array_size(missing));
-		json_array_foreach(missing, i, x)
-			printf("  %-20s %-12s %s%s%s\n", sget(x, "what"), sget(x, "status"), sget(x, "reason"),
-			       *sget(x, "remedy") ? "; remedy: " : "", sget(x, "remedy"));
-		printf("\ncollectors\n");
-		json_array_foreach(fates, i, x)
-			printf("  %-20s %-14s %s\n", sget(x, "name"), sget(x, "status"),
-			       json_is_true(json_object_get(x, "requested")) ? "requested" : "not requested");
-		printf("\nprocess tree (%zu incarnations)\n", json_array_size(json_object_get(cohort, "incarnations")));
-		print_tree(json_object_get(cohort, "incarnations"), NULL, 0);
-		if (counts.counters && json_array_size(counts.cohort)) {
-			printf("\ncohort counters\n");
-			json_array_foreach(counts.cohort, i, x) {
-				char v[200];
+		if (!json_is_true(json_object_get(cmp, "comparable"))) {
+			if (!force) {
+				fprintf(stderr, "pmuanalyze: '%s' and '%s' are not comparable (--force to compare anyway):\n",
+					argv[optind], argv[optind + 1]);
+				json_array_foreach(json_object_get(cmp, "differences"), i, x)
+					if (json_is_true(json_object_get(x, "refusing")))
+						fprintf(stderr, "  %s: A %s, B %s\n", sget(x, "what"), sget(x, "a"), sget(x, "b"));
+				if (junit) {
+					json_t *r0 = json_pack("{s:O,s:[]}", "comparison", cmp, "gates");
 
-				fmt_count(x, v, sizeof(v));
-				printf("  %-26s %-13s %s\n", sget(x, "counter"),
-				       !strcmp(sget(x, "scope"), "cgroup") ? "cgroup" : "sum of procs", v);
+					write_junit(junit, r0);
+					json_decref(r0);
+				}
+				json_decref(cmp);
+				json_decref(w);
+				code = AN_EXIT_INCOMPARABLE;
+				goto out;
 			}
+			json_array_append_new(w, json_string("FORCED COMPARISON: the bundles are not comparable (see "
+							     "differences); the numbers below may not mean what they seem"));
 		}
-		if (json_array_size(counts.cgstat)) {
-			printf("\ncgroup statistics (cohort's leaf cgroup; 'system' lines are the whole host, not the cohort)\n");
-			json_array_foreach(counts.cgstat, i, x) {
-				json_t *v = json_object_get(x, "value"), *vn = json_object_get(x, "value_ns"),
-				       *vb = json_object_get(x, "value_bytes");
-
-				printf("  %-7s %-22s %-16s ", sget(x, "scope"), sget(x, "file"), sget(x, "key"));
-				if (vn)
-					printf("%.3f ms", (double)json_integer_value(vn) / 1e6);
-				else if (vb)
-					printf("%lld bytes", (long long)json_integer_value(vb));
-				else if (v)
-					printf("%lld", (long long)json_integer_value(v));
-				else
-					printf("n/a: %s", sget(x, "reason"));
-				printf("%s\n", json_is_true(json_object_get(x, "gauge")) ? " (at the end)" : "");
-			}
-		}
-		printf("\ndominant cost: %s\n", sget(dominant, "statement"));
+		if (!json_is_true(json_object_get(ra, "valid")) || !json_is_true(json_object_get(rb, "valid")))
+			json_array_append_new(w, json_string("an invalid bundle was analyzed on request (--allow-invalid)"));
+		json_array_foreach(json_object_get(cmp, "warnings"), i, x)
+			json_array_append(w, x);
+		gv = an_gates(cmp, gates, &regression, &unusable);
+		report = json_pack("{s:s,s:o,s:o,s:o,s:o,s:b,s:o}", "kind", "compare", "a", json_incref(ra), "b",
+				   json_incref(rb), "comparison", cmp, "gates", gv, "forced", force &&
+				   !json_is_true(json_object_get(cmp, "comparable")), "warnings", w);
+		code = unusable ? AN_EXIT_USAGE : regression ? AN_EXIT_REGRESSION : AN_EXIT_OK;
+		json_array_foreach(gv, i, x)
+			if (!strcmp(sget(x, "status"), "unusable"))
+				fprintf(stderr, "pmuanalyze: --fail-if %s\n", sget(x, "message"));
+			else if (!strcmp(sget(x, "status"), "fail"))
+				fprintf(stderr, "pmuanalyze: regression: %s\n", sget(x, "message"));
+		if (junit && write_junit(junit, report))
+			code = AN_EXIT_USAGE;
 	}
-	json_decref(fl.list);
-	json_decref(run);
-	json_decref(caps);
-	json_decref(cohort);
-	json_decref(fates);
-	json_decref(missing);
-	json_decref(dominant);
-	counts_release(&counts);
+	json_object_set_new(report, "tool", json_pack("{s:s,s:s,s:s}", "name", "pmuanalyze", "version", PMU_VERSION,
+						      "spec", PMU_SPEC_VERSION));
+	if (json) {
+		json_dumpf(report, stdout, JSON_INDENT(2) | JSON_REAL_PRECISION(10));
+		putchar('\n');
+	} else if (csv) {
+		if (nb == 1)
+			csv_single(report);
+		else
+			csv_compare(report);
+	} else if (nb == 1) {
+		print_single(report);
+	} else {
+		print_compare(report);
+	}
+	if (html) {
+		struct an_out ho;
+
+		if (!an_out_open(&ho, html)) {
+			fprintf(stderr, "pmuanalyze: cannot write '%s': %m\n", html);
+			an_out_close(&ho, false);
+			code = AN_EXIT_USAGE;
+		} else {
+			int hr = an_html(report, ho.f);
+
+			if (hr)
+				fprintf(stderr, "pmuanalyze: cannot write '%s': %m\n", html);
+			if (an_out_close(&ho, hr == 0) || hr)
+				code = AN_EXIT_USAGE;
+		}
+	}
+out:
+	json_decref(report);
+	json_decref(ra);
+	json_decref(rb);
+	json_decref(gates);
 	return pmu_cli_finish("pmuanalyze", code);
+usage:
+	fputs("pmuanalyze: see 'pmuanalyze --help'\n", stderr);
+	json_decref(gates);
+	return AN_EXIT_USAGE;
 }

@@ -57,7 +57,9 @@ static const char usage[] =
 	"      --warmup N          run the command N times first, unrecorded\n"
 	"      --ab MODES          an A/B campaign: the modes (e.g. none,light,full) run\n"
 	"                          interleaved, --repeat times each; -o names a directory\n"
-	"                          that gets one bundle per mode, MODE.bundle\n"
+	"                          that gets one bundle per mode, MODE.bundle; a mode given\n"
+	"                          again (light,light: an A/A campaign, the noise floor)\n"
+	"                          writes MODE-2.bundle\n"
 	"  -p, --pid PID           attach to the running process PID and its descendants\n"
 	"                          (light or full); a signal or a bound detaches, leaving\n"
 	"                          them running\n"
@@ -136,7 +138,7 @@ struct opts {
 	const char **ext_specs;
 	size_t next_specs;
 	int repeat, warmup;
-	int ab_modes[3];
+	int ab_modes[4];
 	int nab;
 	struct pmu_ctl *ctl;
 	const char *events;
@@ -684,11 +686,9 @@ static int parse(int argc, char **argv, struct opts *o)
 
 				for (m = 0; m < 3 && strcmp(w, mode_names[m]); m++)
 					;
-				for (int k = 0; m < 3 && k < o->nab; k++)
-					if (o->ab_modes[k] == m)
-						m = 4;
-				if (m >= 3) {
-					fprintf(stderr, "pmurec: --ab '%s': '%s' is not a mode, or is given twice\n", optarg, w);
+				if (m >= 3 || o->nab == 4) {
+					fprintf(stderr, "pmurec: --ab '%s': %s\n", optarg,
+						m >= 3 ? "a mode is none, light or full" : "at most four runs per round");
 					free(list);
 					return -1;
 				}
@@ -696,7 +696,8 @@ static int parse(int argc, char **argv, struct opts *o)
 			}
 			free(list);
 			if (o->nab < 2) {
-				fprintf(stderr, "pmurec: --ab needs at least two modes, like none,light\n");
+				fprintf(stderr, "pmurec: --ab needs at least two modes, like none,light (or light,light: "
+					"an A/A campaign)\n");
 				return -1;
 			}
 			break;
@@ -1163,7 +1164,7 @@ int main(int argc, char **argv)
 {
 	struct opts o = { 0 };
 	struct pmu_bag_opts bo = { .agent = "pmurec " PMU_VERSION, .spec = PMU_SPEC_VERSION, .date = -1 };
-	struct bundle_out out[3];
+	struct bundle_out out[4];
 	struct sigaction sa = { 0 };
 	json_t *host, *caps, *modes = NULL;
 	char seedbuf[32], campaign[33];
@@ -1251,8 +1252,18 @@ int main(int argc, char **argv)
 	nout = o.nab ? o.nab : 1;
 	for (int i = 0; i < nout; i++) {
 		out[i].mode = o.nab ? o.ab_modes[i] : o.mode;
-		if (o.nab)
-			snprintf(out[i].path, sizeof(out[i].path), "%s/%s.bundle", o.out, mode_names[out[i].mode]);
+		if (o.nab) {
+			/* a mode given again (an A/A campaign) gets MODE-2.bundle, ... */
+			int nth = 1;
+
+			for (int k = 0; k < i; k++)
+				nth += out[k].mode == out[i].mode;
+			if (nth == 1)
+				snprintf(out[i].path, sizeof(out[i].path), "%s/%s.bundle", o.out, mode_names[out[i].mode]);
+			else
+				snprintf(out[i].path, sizeof(out[i].path), "%s/%s-%d.bundle", o.out, mode_names[out[i].mode],
+					 nth);
+		}
 		else
 			snprintf(out[i].path, sizeof(out[i].path), "%s", o.out);
 		out[i].runs = json_array();

@@ -474,10 +474,21 @@ print("conform")' "$BATS_TEST_DIRNAME/../.."
 	assert_output "[(0, 'none'), (1, 'light'), (2, 'none'), (3, 'light')]"
 	run py 'len({json.load(open("ab/%s.bundle/data/run.json" % m))["campaign"]["id"] for m in ("none", "light")})' /dev/stdin <<<'{}'
 	assert_output 1
-	run pmurec --ab none,none -o ab2 -- true
-	assert_failure 2
 	run pmurec --ab none -o ab3 -- true
 	assert_failure 2
+	run pmurec --ab none,bogus -o ab3 -- true
+	assert_failure 2
+	run pmurec --ab none,light,full,none,light -o ab3 -- true
+	assert_failure 2
+}
+
+@test "--ab with a mode given twice is an A/A campaign: MODE.bundle and MODE-2.bundle, interleaved" {
+	run pmurec --ab light,light --repeat 2 -o aa -- true
+	assert_success
+	run pmuvalidate aa/light.bundle aa/light-2.bundle
+	assert_success
+	run py '[json.load(open(p))["campaign"]["position"] for p in ["aa/light.bundle/data/run.json", "aa/light-2.bundle/data/run.json", "aa/light.bundle/data/repeats/2/run.json", "aa/light-2.bundle/data/repeats/2/run.json"]]' /dev/stdin <<<'{}'
+	assert_output "[0, 1, 2, 3]"
 }
 
 @test "a recorder killed at once never lets the command run unobserved" {

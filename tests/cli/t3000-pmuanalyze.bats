@@ -1,5 +1,5 @@
 #!/usr/bin/env bats
-# pmuanalyze in this version: describes one bundle, refuses invalid ones.
+# pmuanalyze on one bundle: describes it, refuses an invalid one (comparisons: t3300).
 
 load helpers
 
@@ -61,14 +61,6 @@ print(t["i2"]["r00c0"]["estimate"], t["i2"]["r00c0"]["running_ppm"], t["i3"]["r0
 	assert_success
 	assert_line --index 0 --partial "INVALID BUNDLE (analyzed on request)"
 	assert_line --index 1 --partial "RESULT data/run.json"
-}
-
-@test "comparing two bundles is refused in this version (exit 2)" {
-	a=$(mk a minimal)
-	b=$(mk b minimal)
-	run pmuanalyze "$a" "$b"
-	assert_failure 2
-	assert_output --partial "not available"
 }
 
 @test "an archive bundle is described like a directory" {

@@ -1,0 +1,33 @@
+#ifndef PMU_ANALYZE_TRACE_H
+#define PMU_ANALYZE_TRACE_H
+
+#include <stdio.h>
+
+#include "bundle.h"
+
+/*
+ * Write the Chrome Trace Event Format (JSON object form: {"traceEvents":[...],
+ * "displayTimeUnit":"ns","otherData":{...}}) of one repetition of an opened
+ * bundle to out: every incarnation as a process (metadata events process_name
+ * "comm (iN)", thread_name per tid), its lifetime as a complete event
+ * ("ph":"X") on its main thread, each exec as an instant event ("ph":"i",
+ * "s":"p") with the path, its exit (code or signal) in the X event's args;
+ * every span of spans.jsonl as an X event on its tid (name, args: id,
+ * parent), every mark as an instant ("s":"t").
+ * Times in microseconds (ts, dur as JSON numbers with up to 3 decimals)
+ * relative to the run's start_ns (run.json); pid/tid are the real
+ * pids/tids.  otherData carries the run id, argv, and the note that times
+ * are CLOCK_MONOTONIC relative to the run start.  Opens in Perfetto UI and
+ * chrome://tracing.
+ *
+ * rep: 1 for data/, k for data/repeats/<k>/.  The bundle is not validated
+ * here (pmuanalyze validates it first); a record that lacks a field the
+ * trace needs is skipped.  spans.jsonl is read line by line, and events are
+ * written one at a time, so memory does not grow with the span stream.
+ * Returns 0 or a negative pmu_err (lib/error.h) with pmu_error() detail:
+ * PMU_ERR_INVAL for rep < 1, PMU_ERR_NOTFOUND for a repetition the bundle
+ * does not hold, PMU_ERR_IO when out cannot be written.
+ */
+int pmu_export_chrome_trace(const struct pmu_bundle *b, int rep, FILE *out);
+
+#endif

@@ -1,0 +1,171 @@
+#!/usr/bin/env bats
+# pmuanalyze A B: comparability, statistics from repetitions, observer
+# overhead, CI gates, and the report's formats, on bundles recorded live.
+
+load helpers
+
+setup() {
+	T=$BATS_TEST_TMPDIR
+	# a workload whose size is a file: a slower variant is the same command
+	printf 'i=0; while [ $i -lt 30000 ]; do i=$((i+1)); done\n' >"$T/work.sh"
+}
+
+slow_down() {
+	printf 'i=0; while [ $i -lt 90000 ]; do i=$((i+1)); done\n' >"$T/work.sh"
+}
+
+schema_check() { # FILE: the --json report conforms to bundle-spec/analysis/report.schema.json
+	$PY - "$1" "$BATS_TEST_DIRNAME/../../bundle-spec/analysis/report.schema.json" <<'EOF'
+import json, sys, jsonschema
+s = json.load(open(sys.argv[2]))
+errs = list(jsonschema.Draft202012Validator(s).iter_errors(json.load(open(sys.argv[1]))))
+for e in errs[:5]:
+    print(list(e.absolute_path), e.message[:200])
+print("schema errors:", len(errs))
+EOF
+}
+
+@test "an --ab campaign: the observer overhead with a confidence interval, in run order" {
+	run pmurec --ab none,light --repeat 10 -o "$T/ab" -- sh "$T/work.sh"
+	assert_success
+	run pmuanalyze "$T/ab/none.bundle" "$T/ab/light.bundle"
+	assert_success
+	assert_line --regexp '^observer overhead of mode light \(campaign [0-9a-f]{32}; run order: none#1 light#1 none#2 light#2 '
+	assert_line --regexp '^  wall +[-+][0-9.]+% \(95% CI [-+][0-9.]+% \.\. [-+][0-9.]+%\)$'
+	assert_line --regexp '^  mode light adds [-+][0-9.]+% wall time \(95% CI .*\): (at most 5%, so its timings may be read as the program.s own|more than 5%, so read its timings as relative, not as the program.s own)$'
+	run pmuanalyze --json "$T/ab/none.bundle" "$T/ab/light.bundle"
+	assert_success
+	echo "$output" >"$T/r.json"
+	run $PY -c 'import json,sys
+o = json.load(open(sys.argv[1]))["comparison"]["overhead"]
+print(o["applicable"], o["a_mode"], o["b_mode"], [x["position"] for x in o["order"]] == list(range(20)),
+      [m["name"] for m in o["metrics"]][:1])' "$T/r.json"
+	assert_output "True none light True ['wall']"
+}
+
+@test "two recordings of the same command: no significant difference in wall time and task-clock" {
+	# An A/A campaign: the two bundles are recorded interleaved, so that a
+	# drift of the machine (this VM's CPU time moves by 20% between
+	# minutes) reaches both alike.  At 95% a true "no difference" is still
+	# called significant now and then: a second, independent campaign is
+	# run before failing (both flagged by chance: well under 1%).
+	for try in 1 2; do
+		rm -rf "$T/aa"
+		run pmurec --ab light,light --repeat 10 -o "$T/aa" -- sh "$T/work.sh"
+		assert_success
+		run pmuanalyze "$T/aa/light.bundle" "$T/aa/light-2.bundle"
+		assert_success
+		assert_line --regexp '^comparability: comparable$'
+		refute_line --partial 'WARNING: fewer than 9 repetitions'
+		if grep -qE '^wall .* no significant difference$' <<<"$output" &&
+			grep -qE '^task-clock .* no significant difference$' <<<"$output"; then
+			break
+		fi
+		echo "# campaign $try flagged a difference by chance:" >&3
+		grep -E '^(wall|task-clock) ' <<<"$output" | sed 's/^/#   /' >&3
+	done
+	assert_line --regexp '^wall .* no significant difference$'
+	assert_line --regexp '^task-clock .* no significant difference$'
+}
+
+@test "a deliberately slowed variant is flagged, and --fail-if wall.median:+5% exits 3 naming the interval" {
+	pmurec --repeat 9 -o "$T/a.bundle" -- sh "$T/work.sh"
+	slow_down
+	pmurec --repeat 9 -o "$T/b.bundle" -- sh "$T/work.sh"
+	run pmuanalyze --fail-if wall.median:+5% --fail-if task-clock:+5% --junit "$T/j.xml" "$T/a.bundle" "$T/b.bundle"
+	assert_failure 3
+	assert_line --regexp '^wall .* higher in B$'
+	assert_line --regexp '^pmuanalyze: regression: wall: \+[0-9.]+% \(95% CI \+[0-9.]+% \.\. \+[0-9.]+%\) against a threshold of \+5\.00%: crossed$'
+	assert_line --regexp '^  fail +wall.median:\+5%: '
+	run $PY -c 'import sys, xml.etree.ElementTree as E
+t = E.parse(sys.argv[1]).getroot().find("testsuite")
+print(t.get("tests"), t.get("failures"), [c.get("name") for c in t.iter("testcase")],
+      [c.find("failure") is not None for c in t.iter("testcase")])' "$T/j.xml"
+	assert_output "3 2 ['comparability', 'wall.median:+5%', 'task-clock:+5%'] [False, True, True]"
+	# the other way round, the threshold is not crossed: a speed-up passes
+	run pmuanalyze --fail-if wall.median:+5% "$T/b.bundle" "$T/a.bundle"
+	assert_success
+	assert_line --regexp '^wall .* lower in B$'
+}
+
+@test "bundles of different commands are not comparable: exit 4, or a warning everywhere with --force" {
+	pmurec -o "$T/a.bundle" -- sh "$T/work.sh"
+	pmurec -o "$T/b.bundle" -- sh -c 'true'
+	run pmuanalyze "$T/a.bundle" "$T/b.bundle"
+	assert_failure 4
+	assert_output --partial "are not comparable (--force to compare anyway)"
+	assert_output --partial "command (argv): A"
+	run pmuanalyze --force "$T/a.bundle" "$T/b.bundle"
+	assert_success
+	assert_line --partial "WARNING: FORCED COMPARISON"
+	assert_line "comparability: NOT comparable (compared anyway: --force)"
+	run pmuanalyze --force --json "$T/a.bundle" "$T/b.bundle"
+	assert_success
+	echo "$output" >"$T/r.json"
+	run $PY -c 'import json,sys
+d = json.load(open(sys.argv[1]))
+print(d["forced"], d["comparison"]["comparable"], any(w.startswith("FORCED COMPARISON") for w in d["warnings"]))' "$T/r.json"
+	assert_output "True False True"
+	run pmuanalyze --force --csv "$T/a.bundle" "$T/b.bundle"
+	assert_success
+	assert_line --index 0 --partial "table,metric,unit,n_a,n_b"
+}
+
+@test "one repetition a side: no interval, the verdict is undetermined, and a gate cannot be judged (exit 2)" {
+	pmurec -o "$T/a.bundle" -- sh "$T/work.sh"
+	pmurec -o "$T/b.bundle" -- sh "$T/work.sh"
+	run pmuanalyze "$T/a.bundle" "$T/b.bundle"
+	assert_success
+	assert_line --partial "WARNING: fewer than 9 repetitions per side (A 1, B 1): the statistics are weak"
+	assert_line --regexp '^wall .* too few repetitions for an interval \(A 1, B 1; 3 needed on each side\)$'
+	run pmuanalyze --fail-if wall:+5% "$T/a.bundle" "$T/b.bundle"
+	assert_failure 2
+	assert_output --partial "metric 'wall' cannot be judged: too few repetitions"
+	run pmuanalyze --fail-if syscalls.write.count:+10% "$T/a.bundle" "$T/b.bundle"
+	assert_failure 2
+	assert_output --partial "metric 'syscalls.write.count' is not in these bundles"
+}
+
+@test "--fail-if expressions are checked before anything is read" {
+	for e in wall wall:5% wall:+x% :+5% wall:+0%; do
+		run pmuanalyze --fail-if "$e" /nonexistent /nonexistent
+		assert_failure 2
+		assert_output --partial "--fail-if"
+	done
+	run pmuanalyze --fail-if wall:+5% "$BATS_TEST_TMPDIR"
+	assert_failure 2
+	assert_output --partial "compare two bundles"
+}
+
+@test "the --json report conforms to its schema, one bundle and two; a broken copy does not" {
+	pmurec --repeat 3 -o "$T/a.bundle" -- sh "$T/work.sh"
+	pmurec --repeat 3 -o "$T/b.bundle" -- sh "$T/work.sh"
+	pmuanalyze --json "$T/a.bundle" >"$T/s.json"
+	run schema_check "$T/s.json"
+	assert_output "schema errors: 0"
+	pmuanalyze --json --fail-if wall:+50% "$T/a.bundle" "$T/b.bundle" >"$T/c.json" || true
+	run schema_check "$T/c.json"
+	assert_output "schema errors: 0"
+	# negative control: an ok metric without its value must be refused
+	$PY -c 'import json,sys
+d = json.load(open(sys.argv[1]))
+m = d["repetitions"]["runs"][0]["metrics"]["wall"]; del m["value"]
+json.dump(d, open(sys.argv[2], "w"))' "$T/s.json" "$T/bad.json"
+	run schema_check "$T/bad.json"
+	refute_output "schema errors: 0"
+}
+
+@test "one bundle with repetitions: medians, spread and outliers per metric" {
+	pmurec --repeat 5 -o "$T/a.bundle" -- sh "$T/work.sh"
+	run pmuanalyze "$T/a.bundle"
+	assert_success
+	assert_line "repeats  5"
+	assert_line --regexp '^metrics across 5 repetitions'
+	assert_line --regexp '^  wall +[0-9.]+ ms \[[0-9.]+ ms \.\. [0-9.]+ ms\], IQR [0-9.]+ ms \.\. [0-9.]+ ms, n 5'
+	assert_line --regexp '^  cycles +n/a: '
+	assert_line --regexp "^dominant cost: process 'sh' .*; across 5 repetitions its share ranges"
+	run pmuanalyze --csv "$T/a.bundle"
+	assert_success
+	assert_line --regexp '^metrics,wall,ns,5,'
+	assert_line --regexp '^processes,i1,[0-9]+,sh,,'
+}
