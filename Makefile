@@ -3,7 +3,8 @@
 #   make check      unit (TAP) + CLI (bats) tests, ends with "N passed, N failed"
 #   make demo       validate and describe the built-in demo bundle
 #   make bench      validation vs sha256sum (bench/validate), recorder cost vs true/perf (bench/record),
-#                   counting vs perf stat and in-process counter reads (bench/count)
+#                   counting vs perf stat and in-process counter reads (bench/count),
+#                   pmuanalyze vs perf report (bench/analyze)
 #   make fuzz       libFuzzer harnesses for a bounded time (clang)
 #   make install    PREFIX=/usr/local DESTDIR=
 # Options: SANITIZE=address,undefined  V=1  FUZZ_SECONDS=60
@@ -54,7 +55,7 @@ BE_OBJ   := $(BE_SRC:%.c=$(BUILD)/%.o)
 BE_A     := $(BUILD)/libbackend-$(BACKEND).a
 
 TOOLS    := $(BUILD)/pmurec $(BUILD)/pmuvalidate $(BUILD)/pmuanalyze
-HELPERS  := $(BUILD)/mkfixture $(BUILD)/failing-collector $(BUILD)/specgen $(BUILD)/test-collector $(BUILD)/test-marker $(BUILD)/spin-threads $(BUILD)/cg-smoke
+HELPERS  := $(BUILD)/mkfixture $(BUILD)/failing-collector $(BUILD)/specgen $(BUILD)/test-collector $(BUILD)/test-marker $(BUILD)/spin-threads $(BUILD)/thread-exec $(BUILD)/cg-smoke
 UNIT_SRC := $(sort $(wildcard tests/unit/t-*.c))
 UNITS    := $(UNIT_SRC:tests/unit/%.c=$(BUILD)/tests/%)
 FUZZ_SRC := $(sort $(wildcard tests/fuzz/fuzz-*.c))
@@ -89,12 +90,12 @@ $(BUILD)/cg-smoke: $(BUILD)/tests/helpers/cg-smoke.o $(BE_A) $(LIB_A)
 
 # a workload, not pmu code: never sanitized (LeakSanitizer cannot run under
 # the recorder's ptrace)
-$(BUILD)/spin-threads: tests/helpers/spin-threads.c
+$(BUILD)/spin-threads $(BUILD)/thread-exec: $(BUILD)/%: tests/helpers/%.c
 	$(call msg,CC,$@)
 	@mkdir -p $(dir $@)
 	$(Q)$(CC) -std=gnu11 $(WARN) -O2 -pthread -o $@ $<
 
-$(filter-out $(BUILD)/spin-threads,$(TOOLS) $(HELPERS)):
+$(filter-out $(BUILD)/spin-threads $(BUILD)/thread-exec,$(TOOLS) $(HELPERS)):
 	$(call msg,LD,$@)
 	@mkdir -p $(dir $@)
 	$(Q)$(CC) $(ALL_CFLAGS) $(LDFLAGS) -o $@ $^ $(LIBS)
@@ -122,6 +123,7 @@ bench: deps
 	@bench/validate $(BUILD)
 	@bench/record $(BUILD)
 	@bench/count $(BUILD)
+	@bench/analyze $(BUILD)
 
 fixtures: all
 	@fixtures/regen $(BUILD)

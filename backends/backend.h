@@ -108,6 +108,9 @@ struct pmu_launch {
 	 * let go at detach.  inc is the incarnation's id; t CLOCK_MONOTONIC. */
 	void (*on_task)(void *ctx, int inc, pid_t pid, pid_t tid, unsigned flags, uint64_t t);
 	void (*on_task_end)(void *ctx, int inc, pid_t tid, uint64_t t);
+	/* A thread other than the leader exec'd: the kernel gave it the
+	 * process id pid; former_tid is its old id, and the old leader is gone. */
+	void (*on_task_exec)(void *ctx, int inc, pid_t pid, pid_t former_tid, uint64_t t);
 	/* Polled while following (every 50 ms at least): true ends the run
 	 * as truncated, with the reason written to why. */
 	bool (*over_bound)(void *ctx, char *why, size_t n);
@@ -184,6 +187,7 @@ void pmu_counting_free(struct pmu_counting *k);
 void pmu_counting_before_release(struct pmu_counting *k, pid_t root, uint64_t t);
 void pmu_counting_task(struct pmu_counting *k, int inc, pid_t pid, pid_t tid, unsigned flags, uint64_t t);
 void pmu_counting_task_end(struct pmu_counting *k, int inc, pid_t tid, uint64_t t);
+void pmu_counting_task_exec(struct pmu_counting *k, int inc, pid_t pid, pid_t former_tid, uint64_t t);
 /* The cohort is gone (or let go): read what is open, the cgroup's counters
  * and statistics; remove the cgroup. */
 void pmu_counting_stop(struct pmu_counting *k, uint64_t t);

@@ -567,6 +567,13 @@ static void task_ended(void *ctx, int inc, pid_t tid, uint64_t t)
 	pmu_counting_task_end(o->counting, inc, tid, t);
 }
 
+static void task_exec(void *ctx, int inc, pid_t pid, pid_t former_tid, uint64_t t)
+{
+	struct opts *o = ctx;
+
+	pmu_counting_task_exec(o->counting, inc, pid, former_tid, t);
+}
+
 static void external_exited(void *ctx, pid_t pid, int status)
 {
 	struct opts *o = ctx;
@@ -902,6 +909,7 @@ static int record_repetition(struct opts *o, struct bundle_out *b, int k, const 
 		}
 		l.on_task = task_joined;
 		l.on_task_end = task_ended;
+		l.on_task_exec = task_exec;
 	}
 	l.argv = g_argv;
 	l.child_nofile = g_nofile;
@@ -914,15 +922,16 @@ static int record_repetition(struct opts *o, struct bundle_out *b, int k, const 
 	l.over_bound = over_bound;
 	l.ctx = o;
 	err = pmu_backend_run(&l, &cohort, &lr);
-	pmu_counting_stop(o->counting, lr.end_ns);
-	if (o->cohort == PMU_SCOPE_CGROUP && pmu_counting_cgroup_problem(o->counting))
-		fprintf(stderr, "pmurec: --cohort cgroup: %s; the bundle records it, and counts per process\n",
-			pmu_counting_cgroup_problem(o->counting));
 	if (o->ctl)
 		pmu_ctl_stop(o->ctl);
 	for (size_t i = 0; i < o->next; i++)
 		pmu_ext_stop(o->ext[i]);
 	lr.end_ns = pmu_now_mono_ns(); /* the window holds the collectors' ends too */
+	/* last: the cohort cgroup goes when nothing of the run is left */
+	pmu_counting_stop(o->counting, lr.end_ns);
+	if (o->cohort == PMU_SCOPE_CGROUP && pmu_counting_cgroup_problem(o->counting))
+		fprintf(stderr, "pmurec: --cohort cgroup: %s; the bundle records it, and counts per process\n",
+			pmu_counting_cgroup_problem(o->counting));
 	if (o->ctl && o->delay_ms && cohort.n && lr.start_ns + (uint64_t)o->delay_ms * 1000000u <= cohort.incs[0].end_ns)
 		pmu_ctl_add_mark(o->ctl, lr.start_ns + (uint64_t)o->delay_ms * 1000000u, cohort.incs[0].pid,
 				 "pmurec:delay-end");

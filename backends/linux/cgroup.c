@@ -255,6 +255,27 @@ static void clean_stale(struct pmu_cg *cg)
 	closedir(d);
 }
 
+/* How many processes the parent holds, or -1 when unreadable. */
+static int procs_count(const struct pmu_cg *cg)
+{
+	char *s = NULL, *p, *end;
+	size_t n = 0;
+	int eno, count = 0;
+
+	if (cg_read(cg->parentfd, "cgroup.procs", &s, &n, &eno))
+		return -1;
+	for (p = s; *p; p = end) {
+		strtol(p, &end, 10);
+		if (end == p)
+			break;
+		count++;
+		while (*end == '\n')
+			end++;
+	}
+	free(s);
+	return count;
+}
+
 /* Is the recorder the only process of its cgroup (the parent)? */
 static bool only_self(const struct pmu_cg *cg)
 {
@@ -442,6 +463,31 @@ static void enable_controllers(struct pmu_cg *cg)
 			continue;
 		}
 		snprintf(cmd, sizeof(cmd), "+%s", word);
+		/*
+		 * Never enable a controller in a non-root parent that has member
+		 * processes other than the recorder: a domain controller is
+		 * refused there anyway (EBUSY), and a threaded one (pids) is
+		 * accepted but turns the parent into a thread root, where no
+		 * domain child may take processes: the user's cgroup would be
+		 * left changed.  Alone, the recorder steps aside first.
+		 */
+		if (!cg->moved_self && strcmp(cg->parent, cg->mount) && !(alone = only_self(cg)) &&
+		    procs_count(cg) > 0) {
+			lack(cg, word, REMEDY_DELEGATE,
+			     "not enabled in '%s': it has member processes besides the recorder (cgroup v2 "
+			     "no-internal-process rule)", cg->parent);
+			continue;
+		}
+		if (alone && !cg->moved_self) {
+			int m = move_self(cg);
+
+			if (m) {
+				note(cg, "cannot move the recorder out of '%s': %s", cg->parent, strerror(m));
+				lack(cg, word, REMEDY_DELEGATE, "not enabled in '%s': the recorder could not step aside",
+				     cg->parent);
+				continue;
+			}
+		}
 		e = cg_write(cg->parentfd, "cgroup.subtree_control", cmd);
 		if (e == EBUSY && !cg->moved_self && (alone = only_self(cg))) {
 			int m = move_self(cg);

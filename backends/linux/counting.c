@@ -20,6 +20,7 @@
  * (3.14), then kernel-mode counting refused by perf_event_paranoid (user
  * space only).  Every fallback taken is recorded.
  */
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
@@ -28,6 +29,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
+#include <sys/resource.h>
 #include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
@@ -37,6 +39,7 @@
 #include "counts.h"
 #include "error.h"
 #include "perfev.h"
+#include "spec_json.h"
 #include "util.h"
 
 #define MAXEV 64
@@ -101,7 +104,7 @@ struct pmu_counting {
 	size_t nopen, open_cap;
 	size_t threads_counted, open_failures;
 	/* cohort cgroup */
-	bool cg_tried, cg_ok;
+	bool cg_tried, cg_ok, cg_made;
 	char cg_reason[400];
 	const char *cg_remedy;
 	struct pmu_cg cg;
@@ -116,7 +119,16 @@ struct pmu_counting {
 	bool cg_snap_ok, sys_snap_ok;
 	uint64_t t_probe, t_stop;
 	bool stopped;
+	long fd_budget;         /* counter fds we may hold: the limit less a reserve */
+	long fd_reserve, fd_limit;
+	long nfds;              /* counter fds open now */
 };
+
+/* Descriptors kept free for /proc reads, the bundle's files and the
+ * collectors: counters never take the last of them (a quarter of a small
+ * limit). */
+#define FD_RESERVE 64
+#define ENFILE_RESERVE 100000   /* not an errno: held back to keep the reserve */
 
 static long perf_open(struct perf_event_attr *a, pid_t pid, int cpu, int group, unsigned long flags)
 {
@@ -161,7 +173,14 @@ static void explain(const struct pmu_evspec *s, int e, bool cpu_wide, long long 
 	switch (e) {
 	case ENOENT:
 	case ENODEV:
-		if (s->kind == PMU_EV_HARDWARE) {
+		if (cpu_wide && s->kind == PMU_EV_SOFTWARE) {
+			snprintf(why, n, "perf_event_open of the cohort cgroup: %s: the perf_event controller is not on "
+				 "cgroup v2 (bound to a cgroup v1 hierarchy?)", strerror(e));
+			r = "unmount the v1 perf_event hierarchy, or boot with systemd.unified_cgroup_hierarchy=1";
+		} else if (s->kind == PMU_EV_HARDWARE ||
+			   ((s->kind == PMU_EV_RAW || s->kind == PMU_EV_PFM) &&
+			    access("/sys/bus/event_source/devices/cpu", F_OK) &&
+			    access("/sys/bus/event_source/devices/cpu_core", F_OK))) {
 			snprintf(why, n, "perf_event_open: %s: this host exposes no hardware PMU that counts '%s' "
 				 "(a virtual machine without a virtual PMU?)", strerror(e), s->name);
 			r = "record on bare metal, or on a VM that exposes its PMU (KVM: -cpu host,pmu=on)";
@@ -270,6 +289,8 @@ static int probe_one(struct pmu_counting *k, struct kev *e)
 			k->cloexec = true;
 		}
 		if ((err == EACCES || err == EPERM) && !e->s->modifier && !e->xk) {
+			int err2;
+
 			e->xk = e->xh = true;
 			fill_attr(k, e, true, &a);
 			fd = perf_open(&a, 0, -1, -1, k->cloexec ? PERF_FLAG_FD_CLOEXEC : 0);
@@ -282,6 +303,11 @@ static int probe_one(struct pmu_counting *k, struct kev *e)
 				k->user_only = true;
 				return 0;
 			}
+			/* user space only fails for another reason (no PMU...):
+			 * that reason is the event's, whatever the order */
+			err2 = errno;
+			if (err2 != EACCES && err2 != EPERM)
+				return err2;
 			e->xk = e->xh = false;
 		}
 		return err;
@@ -410,9 +436,14 @@ int pmu_counting_new(const struct pmu_counting_opts *o, struct pmu_counting **ou
 	 * hardware ones together (exact-or-drop, shrunk to what schedules),
 	 * or each alone with --scaled so that the kernel rotates them.
 	 */
+	/* the core PMU's types: generic hardware, cache and raw events */
+	uint32_t hw_type[MAXEV];
+
 	for (int i = 0; i < k->nev; i++) {
 		struct kev *e = &k->ev[i];
-		struct kgroup *g;
+		struct kgroup *g = NULL;
+		uint32_t t = e->s->type == PERF_TYPE_HW_CACHE || e->s->type == PERF_TYPE_RAW ? PERF_TYPE_HARDWARE
+											   : e->s->type;
 
 		if (!e->avail)
 			continue;
@@ -421,21 +452,78 @@ int pmu_counting_new(const struct pmu_counting_opts *o, struct pmu_counting **ou
 				sw = k->ngrp++;
 			g = &k->grp[sw];
 		} else if (!o->scaled) {
-			if (hw < 0)
-				hw = k->ngrp++;
-			g = &k->grp[hw];
+			/* one group per PMU: events of two PMUs cannot share one */
+			for (int gi = 0; gi < k->ngrp && !g; gi++)
+				if (gi != sw && k->grp[gi].n && hw_type[gi] == t)
+					g = &k->grp[gi];
+			if (!g) {
+				hw_type[k->ngrp] = t;
+				g = &k->grp[k->ngrp++];
+			}
+			hw = 1;
 		} else {
 			g = &k->grp[k->ngrp++];
 		}
 		g->ev[g->n++] = i;
 	}
-	if (hw >= 0 && k->grp[hw].n > 1)
-		shrink_group(k, &k->grp[hw]);
+	for (int gi = 0; hw >= 0 && !o->scaled && gi < k->ngrp; gi++)
+		if (gi != sw && k->grp[gi].n > 1)
+			shrink_group(k, &k->grp[gi]);
+	/* a group shrunk to nothing is no group */
+	for (int gi = 0; gi < k->ngrp;)
+		if (!k->grp[gi].n) {
+			memmove(&k->grp[gi], &k->grp[gi + 1], (size_t)(k->ngrp - gi - 1) * sizeof(k->grp[0]));
+			k->ngrp--;
+		} else {
+			gi++;
+		}
 	for (int gi = 0; gi < k->ngrp; gi++)
 		for (int p = 0; p < k->grp[gi].n; p++) {
 			k->ev[k->grp[gi].ev[p]].group = gi;
 			k->ev[k->grp[gi].ev[p]].pos = p;
 		}
+	{
+		struct rlimit rl;
+
+		if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur != RLIM_INFINITY) {
+			long lim = (long)rl.rlim_cur;
+
+			k->fd_limit = lim;
+			long used = 0;
+			DIR *d = opendir("/proc/self/fd");
+
+			/* what the recorder holds already is not the counters' */
+			for (struct dirent *de; d && (de = readdir(d));)
+				used += de->d_name[0] != '.';
+			if (d)
+				closedir(d);
+			k->fd_reserve = lim / 4 < FD_RESERVE ? lim / 4 : FD_RESERVE;
+			k->fd_budget = lim - k->fd_reserve - used;
+		} else {
+			k->fd_budget = 1L << 30;
+		}
+	}
+	/*
+	 * The cohort's cgroup is made now, before the command is forked: the
+	 * recorder is then still alone in its own cgroup, and may step aside
+	 * to enable controllers (cgroup.c).  The command enters it before its
+	 * exec (pmu_counting_before_release).
+	 */
+	if (o->scope != PMU_SCOPE_INHERIT) {
+		const char *remedy = NULL;
+
+		k->cg_tried = true;
+		if (o->attach) {
+			snprintf(k->cg_reason, sizeof(k->cg_reason),
+				 "attached to a running tree: its processes are not moved into a cgroup");
+			k->cg_remedy = "launch the command under pmurec to scope it by cgroup";
+		} else if (pmu_cg_create(&k->cg, k->cg_reason, sizeof(k->cg_reason), &remedy)) {
+			k->cg_remedy = remedy ? remedy : "run as root, or under a delegated cgroup "
+							  "(systemd-run --user --scope -p Delegate=yes pmurec ...)";
+		} else {
+			k->cg_made = true;
+		}
+	}
 	*out = k;
 	return 0;
 }
@@ -533,7 +621,12 @@ void pmu_counting_task(struct pmu_counting *k, int inc, pid_t pid, pid_t tid, un
 		return;
 	}
 	for (int gi = 0; gi < k->ngrp; gi++) {
-		int err = open_group(k, &k->grp[gi], tid, -1, 0, flags & PMU_TASK_ROOT_PREEXEC, task->fd);
+		int err = k->nfds + k->grp[gi].n > k->fd_budget
+			? ENFILE_RESERVE
+			: open_group(k, &k->grp[gi], tid, -1, 0, flags & PMU_TASK_ROOT_PREEXEC, task->fd);
+
+		if (!err)
+			k->nfds += k->grp[gi].n;
 
 		for (int p = 0; err && p < k->grp[gi].n; p++) {
 			task->r[k->grp[gi].ev[p]].state = RD_OPEN_FAILED;
@@ -597,6 +690,8 @@ static void end_task(struct pmu_counting *k, size_t oi, uint64_t t)
 	struct ktask *task = k->tasks[k->open_idx[oi]];
 
 	read_groups(k, task->fd, task->r, 0);
+	for (int i = 0; i < k->nev; i++)
+		k->nfds -= task->fd[i] >= 0;
 	close_fds(k, task->fd);
 	free(task->fd);
 	task->fd = NULL;
@@ -615,6 +710,28 @@ void pmu_counting_task_end(struct pmu_counting *k, int inc, pid_t tid, uint64_t 
 		if (k->tasks[k->open_idx[i]]->tid == tid) {
 			end_task(k, i, t);
 			return;
+		}
+}
+
+/*
+ * A thread other than the leader exec'd: the old leader is gone (its
+ * counters hold its final counts: read them now) and the exec'ing thread's
+ * counters go on under its new id, the process id.
+ */
+void pmu_counting_task_exec(struct pmu_counting *k, int inc, pid_t pid, pid_t former_tid, uint64_t t)
+{
+	(void)inc;
+	if (!k)
+		return;
+	for (size_t i = 0; i < k->nopen; i++)
+		if (k->tasks[k->open_idx[i]]->tid == pid) {
+			end_task(k, i, t);
+			break;
+		}
+	for (size_t i = 0; i < k->nopen; i++)
+		if (k->tasks[k->open_idx[i]]->tid == former_tid) {
+			k->tasks[k->open_idx[i]]->tid = pid;
+			break;
 		}
 }
 
@@ -655,23 +772,9 @@ static int online_cpus(int **out)
 
 void pmu_counting_before_release(struct pmu_counting *k, pid_t root, uint64_t t)
 {
-	const char *remedy = NULL;
-
 	(void)t;
-	if (!k || k->o.scope == PMU_SCOPE_INHERIT)
+	if (!k || !k->cg_made)
 		return;
-	k->cg_tried = true;
-	if (k->o.attach) {
-		snprintf(k->cg_reason, sizeof(k->cg_reason),
-			 "attached to a running tree: its processes are not moved into a cgroup");
-		k->cg_remedy = "launch the command under pmurec to scope it by cgroup";
-		return;
-	}
-	if (pmu_cg_create(&k->cg, k->cg_reason, sizeof(k->cg_reason), &remedy)) {
-		k->cg_remedy = remedy ? remedy : "run as root, or under a delegated cgroup "
-						  "(systemd-run --user --scope -p Delegate=yes pmurec ...)";
-		return;
-	}
 	if (pmu_cg_enter(&k->cg, root)) {
 		snprintf(k->cg_reason, sizeof(k->cg_reason), "cannot move the command into %.200s: %.160s", k->cg.path,
 			 pmu_error_detail());
@@ -818,7 +921,7 @@ static void put_val(json_t *o, const struct kev *e, const struct pmu_cnt_val *v)
 		if (v->suspect_zero)
 			json_object_set_new(o, "suspect_zero", json_true());
 	} else {
-		json_object_set_new(o, "reason", json_string(v->reason));
+		json_object_set_new(o, "reason", pmu_json_text(v->reason));
 		json_object_set_new(o, "remedy", json_string(v->remedy ? v->remedy : "none"));
 	}
 }
@@ -836,6 +939,13 @@ static void judge_read(const struct pmu_counting *k, const struct kev *e, const 
 	if (r->state == RD_OPEN_FAILED) {
 		char rem[200];
 
+		if (r->err == ENFILE_RESERVE) {
+			snprintf(v->reason, sizeof(v->reason),
+				 "not opened: the open-file limit (%ld less %ld kept in reserve) was taken by the "
+				 "recorder and the counters of other live threads", k->fd_limit, k->fd_reserve);
+			v->remedy = "raise the open-file limit (ulimit -Hn), or count fewer events";
+			return;
+		}
 		explain(e->s, r->err, false, k->paranoid, v->reason, sizeof(v->reason), rem, sizeof(rem));
 		v->remedy = r->err == EMFILE || r->err == ENFILE ? "raise the open-file limit (ulimit -n)"
 				 : r->err == ESRCH ? "none" : "see the counter's record";
@@ -888,10 +998,11 @@ static void add_cgstats(json_t *out, const struct pmu_cgsnap *a, const struct pm
 			snprintf(file, sizeof(file), "%s", pmu_cgfiles[f].name);
 		if (d.files[f].status != PMU_CGS_OK) {
 			/* a file this host lacks, or could not be parsed: no value */
-			json_array_append_new(out, json_pack("{s:s,s:I,s:s,s:s,s:s,s:s,s:s,s:s}", "type", "cgstat",
-							     "t_ns", (json_int_t)t, "scope", scope, "file", file, "key",
-							     "-", "status", "unavailable", "reason", d.files[f].reason,
-							     "remedy", d.files[f].remedy ? d.files[f].remedy : "none"));
+			json_array_append_new(out, json_pack("{s:s,s:I,s:s,s:o,s:s,s:s,s:o,s:s}", "type", "cgstat",
+							     "t_ns", (json_int_t)t, "scope", scope, "file", pmu_json_text(file),
+							     "key", "-", "status", "unavailable", "reason",
+							     pmu_json_text(d.files[f].reason), "remedy",
+							     d.files[f].remedy ? d.files[f].remedy : "none"));
 			continue;
 		}
 		for (size_t i = 0; i < d.n; i++) {
@@ -911,7 +1022,7 @@ static void add_cgstats(json_t *out, const struct pmu_cgsnap *a, const struct pm
 				json_object_set_new(o, "gauge", json_boolean(r->kind == PMU_CGK_GAUGE));
 			} else {
 				json_object_set_new(o, "status", json_string("unavailable"));
-				json_object_set_new(o, "reason", json_string(r->reason));
+				json_object_set_new(o, "reason", pmu_json_text(r->reason));
 				json_object_set_new(o, "remedy", json_string("none"));
 			}
 			json_array_append_new(out, o);
@@ -943,14 +1054,14 @@ json_t *pmu_counting_records(struct pmu_counting *k, const struct pmu_cohort *c,
 			json_object_set_new(o, "status", json_string("not-requested"));
 		} else if (k->cg_ok) {
 			json_object_set_new(o, "status", json_string("ok"));
-			json_object_set_new(o, "cgroup", json_string(k->cg.path));
+			json_object_set_new(o, "cgroup", pmu_json_text(k->cg.path));
 			if (k->cg.controllers[0])
-				json_object_set_new(o, "controllers", json_string(k->cg.controllers));
+				json_object_set_new(o, "controllers", pmu_json_text(k->cg.controllers));
 			if (k->cg.notes[0])
-				json_object_set_new(o, "note", json_string(k->cg.notes));
+				json_object_set_new(o, "note", pmu_json_text(k->cg.notes));
 		} else {
 			json_object_set_new(o, "status", json_string("unavailable"));
-			json_object_set_new(o, "reason", json_string(k->cg_reason));
+			json_object_set_new(o, "reason", pmu_json_text(k->cg_reason));
 			json_object_set_new(o, "remedy", json_string(k->cg_remedy));
 		}
 		json_array_append_new(out, o);
@@ -978,11 +1089,11 @@ json_t *pmu_counting_records(struct pmu_counting *k, const struct pmu_cohort *c,
 			json_object_set_new(o, "status", json_string("ok"));
 		} else {
 			json_object_set_new(o, "status", json_string("unavailable"));
-			json_object_set_new(o, "reason", json_string(e->reason));
-			json_object_set_new(o, "remedy", json_string(e->remedy[0] ? e->remedy : "none"));
+			json_object_set_new(o, "reason", pmu_json_text(e->reason));
+			json_object_set_new(o, "remedy", pmu_json_text(e->remedy[0] ? e->remedy : "none"));
 		}
 		if (e->s->note[0])
-			json_object_set_new(o, "note", json_string(e->s->note));
+			json_object_set_new(o, "note", pmu_json_text(e->s->note));
 		json_array_append_new(out, o);
 	}
 	for (int i = 0; i < k->nfb; i++) {
@@ -991,7 +1102,7 @@ json_t *pmu_counting_records(struct pmu_counting *k, const struct pmu_cohort *c,
 				      k->fb[i].what, "reason", k->fb[i].reason);
 
 		if (k->fb[i].counter[0])
-			json_object_set_new(o, "counter", json_string(k->fb[i].counter));
+			json_object_set_new(o, "counter", pmu_json_text(k->fb[i].counter));
 		json_array_append_new(out, o);
 	}
 	/* counts and per-incarnation totals, in time order */
@@ -1108,7 +1219,7 @@ json_t *pmu_counting_records(struct pmu_counting *k, const struct pmu_cohort *c,
 			      "scope", "cgroup");
 		if (!k->cg_ok || !k->cg_count_ok) {
 			json_object_set_new(o, "status", json_string("unavailable"));
-			json_object_set_new(o, "reason", json_string(!k->cg_ok ? k->cg_reason : k->cg_count_reason));
+			json_object_set_new(o, "reason", pmu_json_text(!k->cg_ok ? k->cg_reason : k->cg_count_reason));
 			json_object_set_new(o, "remedy",
 					    json_string(!k->cg_ok ? k->cg_remedy
 								  : k->cg_count_remedy ? k->cg_count_remedy : "none"));

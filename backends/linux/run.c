@@ -417,12 +417,18 @@ static void on_alarm(int sig)
 /* A task we have not seen yet (its first stop can come before its
  * parent's fork event): a thread of a known process, or a new process
  * whose parent is its PPid. */
-static struct pmu_incarnation *adopt(struct pmu_cohort *c, pid_t tid, uint64_t t, const struct pmu_incarnation *by)
+static struct pmu_incarnation *adopt(struct pmu_cohort *c, pid_t tid, uint64_t t, struct pmu_incarnation *by,
+				     int hint)
 {
 	long long tgid = status_field(tid, "Tgid"), ppid = status_field(tid, "PPid");
 	struct pmu_incarnation *in = tgid > 0 ? inc_of_pid(c, (pid_t)tgid) : NULL, *p;
 	int parent_id;
 
+	/* /proc unreadable (the task is gone, or no descriptor is left): the
+	 * ptrace event says what it is; a clone event is a thread of its
+	 * reporter, never a process made up */
+	if (tgid <= 0 && hint == 1 && by)
+		in = by, tgid = by->pid;
 	if (in && (pid_t)tgid != tid) {
 		int r = add_tid(in, tid);
 
@@ -553,23 +559,40 @@ static int follow(pid_t root, struct pmu_cohort *c, const struct pmu_launch *l, 
 			continue;
 		in = inc_of_tid(c, pid);
 		if (!in)
-			in = adopt(c, pid, now, NULL);
+			in = adopt(c, pid, now, NULL, 0);
 		switch (st >> 16) {
 		case PTRACE_EVENT_FORK:
 		case PTRACE_EVENT_VFORK:
 		case PTRACE_EVENT_CLONE: {
 			unsigned long msg = 0;
 
-			if (ptrace(PTRACE_GETEVENTMSG, pid, 0, &msg) == 0 && !inc_of_tid(c, (pid_t)msg))
-				adopt(c, (pid_t)msg, now, in);
+			if (ptrace(PTRACE_GETEVENTMSG, pid, 0, &msg) == 0) {
+				struct pmu_incarnation *x = inc_of_tid(c, (pid_t)msg);
+
+				if (!x)
+					adopt(c, (pid_t)msg, now, in, (st >> 16) == PTRACE_EVENT_CLONE ? 1 : 2);
+				else if (hook && hook->on_task)
+					/* a thread id seen before in this process (a thread
+					 * that ended, or an exec'd thread's old id): a new
+					 * task all the same; the listener drops repeats */
+					hook->on_task(hook->ctx, x->id, x->pid, (pid_t)msg, 0, now);
+			}
 			ptrace(PTRACE_CONT, pid, 0, 0);
 			break;
 		}
-		case PTRACE_EVENT_EXEC:
+		case PTRACE_EVENT_EXEC: {
+			unsigned long former = 0;
+
+			/* exec by a thread other than the leader: it now has the
+			 * process id, and the old leader is gone (ptrace(2)) */
+			if (in && ptrace(PTRACE_GETEVENTMSG, pid, 0, &former) == 0 && (pid_t)former != pid &&
+			    former && l->on_task_exec)
+				l->on_task_exec(l->ctx, in->id, pid, (pid_t)former, now);
 			if (in)
 				add_exec(in, pid, now);
 			ptrace(PTRACE_CONT, pid, 0, 0);
 			break;
+		}
 		case PTRACE_EVENT_EXIT:
 			if (in)
 				thread_io(in, pid);
@@ -771,9 +794,13 @@ int pmu_backend_run(const struct pmu_launch *l, struct pmu_cohort *c, struct pmu
 			if (pmu_read_file(AT_FDCWD, "/proc/sys/kernel/yama/ptrace_scope", 16, &s, NULL) == 0)
 				scope = atoll(s);
 			free(s);
-			snprintf(res->follow_reason, sizeof(res->follow_reason),
-				 "ptrace(PTRACE_SEIZE) of the command failed: %s%s%lld%s", strerror(pe),
-				 scope >= 0 ? " (kernel.yama.ptrace_scope=" : "", scope, scope >= 0 ? ")" : "");
+			if (scope >= 0)
+				snprintf(res->follow_reason, sizeof(res->follow_reason),
+					 "ptrace(PTRACE_SEIZE) of the command failed: %s (kernel.yama.ptrace_scope=%lld)",
+					 strerror(pe), scope);
+			else
+				snprintf(res->follow_reason, sizeof(res->follow_reason),
+					 "ptrace(PTRACE_SEIZE) of the command failed: %s", strerror(pe));
 			res->follow_remedy = pe == EPERM
 				? "set kernel.yama.ptrace_scope=1 (or 0), or allow ptrace in the container's seccomp profile"
 				: "check that ptrace is available on this kernel";

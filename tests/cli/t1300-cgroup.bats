@@ -152,7 +152,7 @@ test_parent() {
 	run sh -c 'echo $$ >"$1/cgroup.procs" && exec "$2" --want "$3" run' sh "$T" "$SMOKE" "$ctrl"
 	assert_success
 	assert_line "controllers "
-	assert_output --partial "$ctrl: cannot be enabled in '$T': it has member processes besides the recorder"
+	assert_output --partial "$ctrl: not enabled in '$T': it has member processes besides the recorder"
 	assert_line "gone yes"
 	assert_line "self-cgroup ${T#"$CG2"}"
 	run cat "$T/cgroup.procs"

@@ -286,6 +286,34 @@ print(s["used"], s["status"], "Delegate=yes" in s["remedy"], coh("task-clock", "
 	assert_failure
 }
 
+@test "exec from a thread that is not the leader: the old leader and the exec'd thread are counted apart" {
+	run pmurec -e task-clock -o "$B" -- thread-exec sh -c "$busy"
+	assert_success
+	run pmuvalidate -q "$B"
+	assert_success
+	run q "$B" '
+cs = [r for r in R if r["type"] == "count"]
+t = tot("i1", "task-clock")
+pid = INC["i1"]["pid"]
+# three threads: the old leader (read at the exec) and the exec'"'"'d thread,
+# both under the process id, and the idle thread the exec ended
+print(len(INC), len(cs), sum(c["tid"] == pid for c in cs), t["value_ns"] > 50_000_000,
+      t["value_ns"] == sum(c["value_ns"] for c in cs))'
+	assert_output "1 3 2 True True"
+}
+
+@test "counters never take the last file descriptors: threads stay threads, and their counts say why they are missing" {
+	run bash -c "ulimit -n 64; pmurec -o '$B' -- spin-threads 16 20"
+	assert_success
+	run pmuvalidate -q "$B"
+	assert_success
+	run q "$B" '
+miss = [r for r in R if r["type"] == "count" and r["status"] != "ok"]
+print(len(INC), len(INC["i1"]["tids"]), len(miss) > 0, all("open-file limit" in r["reason"] for r in miss),
+      any("value" in r or "value_ns" in r for r in miss))'
+	assert_output "1 17 True True False"
+}
+
 # The hardware path, where a PMU exists; skipped here with the reason.
 hw_or_skip() {
 	local out
