@@ -112,6 +112,31 @@ static double *to_doubles(json_t *arr, size_t *n)
 	return v;
 }
 
+static double min_p(size_t na, size_t nb)
+{
+	double c = 1;
+
+	/* C(na + nb, na), in doubles: only its size matters */
+	for (size_t i = 1; i <= na; i++)
+		c = c * (double)(nb + i) / (double)i;
+	return 2.0 / c;
+}
+
+/* The source of a metric in a bundle (its first repetition with a value). */
+static const char *source_of(json_t *r, const char *metric)
+{
+	json_t *run;
+	size_t i;
+
+	json_array_foreach(json_object_get(json_object_get(r, "repetitions"), "runs"), i, run) {
+		json_t *m = json_object_get(json_object_get(run, "metrics"), metric);
+
+		if (m && !strcmp(sget(m, "status"), "ok"))
+			return json_string_value(json_object_get(m, "source"));
+	}
+	return NULL;
+}
+
 /* One metric, A against B. */
 static json_t *compare_metric(const char *name, const char *unit, json_t *ra, json_t *rb)
 {
@@ -141,11 +166,26 @@ static json_t *compare_metric(const char *name, const char *unit, json_t *ra, js
 		goto out;
 	}
 	json_object_set_new(o, "delta_percent", json_real(100.0 * (sb.median / sa.median - 1)));
-	if (na < AN_MIN_REPS_CI || nb < AN_MIN_REPS_CI) {
-		char why[160];
+	{
+		const char *sa_ = source_of(ra, name), *sb_ = source_of(rb, name);
 
-		snprintf(why, sizeof(why), "too few repetitions for an interval (A %zu, B %zu; %d needed on each side)",
-			 na, nb, AN_MIN_REPS_CI);
+		if (sa_ && sb_ && strcmp(sa_, sb_)) {
+			char why[400];
+
+			snprintf(why, sizeof(why), "measured differently: A from %s, B from %s", sa_, sb_);
+			json_object_set_new(o, "status", json_string("unavailable"));
+			json_object_set_new(o, "reason", json_string(why));
+			goto out;
+		}
+	}
+	/* the smallest two-sided p the rank test can reach is 2 / C(na+nb, na):
+	 * below 0.05 only from 4 + 4 (or 3 + 5) repetitions on; fewer can
+	 * never be significant, so they get no verdict at all */
+	if (na < AN_MIN_REPS_CI || nb < AN_MIN_REPS_CI || min_p(na, nb) >= 0.05) {
+		char why[200];
+
+		snprintf(why, sizeof(why), "too few repetitions to tell (A %zu, B %zu: the rank test cannot reach "
+			 "p < 0.05 below 4 on each side, or 3 against 5)", na, nb);
 		json_object_set_new(o, "status", json_string("undetermined"));
 		json_object_set_new(o, "reason", json_string(why));
 		json_object_set_new(o, "verdict", json_string("undetermined"));
@@ -160,7 +200,7 @@ static json_t *compare_metric(const char *name, const char *unit, json_t *ra, js
 			json_object_set_new(o, "status", json_string("unavailable"));
 			json_object_set_new(o, "reason",
 					    json_string("the ratio of medians is undefined in too many resamples (A's "
-							"values are mostly 0)"));
+							"median is 0 in them)"));
 			goto out;
 		}
 		json_object_set_new(o, "status", json_string("ok"));
@@ -302,7 +342,8 @@ json_t *an_compare(json_t *ra, json_t *rb)
 	diff(d, "host kernel", json_object_get(json_object_get(ra, "host"), "kernel"),
 	     json_object_get(json_object_get(rb, "host"), "kernel"), true);
 	{
-		static const char *const st[] = { "governor", "smt", "turbo", "clocksource" };
+		/* the names of provenance.json's settings (backends/linux/probe.c) */
+		static const char *const st[] = { "cpufreq-governor", "smt-active", "turbo-disabled", "clocksource" };
 
 		for (size_t k = 0; k < PMU_ARRAY_SIZE(st); k++) {
 			char what[64];
@@ -386,6 +427,11 @@ int an_gate_parse(const char *expr, char *metric, size_t n, double *pct, char *w
 			 expr);
 		return -1;
 	}
+	for (const char *c = colon + 2; *c && *c != '%'; c++)
+		if ((*c < '0' || *c > '9') && *c != '.') {
+			snprintf(why, wn, "'%s': the threshold must be a decimal percentage like +5%% or -2.5%%", expr);
+			return -1;
+		}
 	*pct = strtod(colon + 1, &end);
 	if (end == colon + 2 || strcmp(end, "%") || !isfinite(*pct) || *pct == 0) {
 		snprintf(why, wn, "'%s': the threshold must be a non-zero percentage like +5%%", expr);
@@ -440,11 +486,14 @@ json_t *an_gates(json_t *cmp, json_t *exprs, bool *regression, bool *unusable)
 		/* crossed significantly: the whole 95% interval is beyond the threshold */
 		bool crossed = json_is_true(json_object_get(m, "significant")) && (pct > 0 ? lo > pct : hi < pct);
 
-		snprintf(msg, sizeof(msg), "%s: %+.2f%% (95%% CI %+.2f%% .. %+.2f%%) against a threshold of %+.2f%%: %s",
-			 metric, d, lo, hi, pct,
-			 crossed ? "crossed" : (pct > 0 ? hi > pct : lo < pct) ? "not crossed significantly (the interval "
-										 "straddles the threshold)"
-									       : "not crossed");
+		bool sig = json_is_true(json_object_get(m, "significant"));
+
+		snprintf(msg, sizeof(msg), "%s: %+.2f%% (95%% CI %+.2f%% .. %+.2f%%, p %.3f) against a threshold of "
+			 "%+.2f%%: %s", metric, d, lo, hi, json_real_value(json_object_get(m, "p_value")), pct,
+			 crossed ? "crossed"
+			 : !sig ? "not crossed: the change is not significant"
+			 : (pct > 0 ? hi > pct : lo < pct) ? "not crossed significantly (the interval straddles the threshold)"
+							     : "not crossed");
 		v = json_pack("{s:s,s:s,s:f,s:s,s:f,s:f,s:f,s:s}", "expr", expr, "metric", metric, "threshold_percent", pct,
 			      "status", crossed ? "fail" : "pass", "delta_percent", d, "ci_low_percent", lo,
 			      "ci_high_percent", hi, "message", msg);

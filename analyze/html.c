@@ -518,26 +518,21 @@ static void inc_row(FILE *f, const struct tree *t, json_t *in, int depth)
 	fputs("</tr>\n", f);
 }
 
-/* Depth first from the roots, as the text report walks it. */
-static void tree_rows(FILE *f, struct tree *t, const char *parent, int depth)
+/* In the depth-first order the model computed, as the text report walks it. */
+static void tree_rows(FILE *f, struct tree *t, json_t *order)
 {
-	size_t i;
-	json_t *in;
+	size_t k;
+	json_t *o;
 
-	if (depth > 64)
-		return;
-	json_array_foreach(t->incs, i, in) {
-		const char *p = json_string_value(json_object_get(in, "parent"));
+	json_array_foreach(order, k, o) {
+		size_t i = (size_t)json_integer_value(json_object_get(o, "index"));
+		json_t *in = json_array_get(t->incs, i);
 
-		if ((parent == NULL) != (p == NULL) || (parent && strcmp(parent, p)))
+		if (!in)
 			continue;
-		if (t->seen) {
-			if (t->seen[i])
-				continue; /* a cycle of parents: the bundle is corrupt, show it once */
+		if (t->seen)
 			t->seen[i] = true;
-		}
-		inc_row(f, t, in, depth);
-		tree_rows(f, t, sget(in, "id"), depth + 1);
+		inc_row(f, t, in, (int)json_integer_value(json_object_get(o, "depth")));
 	}
 }
 
@@ -590,7 +585,7 @@ static void processes(FILE *f, json_t *rep)
 		el(f, "th", "num", json_string_value(c));
 	fputs("</tr>\n", f);
 	t.seen = calloc(json_array_size(t.incs) + 1, sizeof(*t.seen));
-	tree_rows(f, &t, NULL, 0);
+	tree_rows(f, &t, json_object_get(rep, "tree"));
 	/* incarnations the walk did not reach (a parent that is not in the
 	 * cohort): listed, not hidden */
 	if (t.seen) {

@@ -14,6 +14,7 @@
 #include "checks.h"
 #include "error.h"
 #include "model.h"
+#include "spec_json.h"
 #include "stats.h"
 #include "trace.h"
 #include "util.h"
@@ -214,7 +215,7 @@ static json_t *counts_load(const struct pmu_bundle *b, int rep)
 		json_t *r;
 		const char *t;
 
-		if (!strncmp(line, "{\"type\":\"count\"", 16))
+		if (!strncmp(line, "{\"type\":\"count\",", 16))
 			continue; /* per-thread counts: not in this report */
 		r = json_loads(line, 0, NULL);
 		t = sget(r, "type");
@@ -377,7 +378,13 @@ static void section_counters(json_t *m, json_t *k)
 	json_array_foreach(json_object_get(k, "cohort"), i, c) {
 		double v;
 		bool est;
-		const char *unit = json_object_get(c, "value_ns") ? "ns" : "count";
+		const char *unit = "count";
+		json_t *d;
+		size_t j;
+
+		json_array_foreach(json_object_get(k, "counters"), j, d)
+			if (!strcmp(sget(d, "name"), sget(c, "counter")) && !strcmp(sget(d, "unit"), "ns"))
+				unit = "ns";
 
 		if (strcmp(sget(c, "scope"), "incarnations"))
 			continue;
@@ -426,7 +433,7 @@ static void section_spans(json_t *m, const struct pmu_bundle *b, int rep)
 	while (f && getline(&line, &cap, f) > 0) {
 		json_t *r;
 
-		if (strncmp(line, "{\"type\":\"span\"", 15))
+		if (strncmp(line, "{\"type\":\"span\",", 15))
 			continue;
 		r = json_loads(line, 0, NULL);
 		if (r) {
@@ -523,12 +530,13 @@ static double share_of(json_t *cohort, json_t *k, const char *comm)
 	if (!tot || strcmp(sget(tot, "status"), "ok") ||
 	    !(sum = (double)json_integer_value(json_object_get(tot, "value_ns"))))
 		return -1;
-	json_object_foreach(json_object_get(k, "totals"), inc, m) {
-		json_t *t = json_object_get(m, "task-clock"), *in = NULL;
+	json_t *byid = json_object();
 
-		json_array_foreach(json_object_get(cohort, "incarnations"), i, c)
-			if (!strcmp(sget(c, "id"), inc))
-				in = c;
+	json_array_foreach(json_object_get(cohort, "incarnations"), i, c)
+		json_object_set(byid, sget(c, "id"), c);
+	json_object_foreach(json_object_get(k, "totals"), inc, m) {
+		json_t *t = json_object_get(m, "task-clock"), *in = json_object_get(byid, inc);
+
 		if (t && in && !strcmp(sget(in, "comm"), comm) && !strcmp(sget(t, "status"), "ok")) {
 			double s = 100.0 * (double)json_integer_value(json_object_get(t, "value_ns")) / sum;
 
@@ -536,6 +544,7 @@ static double share_of(json_t *cohort, json_t *k, const char *comm)
 				best = s;
 		}
 	}
+	json_decref(byid);
 	return best;
 }
 
@@ -559,7 +568,7 @@ static json_t *phases(const struct pmu_bundle *b, json_t *run, json_t *cohort)
 		for (char *line = strtok_r(txt, "\n", &last); line; line = strtok_r(NULL, "\n", &last)) {
 			json_t *r;
 
-			if (strncmp(line, "{\"type\":\"mark\"", 14))
+			if (strncmp(line, "{\"type\":\"mark\",", 15))
 				continue;
 			r = json_loads(line, 0, NULL);
 			if (r) {
@@ -582,6 +591,77 @@ static json_t *phases(const struct pmu_bundle *b, json_t *run, json_t *cohort)
 			 json_array_size(out) ? "the counters and totals cover the whole run: this bundle has no "
 						"time-resolved evidence to split them by phase"
 					      : "no pmurec:delay-end mark (pmurec --delay): the run is one phase");
+}
+
+/* ---- the process tree's order ------------------------------------------------ */
+
+/*
+ * Depth-first order of the incarnations, as [{index, depth}], in O(n): the
+ * renderers walk it instead of searching for children.  An incarnation
+ * whose parent is not in the cohort, and any the walk cannot reach (ids
+ * used twice, parent cycles: a corrupt bundle analyzed on request), come
+ * last at depth 0, each once.
+ */
+static json_t *tree_order(json_t *incs)
+{
+	size_t n = json_array_size(incs), *stack, sp = 0, i;
+	json_t *kids = json_object(), *ids = json_object(), *out = json_array(), *in;
+	bool *seen = calloc(n + 1, sizeof(*seen));
+	int *depth = calloc(n + 1, sizeof(*depth));
+
+	stack = calloc(n + 1, sizeof(*stack));
+	if (!seen || !depth || !stack)
+		goto done;
+	json_array_foreach(incs, i, in)
+		if (!json_object_get(ids, sget(in, "id")))
+			json_object_set_new(ids, sget(in, "id"), json_integer((json_int_t)i));
+	json_array_foreach(incs, i, in) {
+		const char *p = json_string_value(json_object_get(in, "parent"));
+		json_t *a;
+
+		if (!p || !json_object_get(ids, p))
+			continue;
+		if (!(a = json_object_get(kids, p))) {
+			a = json_array();
+			json_object_set_new(kids, p, a);
+		}
+		json_array_append_new(a, json_integer((json_int_t)i));
+	}
+	for (int pass = 0; pass < 2; pass++)
+		json_array_foreach(incs, i, in) {
+			const char *p = json_string_value(json_object_get(in, "parent"));
+
+			/* roots first; then whatever the walks did not reach */
+			if (seen[i] || (pass == 0 && p && json_object_get(ids, p)))
+				continue;
+			stack[sp++] = i;
+			depth[i] = 0;
+			seen[i] = true;
+			while (sp) {
+				size_t x = stack[--sp], k;
+				json_t *a = json_object_get(kids, sget(json_array_get(incs, x), "id")), *c;
+
+				json_array_append_new(out, json_pack("{s:I,s:i}", "index", (json_int_t)x, "depth", depth[x]));
+				/* children pushed in reverse: walked in cohort order */
+				for (k = json_array_size(a); k-- > 0;) {
+					size_t y = (size_t)json_integer_value(json_array_get(a, k));
+
+					(void)c;
+					if (y < n && !seen[y] && sp < n) {
+						seen[y] = true;
+						depth[y] = depth[x] < 64 ? depth[x] + 1 : 64;
+						stack[sp++] = y;
+					}
+				}
+			}
+		}
+done:
+	free(stack);
+	free(seen);
+	free(depth);
+	json_decref(kids);
+	json_decref(ids);
+	return out;
 }
 
 /* ---- repetitions ----------------------------------------------------------- */
@@ -778,6 +858,18 @@ json_t *an_load(const char *path, bool allow_invalid, int trace_rep, const char 
 	/* every repetition's metrics */
 	nrep = json_integer_value(json_object_get(run, "repeat")) > 1
 		       ? (int)json_integer_value(json_object_get(run, "repeat")) : 1;
+	/* never more than the bundle holds (a corrupt "repeat" analyzed on
+	 * request): stop at the first repetition that is not there */
+	for (int r = 2; r <= nrep; r++) {
+		char p[64];
+		struct stat st;
+
+		snprintf(p, sizeof(p), "data/repeats/%d/run.json", r);
+		if (fstatat(b.rootfd, p, &st, 0)) {
+			nrep = r - 1;
+			break;
+		}
+	}
 	runs = json_array();
 	shares = json_array();
 	for (int r = 1; r <= nrep; r++) {
@@ -832,13 +924,33 @@ json_t *an_load(const char *path, bool allow_invalid, int trace_rep, const char 
 		}
 		json_decref(d0);
 	}
-	x = json_pack("{s:s,s:b,s:O,s:O,s:O,s:O,s:O,s:O,s:O,s:O,s:O,s:o,s:o,s:{s:i,s:O,s:o}}", "bundle", path,
-		      "valid", res.errors == 0, "failed_checks", fl.list, "run", run, "host", json_object_get(caps, "host"),
-		      "settings", json_object_get(prov, "settings") ? json_object_get(prov, "settings") : json_null(),
-		      "images", json_object_get(prov, "images"), "config_hash", json_object_get(prov, "config_hash"),
+	x = json_pack("{s:o,s:b,s:O,s:O,s:O?,s:O?,s:O?,s:O?,s:O,s:O,s:O?,s:o,s:o,s:o,s:{s:i,s:O,s:o}}", "bundle",
+		      pmu_json_text(path), "valid", res.errors == 0, "failed_checks", fl.list, "run", run, "host",
+		      json_object_get(caps, "host"), "settings", json_object_get(prov, "settings"), "images",
+		      json_object_get(prov, "images"), "config_hash", json_object_get(prov, "config_hash"),
 		      "not_measured", missing, "collectors", fates, "cohort", json_object_get(cohort, "incarnations"),
-		      "dominant_cost", dominant_cost(cohort, k, shares), "phases", phases(&b, run, cohort),
-		      "repetitions", "n", nrep, "runs", runs, "summary", summarize(runs));
+		      "tree", tree_order(json_object_get(cohort, "incarnations")), "dominant_cost",
+		      dominant_cost(cohort, k, shares), "phases", phases(&b, run, cohort), "repetitions", "n", nrep, "runs",
+		      runs, "summary", summarize(runs));
+	if (!x) {
+		/* a document without what the report needs (possible only in a
+		 * bundle analyzed with --allow-invalid): say so, never exit 0 */
+		fprintf(stderr, "pmuanalyze: '%s' lacks what a report needs (host, images, configuration hash "
+				"or incarnations)\n", path);
+		*code = AN_EXIT_USAGE;
+		pmu_bundle_close(&b);
+		json_decref(shares);
+		json_decref(runs);
+		json_decref(k);
+		json_decref(run);
+		json_decref(caps);
+		json_decref(cohort);
+		json_decref(prov);
+		json_decref(fates);
+		json_decref(missing);
+		json_decref(fl.list);
+		return NULL;
+	}
 	if (k)
 		json_object_set(x, "counting", k);
 	pmu_bundle_close(&b);

@@ -85,6 +85,14 @@ static double ms(json_int_t ns)
 
 static bool color;
 
+/* Text from a bundle, for a terminal: control characters (an escape
+ * sequence in a command line) are shown as '?', never sent raw. */
+static void put_text(const char *t)
+{
+	for (const unsigned char *c = (const unsigned char *)(t ? t : "?"); *c; c++)
+		putchar(*c < 0x20 || *c == 0x7f ? '?' : *c);
+}
+
 static const char *c_on(const char *verdict)
 {
 	if (!color)
@@ -172,25 +180,29 @@ static void print_inc_counts(json_t *counting, const char *inc, int depth)
 	printf("\n");
 }
 
-static void print_tree(json_t *rep, json_t *incs, const char *parent, int depth)
+/* The tree in the depth-first order the model computed (model.c). */
+static void print_tree(json_t *rep, json_t *incs)
 {
-	size_t i;
-	json_t *in;
+	size_t k;
+	json_t *o;
 
-	if (depth > 64)
-		return;
-	json_array_foreach(incs, i, in) {
-		const char *p = json_string_value(json_object_get(in, "parent"));
+	json_array_foreach(json_object_get(rep, "tree"), k, o) {
+		json_t *in = json_array_get(incs, (size_t)json_integer_value(json_object_get(o, "index")));
+		int depth = (int)json_integer_value(json_object_get(o, "depth"));
 		json_t *exec = json_object_get(in, "exec");
 		json_int_t s = json_integer_value(json_object_get(in, "start_ns"));
 		json_t *end = json_object_get(in, "end_ns");
 
-		if ((parent == NULL) != (p == NULL) || (parent && strcmp(parent, p)))
+		if (!in)
 			continue;
-		printf("  %*s%s pid %lld %s", 2 * depth, "", sget(in, "id"),
-		       (long long)json_integer_value(json_object_get(in, "pid")), sget(in, "comm"));
-		if (json_array_size(exec))
-			printf(" (%s)", sget(json_array_get(exec, json_array_size(exec) - 1), "path"));
+		printf("  %*s%s pid %lld ", 2 * depth, "", sget(in, "id"),
+		       (long long)json_integer_value(json_object_get(in, "pid")));
+		put_text(sget(in, "comm"));
+		if (json_array_size(exec)) {
+			printf(" (");
+			put_text(sget(json_array_get(exec, json_array_size(exec) - 1), "path"));
+			printf(")");
+		}
 		if (json_is_true(json_object_get(in, "preexisting")))
 			printf(", running before the recording (times from attach)");
 		if (end)
@@ -202,7 +214,6 @@ static void print_tree(json_t *rep, json_t *incs, const char *parent, int depth)
 		       json_array_size(json_object_get(in, "tids")) == 1 ? "" : "s");
 		print_resources(json_object_get(in, "resources"), depth);
 		print_inc_counts(json_object_get(rep, "counting"), sget(in, "id"), depth);
-		print_tree(rep, incs, sget(in, "id"), depth + 1);
 	}
 }
 
@@ -216,8 +227,10 @@ static void print_header(json_t *rep, const char *label)
 	if (label)
 		printf("%s        %s\n", label, sget(rep, "bundle"));
 	printf("command  ");
-	json_array_foreach(json_object_get(run, "argv"), i, x)
-		printf("%s%s", i ? " " : "", json_string_value(x));
+	json_array_foreach(json_object_get(run, "argv"), i, x) {
+		printf("%s", i ? " " : "");
+		put_text(json_string_value(x));
+	}
 	printf("\nmode     %s\nresult   %s\nexit     ", sget(run, "mode"), sget(run, "result"));
 	print_exit(json_object_get(run, "exit"));
 	printf("\nwall     %.3f ms\nhost     %s %s %s\nrecorder %s %s\n", ms(dur), sget(host, "os"),
@@ -310,7 +323,7 @@ static void print_single(json_t *rep)
 		printf("\n");
 	}
 	printf("\nprocess tree (%zu incarnations)\n", json_array_size(json_object_get(rep, "cohort")));
-	print_tree(rep, json_object_get(rep, "cohort"), NULL, 0);
+	print_tree(rep, json_object_get(rep, "cohort"));
 	if (counting && json_array_size(json_object_get(counting, "cohort"))) {
 		printf("\ncohort counters\n");
 		json_array_foreach(json_object_get(counting, "cohort"), i, x) {
@@ -456,7 +469,7 @@ static void csv_num(json_t *v)
 	if (json_is_integer(v))
 		printf("%lld", (long long)json_integer_value(v));
 	else if (json_is_real(v))
-		printf("%.6g", json_real_value(v));
+		printf("%.17g", json_real_value(v));
 }
 
 static void csv_single(json_t *rep)
@@ -583,13 +596,15 @@ static void xml_text(FILE *f, const char *s)
 
 static int write_junit(const char *path, json_t *report)
 {
-	FILE *f = fopen(path, "w");
+	struct an_out out;
+	FILE *f = an_out_open(&out, path);
 	json_t *g = json_object_get(report, "gates"), *x, *cmp = json_object_get(report, "comparison");
 	size_t i, fails = 0, errs = 0;
 	bool comparable = json_is_true(json_object_get(cmp, "comparable"));
 
 	if (!f) {
 		fprintf(stderr, "pmuanalyze: cannot write '%s': %m\n", path);
+		an_out_close(&out, false);
 		return -1;
 	}
 	json_array_foreach(g, i, x) {
@@ -630,11 +645,7 @@ static int write_junit(const char *path, json_t *report)
 		fprintf(f, "</testcase>\n");
 	}
 	fprintf(f, "</testsuite>\n</testsuites>\n");
-	if (fclose(f)) {
-		fprintf(stderr, "pmuanalyze: cannot write '%s': %m\n", path);
-		return -1;
-	}
-	return 0;
+	return an_out_close(&out, !ferror(f));
 }
 
 /* ---- main --------------------------------------------------------------------- */
@@ -679,7 +690,10 @@ int main(int argc, char **argv)
 				fprintf(stderr, "pmuanalyze: --fail-if %s\n", why);
 				goto usage;
 			}
-			json_array_append_new(gates, json_string(optarg));
+			if (json_array_append_new(gates, json_string(optarg))) {
+				fprintf(stderr, "pmuanalyze: --fail-if: the expression is not UTF-8 text\n");
+				goto usage;
+			}
 			break;
 		}
 		case 'J': junit = optarg; break;
@@ -769,7 +783,7 @@ int main(int argc, char **argv)
 	json_object_set_new(report, "tool", json_pack("{s:s,s:s,s:s}", "name", "pmuanalyze", "version", PMU_VERSION,
 						      "spec", PMU_SPEC_VERSION));
 	if (json) {
-		json_dumpf(report, stdout, JSON_INDENT(2) | JSON_REAL_PRECISION(10));
+		json_dumpf(report, stdout, JSON_INDENT(2));
 		putchar('\n');
 	} else if (csv) {
 		if (nb == 1)

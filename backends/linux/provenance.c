@@ -115,12 +115,14 @@ json_t *pmu_image_describe(const char *path, const char *role)
 	fd = open(path, O_RDONLY | O_CLOEXEC);
 	if (fd < 0 || fstat(fd, &st) < 0) {
 		char why[512];
+		int e = errno;
 
-		snprintf(why, sizeof(why), "cannot open '%s': %s", path, strerror(errno));
+		/* the path may not be UTF-8 (or hold a newline, escaped in maps) */
+		snprintf(why, sizeof(why), "cannot open '%s': %s", path, strerror(e));
 		json_object_set_new(o, "status", json_string("unavailable"));
-		json_object_set_new(o, "reason", json_string(why));
-		json_object_set_new(o, "remedy", json_string(errno == EACCES ? "record as a user who can read the image"
-									 : "the image was removed or replaced during the run"));
+		json_object_set_new(o, "reason", pmu_json_text(why));
+		json_object_set_new(o, "remedy", json_string(e == EACCES ? "record as a user who can read the image"
+								     : "the image was removed or replaced during the run"));
 		if (fd >= 0)
 			close(fd);
 		return o;
@@ -133,7 +135,7 @@ json_t *pmu_image_describe(const char *path, const char *role)
 		dwarf_producer(fd, o);
 	} else {
 		json_object_set_new(o, "status", json_string("failed"));
-		json_object_set_new(o, "reason", json_string(pmu_error_detail()));
+		json_object_set_new(o, "reason", pmu_json_text(pmu_error_detail()));
 	}
 	close(fd);
 	return o;

@@ -90,7 +90,7 @@ self_contained() {
 	run text "$T/r.html" --sections
 	assert_output "warnings run not-measured collectors processes counters repetitions dominant-cost"
 	run grep -c '<svg class="strip"' "$T/r.html"
-	assert_output 3 # wall, task-clock, page-faults: the metrics with values
+	assert_output 6 # wall, task-clock, page-faults, and the span metrics of the three span names
 }
 
 @test "one recorded bundle, rendered by Chromium: the text report's dominant cost and every metric's summary" {
@@ -150,7 +150,7 @@ self_contained() {
 
 @test "an --ab pair, rendered: wall's change, interval, p and verdict, and the overhead statement, as in the text report" {
 	chromium_setup
-	pmurec --ab none,light --repeat 3 -o "$T/ab" -- sh -c 'i=0; while [ $i -lt 20000 ]; do i=$((i+1)); done'
+	pmurec --ab none,light --repeat 4 -o "$T/ab" -- sh -c 'i=0; while [ $i -lt 20000 ]; do i=$((i+1)); done'
 	pmuanalyze --html "$T/c.html" "$T/ab/none.bundle" "$T/ab/light.bundle" >"$T/c.txt"
 	self_contained "$T/c.html"
 	render "$T/c.html"
@@ -171,7 +171,7 @@ self_contained() {
 	run text "$T/c.html.dom" overhead
 	assert_output --partial "$statement"
 	run text "$T/c.html.dom" warnings
-	assert_output --partial "WARNING: fewer than 9 repetitions per side (A 3, B 3): the statistics are weak"
+	assert_output --partial "WARNING: fewer than 9 repetitions per side (A 4, B 4): the statistics are weak"
 	run text "$T/c.html.dom" comparability
 	assert_output --partial "comparability: comparable"
 	assert_output --partial 'note mode "none" "light"'

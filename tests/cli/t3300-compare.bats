@@ -75,7 +75,7 @@ print(o["applicable"], o["a_mode"], o["b_mode"], [x["position"] for x in o["orde
 	run pmuanalyze --fail-if wall.median:+5% --fail-if task-clock:+5% --junit "$T/j.xml" "$T/a.bundle" "$T/b.bundle"
 	assert_failure 3
 	assert_line --regexp '^wall .* higher in B$'
-	assert_line --regexp '^pmuanalyze: regression: wall: \+[0-9.]+% \(95% CI \+[0-9.]+% \.\. \+[0-9.]+%\) against a threshold of \+5\.00%: crossed$'
+	assert_line --regexp '^pmuanalyze: regression: wall: \+[0-9.]+% \(95% CI \+[0-9.]+% \.\. \+[0-9.]+%, p [0-9.]+\) against a threshold of \+5\.00%: crossed$'
 	assert_line --regexp '^  fail +wall.median:\+5%: '
 	run $PY -c 'import sys, xml.etree.ElementTree as E
 t = E.parse(sys.argv[1]).getroot().find("testsuite")
@@ -117,10 +117,10 @@ print(d["forced"], d["comparison"]["comparable"], any(w.startswith("FORCED COMPA
 	run pmuanalyze "$T/a.bundle" "$T/b.bundle"
 	assert_success
 	assert_line --partial "WARNING: fewer than 9 repetitions per side (A 1, B 1): the statistics are weak"
-	assert_line --regexp '^wall .* too few repetitions for an interval \(A 1, B 1; 3 needed on each side\)$'
+	assert_line --regexp '^wall .* too few repetitions to tell \(A 1, B 1: the rank test cannot reach p < 0\.05 below 4 on each side, or 3 against 5\)$'
 	run pmuanalyze --fail-if wall:+5% "$T/a.bundle" "$T/b.bundle"
 	assert_failure 2
-	assert_output --partial "metric 'wall' cannot be judged: too few repetitions"
+	assert_output --partial "metric 'wall' cannot be judged: too few repetitions to tell"
 	run pmuanalyze --fail-if syscalls.write.count:+10% "$T/a.bundle" "$T/b.bundle"
 	assert_failure 2
 	assert_output --partial "metric 'syscalls.write.count' is not in these bundles"
@@ -168,4 +168,104 @@ json.dump(d, open(sys.argv[2], "w"))' "$T/s.json" "$T/bad.json"
 	assert_success
 	assert_line --regexp '^metrics,wall,ns,5,'
 	assert_line --regexp '^processes,i1,[0-9]+,sh,,'
+}
+
+@test "three repetitions a side can never be significant: a 10x slower B is not passed, the gate cannot be judged" {
+	echo 0.01 >"$T/dur"
+	pmurec --repeat 3 -o "$T/a.bundle" -- sh -c "sleep \$(cat $T/dur)"
+	echo 0.2 >"$T/dur"
+	pmurec --repeat 3 -o "$T/b.bundle" -- sh -c "sleep \$(cat $T/dur)"
+	run pmuanalyze --fail-if wall:+5% "$T/a.bundle" "$T/b.bundle"
+	assert_failure 2
+	assert_output --partial "metric 'wall' cannot be judged: too few repetitions to tell (A 3, B 3"
+	# four a side can be told apart
+	echo 0.01 >"$T/dur"
+	pmurec --repeat 4 -o "$T/c.bundle" -- sh -c "sleep \$(cat $T/dur)"
+	echo 0.2 >"$T/dur"
+	pmurec --repeat 4 -o "$T/d.bundle" -- sh -c "sleep \$(cat $T/dur)"
+	run pmuanalyze --fail-if wall:+5% "$T/c.bundle" "$T/d.bundle"
+	assert_failure 3
+	assert_line --regexp '^wall .* higher in B$'
+}
+
+@test "span metrics are compared and gated by name" {
+	for b in a b; do
+		pmurec --repeat 4 -o "$T/$b.bundle" -- env ASAN_OPTIONS=detect_leaks=0 "$PMU_BUILD/test-marker"
+	done
+	run pmuanalyze "$T/a.bundle"
+	assert_success
+	assert_line --regexp '^  span\.[a-z]+ +[0-9.]+ ms '
+	span=$(grep -o 'span\.[a-z]*' <<<"$output" | head -1)
+	run pmuanalyze --fail-if "$span:+1000%" "$T/a.bundle" "$T/b.bundle"
+	assert_success
+	assert_line --regexp "^  pass +$span:\+1000%: "
+}
+
+@test "timing settings are part of comparability: another SMT state is refused" {
+	pmurec -o "$T/a.bundle" -- true
+	cp -r "$T/a.bundle" "$T/b.bundle"
+	$PY - "$T/b.bundle/data/provenance.json" <<'PYEOF'
+import json, sys
+d = json.load(open(sys.argv[1]))
+for s in d["settings"]:
+    if s["name"] == "clocksource":
+        s["status"] = "ok"; s["value"] = "hpet-bench"; s.pop("reason", None); s.pop("remedy", None)
+json.dump(d, open(sys.argv[1], "w"), indent=2)
+PYEOF
+	rebag "$T/b.bundle"
+	for name in smt-active cpufreq-governor; do
+		cp -r "$T/a.bundle" "$T/c.bundle"
+		$PY - "$T/c.bundle/data/provenance.json" "$name" <<'PYEOF'
+import json, sys
+d = json.load(open(sys.argv[1]))
+d["settings"] = [s for s in d["settings"] if s["name"] != sys.argv[2]]
+d["settings"].append({"name": sys.argv[2], "status": "ok", "value": "changed-for-the-test"})
+json.dump(d, open(sys.argv[1], "w"), indent=2)
+PYEOF
+		rebag "$T/c.bundle"
+		run pmuvalidate -q "$T/c.bundle"
+		assert_success
+		run pmuanalyze "$T/a.bundle" "$T/c.bundle"
+		assert_failure 4
+		assert_output --partial "setting $name: A"
+		rm -rf "$T/c.bundle"
+	done
+	run pmuanalyze "$T/a.bundle" "$T/b.bundle"
+	assert_failure 4
+	assert_output --partial "setting clocksource: A"
+}
+
+@test "odd input never gives a silent success: a non-UTF-8 gate, a bundle path that is not UTF-8" {
+	pmurec --repeat 4 -o "$T/a.bundle" -- true
+	run pmuanalyze --fail-if $'wall\xff:+5%' "$T/a.bundle" "$T/a.bundle"
+	assert_failure 2
+	assert_output --partial "not UTF-8"
+	cp -r "$T/a.bundle" "$T/x"$'\xff'".bundle"
+	run pmuanalyze --json "$T/x"$'\xff'".bundle"
+	assert_success
+	echo "$output" >"$T/r.json"
+	run $PY -c 'import json,sys; print(json.load(open(sys.argv[1]))["bundle"].endswith("x\ufffd.bundle"))' "$T/r.json"
+	assert_output True
+}
+
+@test "--junit is written whole or not at all; CSV and JSON carry every digit" {
+	pmurec --repeat 4 -o "$T/a.bundle" -- true
+	echo PRECIOUS >"$T/j.xml"
+	run pmuanalyze --junit /nonexistent/dir/j.xml --fail-if wall:+50% "$T/a.bundle" "$T/a.bundle"
+	assert_failure 2
+	run pmuanalyze --junit "$T/j.xml" --fail-if wall:+50% "$T/a.bundle" "$T/a.bundle"
+	assert_success
+	run grep -c '<testcase' "$T/j.xml"
+	assert_output 2
+	[ -z "$(ls "$T" | grep pmuanalyze)" ]
+	pmuanalyze --json "$T/a.bundle" >"$T/r.json"
+	pmuanalyze --csv "$T/a.bundle" >"$T/r.csv"
+	run $PY - "$T/r.json" "$T/r.csv" <<'PYEOF'
+import csv, json, sys
+j = {m["name"]: m for m in json.load(open(sys.argv[1]))["repetitions"]["summary"]}
+rows = [r for r in csv.reader(open(sys.argv[2])) if r and r[0] == "metrics"]
+bad = [r[1] for r in rows if j[r[1]]["status"] == "ok" and float(r[4]) != j[r[1]]["median"]]
+print(len(rows) > 3, bad)
+PYEOF
+	assert_output "True []"
 }
