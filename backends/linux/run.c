@@ -116,39 +116,67 @@ static int add_tid(struct pmu_incarnation *in, pid_t tid)
 	return 0;
 }
 
+/*
+ * A small /proc file into buf (NUL-terminated), or -1 with errno.  The
+ * follower reads several per process while the process waits at a ptrace
+ * stop: no allocation, no fstat, one buffer on the stack.
+ */
+static ssize_t proc_read(const char *path, char *buf, size_t cap)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	size_t len = 0;
+	ssize_t n = 0;
+
+	if (fd < 0)
+		return -1;
+	while (len + 1 < cap && (n = read(fd, buf + len, cap - 1 - len)) != 0) {
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0)
+			break;
+		len += (size_t)n;
+	}
+	close(fd);
+	if (n < 0)
+		return -1;
+	buf[len] = '\0';
+	return (ssize_t)len;
+}
+
 static void read_comm(pid_t pid, char *out, size_t n)
 {
-	char path[64], *s = NULL;
-	size_t len = 0;
+	char path[64], s[64];
+	ssize_t len;
 
 	snprintf(path, sizeof(path), "/proc/%d/comm", (int)pid);
-	if (pmu_read_file(AT_FDCWD, path, 256, &s, &len) == 0) {
-		while (len && (s[len - 1] == '\n'))
+	out[0] = '\0';
+	if ((len = proc_read(path, s, sizeof(s))) > 0) {
+		while (len && s[len - 1] == '\n')
 			s[--len] = '\0';
-		snprintf(out, n, "%s", s);
+		snprintf(out, n, "%.31s", s);
 	}
-	free(s);
 	if (!out[0])
 		snprintf(out, n, "?");
 }
 
-/* One "Key:\tvalue" line of /proc/PID/status, or -1. */
-static long long status_field(pid_t pid, const char *key)
+/* "Key:\tvalue" lines of /proc/PID/status, read once: vals[i] for keys[i],
+ * -1 when absent or unreadable. */
+static void status_fields(pid_t pid, const char *const *keys, long long *vals, int n)
 {
-	char path[64], *s = NULL, *p;
-	long long v = -1;
-	size_t kl = strlen(key);
+	char path[64], s[8192], *p;
 
+	for (int i = 0; i < n; i++)
+		vals[i] = -1;
 	snprintf(path, sizeof(path), "/proc/%d/status", (int)pid);
-	if (pmu_read_file(AT_FDCWD, path, 1 << 16, &s, NULL))
-		return -1;
+	if (proc_read(path, s, sizeof(s)) < 0)
+		return;
 	for (p = s; p && *p; p = strchr(p, '\n') ? strchr(p, '\n') + 1 : NULL)
-		if (!strncmp(p, key, kl) && p[kl] == ':') {
-			v = strtoll(p + kl + 1, NULL, 10);
-			break;
+		for (int i = 0; i < n; i++) {
+			size_t kl = strlen(keys[i]);
+
+			if (!strncmp(p, keys[i], kl) && p[kl] == ':')
+				vals[i] = strtoll(p + kl + 1, NULL, 10);
 		}
-	free(s);
-	return v;
 }
 
 static struct pmu_incarnation *add_inc(struct pmu_cohort *c, pid_t pid, int parent, uint64_t t)
@@ -265,12 +293,13 @@ static void read_objects(struct pmu_cohort *c, pid_t pid)
 static void read_resources(struct pmu_incarnation *in)
 {
 	static const char *const remedy = "run pmurec as the owner of the command, or as root";
-	char path[64], *s = NULL, *p;
+	static const char *const keys[] = { "VmHWM", "voluntary_ctxt_switches", "nonvoluntary_ctxt_switches" };
+	char path[64], s[4096], *p = NULL;
 	long tick = sysconf(_SC_CLK_TCK);
-	long long v;
+	long long v, vals[3];
 
 	snprintf(path, sizeof(path), "/proc/%d/stat", (int)in->pid);
-	if (pmu_read_file(AT_FDCWD, path, 4096, &s, NULL) == 0 && (p = strrchr(s, ')'))) {
+	if (proc_read(path, s, sizeof(s)) > 0 && (p = strrchr(s, ')'))) {
 		unsigned long long f[64] = { 0 };
 		int n;
 
@@ -291,25 +320,28 @@ static void read_resources(struct pmu_incarnation *in)
 		res_set(&in->res[PMU_RES_CPU_SYSTEM_NS], f[15] * (1000000000ull / (unsigned long long)tick),
 			"/proc/PID/stat stime at exit (clock ticks)");
 	} else {
+		int e = errno;
+
 		for (int r = PMU_RES_CPU_USER_NS; r <= PMU_RES_MAJOR_FAULTS; r++)
 			if (r != PMU_RES_MAX_RSS_BYTES)
-				res_unavail(&in->res[r], "/proc/PID/stat", remedy, "%s", pmu_error_detail());
+				res_unavail(&in->res[r], "/proc/PID/stat", remedy, "cannot read '%s': %s", path,
+					    p ? "unexpected format" : strerror(e));
 	}
-	free(s);
-	v = status_field(in->pid, "VmHWM");
+	status_fields(in->pid, keys, vals, 3);
+	v = vals[0];
 	if (v >= 0)
 		res_set(&in->res[PMU_RES_MAX_RSS_BYTES], (uint64_t)v * 1024, "/proc/PID/status VmHWM at exit");
 	else
 		res_unavail(&in->res[PMU_RES_MAX_RSS_BYTES], "/proc/PID/status", remedy,
 			    "VmHWM not readable at exit");
-	v = status_field(in->pid, "voluntary_ctxt_switches");
+	v = vals[1];
 	if (v >= 0 && in->ntids == 1)
 		res_set(&in->res[PMU_RES_VOLUNTARY_SWITCHES], (uint64_t)v, "/proc/PID/status at exit");
 	else
 		res_unavail(&in->res[PMU_RES_VOLUNTARY_SWITCHES], "/proc/PID/status", "count them per thread with the counting collector (pmurec -e context-switches)",
 			    v < 0 ? "not readable at exit" : "the process had %zu threads; /proc/PID/status counts the leader only",
 			    in->ntids);
-	v = status_field(in->pid, "nonvoluntary_ctxt_switches");
+	v = vals[2];
 	if (v >= 0 && in->ntids == 1)
 		res_set(&in->res[PMU_RES_INVOLUNTARY_SWITCHES], (uint64_t)v, "/proc/PID/status at exit");
 	else
@@ -328,18 +360,16 @@ static void read_resources(struct pmu_incarnation *in)
  */
 static void thread_io(struct pmu_incarnation *in, pid_t tid)
 {
-	char path[96], *s = NULL, *r, *w;
+	char path[96], s[1024], *r, *w;
 
 	snprintf(path, sizeof(path), "/proc/%d/task/%d/io", (int)in->pid, (int)tid);
-	if (pmu_read_file(AT_FDCWD, path, 4096, &s, NULL) == 0 && (r = strstr(s, "rchar: ")) &&
-	    (w = strstr(s, "wchar: "))) {
+	if (proc_read(path, s, sizeof(s)) > 0 && (r = strstr(s, "rchar: ")) && (w = strstr(s, "wchar: "))) {
 		in->io_read += strtoull(r + 7, NULL, 10);
 		in->io_write += strtoull(w + 7, NULL, 10);
 		in->io_threads++;
 	} else {
 		in->io_failed = true;
 	}
-	free(s);
 }
 
 /* mode none: the root's totals from wait4, which include the descendants it waited for. */
@@ -420,8 +450,14 @@ static void on_alarm(int sig)
 static struct pmu_incarnation *adopt(struct pmu_cohort *c, pid_t tid, uint64_t t, struct pmu_incarnation *by,
 				     int hint)
 {
-	long long tgid = status_field(tid, "Tgid"), ppid = status_field(tid, "PPid");
-	struct pmu_incarnation *in = tgid > 0 ? inc_of_pid(c, (pid_t)tgid) : NULL, *p;
+	static const char *const keys[] = { "Tgid", "PPid" };
+	long long v[2], tgid, ppid;
+	struct pmu_incarnation *in, *p;
+
+	status_fields(tid, keys, v, 2);
+	tgid = v[0];
+	ppid = v[1];
+	in = tgid > 0 ? inc_of_pid(c, (pid_t)tgid) : NULL;
 	int parent_id;
 
 	/* /proc unreadable (the task is gone, or no descriptor is left): the
