@@ -20,6 +20,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "cli.h"
 #include "html.h"
 #include "model.h"
 #include "util.h"
@@ -47,23 +48,11 @@ static json_int_t iget(json_t *o, const char *k)
 /* ---- escaping ------------------------------------------------------------------ */
 
 /* Text or attribute value: the five markup characters escaped, control
- * characters other than tab and newline dropped (they are not allowed in
- * HTML and a terminal escape in a command line must not survive). */
+ * characters other than tab and newline shown as '?' (they are not allowed
+ * in HTML and a terminal escape in a command line must not survive). */
 static void esc(FILE *f, const char *s)
 {
-	for (; s && *s; s++) {
-		switch (*s) {
-		case '<': fputs("&lt;", f); break;
-		case '>': fputs("&gt;", f); break;
-		case '&': fputs("&amp;", f); break;
-		case '"': fputs("&quot;", f); break;
-		case '\'': fputs("&#39;", f); break;
-		default:
-			if ((unsigned char)*s >= 0x20 || *s == '\n' || *s == '\t')
-				fputc(*s, f);
-			break;
-		}
-	}
+	pmu_xml_text(f, s);
 }
 
 /* Formatted text, escaped.  Only for short, bounded texts (numbers and
@@ -947,26 +936,16 @@ static void comparison(FILE *f, json_t *report)
 	      "<th class=\"num\">B median</th><th class=\"num\">change</th><th class=\"num\">95% CI</th>"
 	      "<th class=\"num\">p</th><th>verdict</th><th>A and B per repetition</th></tr>\n", f);
 	json_array_foreach(json_object_get(cmp, "metrics"), i, x) {
-		char va[64] = "n/a", vb[64] = "n/a", ch[32] = "", ci[64] = "", p[16] = "";
-		const char *unit = sget(x, "unit"), *st = sget(x, "status");
-		const char *verdict = json_object_get(x, "verdict") ? sget(x, "verdict") : sget(x, "reason");
+		struct an_cells cl;
 
 		/* a metric neither or only one side has: listed once, below */
 		if (!iget(x, "n_a") || !iget(x, "n_b")) {
 			skipped++;
 			continue;
 		}
-		if (json_object_get(x, "a_median"))
-			an_fmt_value(json_real_value(json_object_get(x, "a_median")), unit, va, sizeof(va));
-		if (json_object_get(x, "b_median"))
-			an_fmt_value(json_real_value(json_object_get(x, "b_median")), unit, vb, sizeof(vb));
-		if (json_object_get(x, "delta_percent"))
-			snprintf(ch, sizeof(ch), "%+.1f%%", json_real_value(json_object_get(x, "delta_percent")));
-		if (!strcmp(st, "ok"))
-			snprintf(ci, sizeof(ci), "%+.1f%% .. %+.1f%%", json_real_value(json_object_get(x, "ci_low_percent")),
-				 json_real_value(json_object_get(x, "ci_high_percent")));
-		if (json_object_get(x, "p_value"))
-			snprintf(p, sizeof(p), "%.3f", json_real_value(json_object_get(x, "p_value")));
+		an_fmt_compared(x, &cl);
+		char *va = cl.va, *vb = cl.vb, *ch = cl.ch, *ci = cl.ci, *p = cl.p;
+		const char *verdict = cl.verdict;
 		fputs("<tr>", f);
 		el(f, "td", NULL, sget(x, "name"));
 		el(f, "td", "num", va);

@@ -61,6 +61,27 @@ void an_fmt_count(json_t *r, char *out, size_t n)
 		snprintf(out, n, "%s", num);
 }
 
+void an_fmt_compared(json_t *x, struct an_cells *c)
+{
+	const char *unit = sget(x, "unit"), *st = sget(x, "status");
+
+	snprintf(c->va, sizeof(c->va), "n/a");
+	snprintf(c->vb, sizeof(c->vb), "n/a");
+	c->ch[0] = c->ci[0] = c->p[0] = '\0';
+	c->verdict = !strcmp(st, "ok") ? sget(x, "verdict") : sget(x, "reason");
+	if (json_object_get(x, "a_median"))
+		an_fmt_value(json_real_value(json_object_get(x, "a_median")), unit, c->va, sizeof(c->va));
+	if (json_object_get(x, "b_median"))
+		an_fmt_value(json_real_value(json_object_get(x, "b_median")), unit, c->vb, sizeof(c->vb));
+	if (json_object_get(x, "delta_percent"))
+		snprintf(c->ch, sizeof(c->ch), "%+.1f%%", json_real_value(json_object_get(x, "delta_percent")));
+	if (!strcmp(st, "ok"))
+		snprintf(c->ci, sizeof(c->ci), "%+.1f%% .. %+.1f%%", json_real_value(json_object_get(x, "ci_low_percent")),
+			 json_real_value(json_object_get(x, "ci_high_percent")));
+	if (json_object_get(x, "p_value"))
+		snprintf(c->p, sizeof(c->p), "%.3f", json_real_value(json_object_get(x, "p_value")));
+}
+
 /* ---- output files ------------------------------------------------------------ */
 
 FILE *an_out_open(struct an_out *o, const char *path)
@@ -937,22 +958,10 @@ json_t *an_load(const char *path, bool allow_invalid, int trace_rep, const char 
 		 * bundle analyzed with --allow-invalid): say so, never exit 0 */
 		fprintf(stderr, "pmuanalyze: '%s' lacks what a report needs (host, images, configuration hash "
 				"or incarnations)\n", path);
-		*code = AN_EXIT_USAGE;
-		pmu_bundle_close(&b);
-		json_decref(shares);
-		json_decref(runs);
-		json_decref(k);
-		json_decref(run);
-		json_decref(caps);
-		json_decref(cohort);
-		json_decref(prov);
-		json_decref(fates);
-		json_decref(missing);
-		json_decref(fl.list);
-		return NULL;
-	}
-	if (k)
+	} else if (k) {
 		json_object_set(x, "counting", k);
+	}
+	*code = x ? AN_EXIT_OK : AN_EXIT_USAGE;
 	pmu_bundle_close(&b);
 	json_decref(shares);
 	json_decref(runs);
@@ -964,6 +973,5 @@ json_t *an_load(const char *path, bool allow_invalid, int trace_rep, const char 
 	json_decref(fates);
 	json_decref(missing);
 	json_decref(fl.list);
-	*code = AN_EXIT_OK;
 	return x;
 }

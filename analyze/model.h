@@ -46,6 +46,15 @@ FILE *an_out_open(struct an_out *o, const char *path);
 /* Returns 0, or -1 (message printed) when the file could not be finished. */
 int an_out_close(struct an_out *o, bool ok);
 
+/* The cells of a compared metric's row (comparison.metrics[]), as the text
+ * and HTML reports show them; verdict is the verdict, or why there is none. */
+struct an_cells {
+	char va[64], vb[64], ch[32], ci[64], p[16];
+	const char *verdict;
+};
+
+void an_fmt_compared(json_t *x, struct an_cells *c);
+
 /* A metric's unit as text for a value: "12.345 ms", "1.2 MiB", "4711". */
 void an_fmt_value(double v, const char *unit, char *out, size_t n);
 

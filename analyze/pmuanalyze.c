@@ -394,27 +394,14 @@ static void print_compare(json_t *report)
 	printf("\n%-26s %14s %14s %9s %21s %8s  %s\n", "metric", "A median", "B median", "change", "95% CI", "p",
 	       "verdict");
 	json_array_foreach(json_object_get(cmp, "metrics"), i, x) {
-		char va[48] = "n/a", vb[48] = "n/a", ch[32] = "", ci[48] = "", p[16] = "";
-		const char *unit = sget(x, "unit"), *st = sget(x, "status");
-		const char *verdict = !strcmp(st, "ok") ? sget(x, "verdict") : sget(x, "reason");
+		struct an_cells cl;
 
 		/* a metric neither or only one side has: listed once, below */
 		if (!json_integer_value(json_object_get(x, "n_a")) || !json_integer_value(json_object_get(x, "n_b")))
 			continue;
-
-		if (json_object_get(x, "a_median"))
-			an_fmt_value(json_real_value(json_object_get(x, "a_median")), unit, va, sizeof(va));
-		if (json_object_get(x, "b_median"))
-			an_fmt_value(json_real_value(json_object_get(x, "b_median")), unit, vb, sizeof(vb));
-		if (json_object_get(x, "delta_percent"))
-			snprintf(ch, sizeof(ch), "%+.1f%%", json_real_value(json_object_get(x, "delta_percent")));
-		if (!strcmp(st, "ok"))
-			snprintf(ci, sizeof(ci), "%+.1f%% .. %+.1f%%", json_real_value(json_object_get(x, "ci_low_percent")),
-				 json_real_value(json_object_get(x, "ci_high_percent")));
-		if (json_object_get(x, "p_value"))
-			snprintf(p, sizeof(p), "%.3f", json_real_value(json_object_get(x, "p_value")));
-		printf("%-26s %14s %14s %9s %21s %8s  %s%s%s%s\n", sget(x, "name"), va, vb, ch, ci, p, c_on(verdict), verdict,
-		       c_off(), json_is_true(json_object_get(x, "estimate")) ? " (estimates)" : "");
+		an_fmt_compared(x, &cl);
+		printf("%-26s %14s %14s %9s %21s %8s  %s%s%s%s\n", sget(x, "name"), cl.va, cl.vb, cl.ch, cl.ci, cl.p,
+		       c_on(cl.verdict), cl.verdict, c_off(), json_is_true(json_object_get(x, "estimate")) ? " (estimates)" : "");
 	}
 	{
 		int n = 0;
@@ -578,22 +565,6 @@ static void csv_compare(json_t *report)
 
 /* ---- JUnit -------------------------------------------------------------------- */
 
-static void xml_text(FILE *f, const char *s)
-{
-	for (; *s; s++) {
-		switch (*s) {
-		case '<': fputs("&lt;", f); break;
-		case '>': fputs("&gt;", f); break;
-		case '&': fputs("&amp;", f); break;
-		case '"': fputs("&quot;", f); break;
-		default:
-			if ((unsigned char)*s >= 0x20 || *s == '\n' || *s == '\t')
-				fputc(*s, f);
-			break;
-		}
-	}
-}
-
 static int write_junit(const char *path, json_t *report)
 {
 	struct an_out out;
@@ -619,11 +590,11 @@ static int write_junit(const char *path, json_t *report)
 		fprintf(f, "<failure message=\"the bundles are not comparable\">");
 		json_array_foreach(json_object_get(cmp, "differences"), i, x)
 			if (json_is_true(json_object_get(x, "refusing"))) {
-				xml_text(f, sget(x, "what"));
+				pmu_xml_text(f, sget(x, "what"));
 				fputs(": A ", f);
-				xml_text(f, sget(x, "a"));
+				pmu_xml_text(f, sget(x, "a"));
 				fputs(", B ", f);
-				xml_text(f, sget(x, "b"));
+				pmu_xml_text(f, sget(x, "b"));
 				fputc('\n', f);
 			}
 		fprintf(f, "</failure>");
@@ -631,15 +602,15 @@ static int write_junit(const char *path, json_t *report)
 	fprintf(f, "</testcase>\n");
 	json_array_foreach(g, i, x) {
 		fprintf(f, "<testcase classname=\"pmuanalyze.gates\" name=\"");
-		xml_text(f, sget(x, "expr"));
+		pmu_xml_text(f, sget(x, "expr"));
 		fprintf(f, "\">");
 		if (strcmp(sget(x, "status"), "pass")) {
 			fprintf(f, "<%s message=\"", !strcmp(sget(x, "status"), "fail") ? "failure" : "error");
-			xml_text(f, sget(x, "message"));
+			pmu_xml_text(f, sget(x, "message"));
 			fprintf(f, "\"/>");
 		} else {
 			fprintf(f, "<system-out>");
-			xml_text(f, sget(x, "message"));
+			pmu_xml_text(f, sget(x, "message"));
 			fprintf(f, "</system-out>");
 		}
 		fprintf(f, "</testcase>\n");

@@ -17,4 +17,9 @@ enum pmu_exit {
  * fails loudly; returns the exit code to use. */
 int pmu_cli_finish(const char *prog, int code);
 
+/* Text for XML or HTML (JUnit reports, the HTML report): the five markup
+ * characters as entities, control characters other than tab and newline
+ * (not allowed in XML; a terminal escape must not survive) as '?'. */
+void pmu_xml_text(FILE *f, const char *s);
+
 #endif

@@ -402,6 +402,42 @@ static int probe(bool json)
 	return 0;
 }
 
+/* requested, probed and final, both unavailable: a collector that could not start */
+static void lc_unavailable(json_t *recs, uint64_t t, const char *reason, const char *remedy)
+{
+	json_t *r;
+
+	json_array_append_new(recs, lc(t, "requested"));
+	r = lc(t, "probed");
+	json_object_set_new(r, "status", json_string("unavailable"));
+	json_object_set_new(r, "reason", pmu_json_text(reason));
+	json_object_set_new(r, "remedy", pmu_json_text(remedy));
+	json_array_append_new(recs, r);
+	r = json_deep_copy(r);
+	json_object_set_new(r, "event", json_string("final"));
+	json_array_append_new(recs, r);
+}
+
+/* The whole lifecycle of a collector that worked, with its attach evidence. */
+static void lc_ok(json_t *recs, uint64_t t0, uint64_t t1, const char *evidence)
+{
+	json_t *r;
+
+	json_array_append_new(recs, lc(t0, "requested"));
+	r = lc(t0, "probed");
+	json_object_set_new(r, "status", json_string("ok"));
+	json_array_append_new(recs, r);
+	json_array_append_new(recs, lc(t0, "opened"));
+	r = lc(t0, "attached");
+	json_object_set_new(r, "evidence", pmu_json_text(evidence));
+	json_array_append_new(recs, r);
+	json_array_append_new(recs, lc(t1, "stopped"));
+	json_array_append_new(recs, lc(t1, "detached"));
+	r = lc(t1, "final");
+	json_object_set_new(r, "status", json_string("ok"));
+	json_array_append_new(recs, r);
+}
+
 /* Each known collector's lifecycle, and the run's collector list. */
 static int write_collectors(const struct opts *o, const struct pmu_launch_result *lr,
 			    const struct pmu_cohort *c, uint64_t run_start, json_t *list, bool *any_failed)
@@ -424,50 +460,23 @@ static int write_collectors(const struct opts *o, const struct pmu_launch_result
 			json_decref(recs);
 			recs = pmu_ctl_lifecycle(o->ctl, lr->start_ns < run_start ? lr->start_ns : run_start, lr->end_ns);
 		} else if (!strcmp(d->name, "control")) {
-			json_array_append_new(recs, lc(lr->start_ns, "requested"));
-			r = lc(lr->start_ns, "probed");
-			json_object_set_new(r, "status", json_string("unavailable"));
-			json_object_set_new(r, "reason",
-					    json_string(o->attach ? "attached to a running process: it cannot be given "
-								    "PMUREC_CTL_FD"
-								  : "the control socket could not be created"));
-			json_object_set_new(r, "remedy", json_string(o->attach ? "launch the command under pmurec"
-									       : "check the file-descriptor limit (ulimit -n)"));
-			json_array_append_new(recs, r);
-			r = json_deep_copy(r);
-			json_object_set_new(r, "event", json_string("final"));
-			json_array_append_new(recs, r);
+			lc_unavailable(recs, lr->start_ns,
+				       o->attach ? "attached to a running process: it cannot be given PMUREC_CTL_FD"
+						 : "the control socket could not be created",
+				       o->attach ? "launch the command under pmurec"
+						 : "check the file-descriptor limit (ulimit -n)");
 		} else if (!strcmp(d->name, "counting") && lr->follow_ok && o->counting) {
 			char why[512], ev[400];
 			const char *remedy = NULL;
 			json_t *recs2 = pmu_counting_records(o->counting, c, run_start < lr->start_ns ? run_start : lr->start_ns,
 							     lr->end_ns, ev, sizeof(ev));
 
-			json_array_append_new(recs, lc(lr->start_ns, "requested"));
-			r = lc(lr->start_ns, "probed");
-			if (!recs2) {
+			if (!recs2)
 				err = pmu_error(PMU_ERR_NOMEM, "out of memory");
-			} else if (!pmu_counting_usable(o->counting, why, sizeof(why), &remedy)) {
-				json_object_set_new(r, "status", json_string("unavailable"));
-				json_object_set_new(r, "reason", json_string(why));
-				json_object_set_new(r, "remedy", json_string(remedy));
-				json_array_append_new(recs, r);
-				r = json_deep_copy(r);
-				json_object_set_new(r, "event", json_string("final"));
-				json_array_append_new(recs, r);
-			} else {
-				json_object_set_new(r, "status", json_string("ok"));
-				json_array_append_new(recs, r);
-				json_array_append_new(recs, lc(lr->start_ns, "opened"));
-				r = lc(lr->start_ns, "attached");
-				json_object_set_new(r, "evidence", json_string(ev));
-				json_array_append_new(recs, r);
-				json_array_append_new(recs, lc(lr->end_ns, "stopped"));
-				json_array_append_new(recs, lc(lr->end_ns, "detached"));
-				r = lc(lr->end_ns, "final");
-				json_object_set_new(r, "status", json_string("ok"));
-				json_array_append_new(recs, r);
-			}
+			else if (!pmu_counting_usable(o->counting, why, sizeof(why), &remedy))
+				lc_unavailable(recs, lr->start_ns, why, remedy);
+			else
+				lc_ok(recs, lr->start_ns, lr->end_ns, ev);
 			if (recs2 && !err)
 				err = put_stream("collectors/counting/counts.jsonl", "counts", recs2);
 			else
@@ -476,47 +485,19 @@ static int write_collectors(const struct opts *o, const struct pmu_launch_result
 			char why[200];
 
 			snprintf(why, sizeof(why), "the %s collector is not built in pmu %s", d->name, PMU_VERSION);
-			json_array_append_new(recs, lc(lr->start_ns, "requested"));
-			r = lc(lr->start_ns, "probed");
-			json_object_set_new(r, "status", json_string("unavailable"));
-			json_object_set_new(r, "reason", json_string(why));
-			json_object_set_new(r, "remedy", json_string("none in this version"));
-			json_array_append_new(recs, r);
-			r = json_deep_copy(r);
-			json_object_set_new(r, "event", json_string("final"));
-			json_array_append_new(recs, r);
+			lc_unavailable(recs, lr->start_ns, why, "none in this version");
 		} else if (!lr->follow_ok) {
-			json_array_append_new(recs, lc(lr->start_ns, "requested"));
-			r = lc(lr->start_ns, "probed");
-			json_object_set_new(r, "status", json_string("unavailable"));
-			json_object_set_new(r, "reason", json_string(lr->follow_reason));
-			json_object_set_new(r, "remedy", json_string(lr->follow_remedy));
-			json_array_append_new(recs, r);
-			r = json_deep_copy(r);
-			json_object_set_new(r, "event", json_string("final"));
-			json_array_append_new(recs, r);
+			lc_unavailable(recs, lr->start_ns, lr->follow_reason, lr->follow_remedy);
 		} else {
 			char ev[200];
 
-			json_array_append_new(recs, lc(lr->start_ns, "requested"));
-			r = lc(lr->start_ns, "probed");
-			json_object_set_new(r, "status", json_string("ok"));
-			json_array_append_new(recs, r);
-			json_array_append_new(recs, lc(lr->start_ns, "opened"));
-			r = lc(lr->start_ns, "attached");
 			if (o->attach)
 				snprintf(ev, sizeof(ev), "PTRACE_SEIZE of the running tree of pid %d; %zu incarnation(s) followed",
 					 (int)o->attach, c->n);
 			else
 				snprintf(ev, sizeof(ev), "PTRACE_SEIZE of the command before its exec; %zu incarnation(s) followed",
 					 c->n);
-			json_object_set_new(r, "evidence", json_string(ev));
-			json_array_append_new(recs, r);
-			json_array_append_new(recs, lc(lr->end_ns, "stopped"));
-			json_array_append_new(recs, lc(lr->end_ns, "detached"));
-			r = lc(lr->end_ns, "final");
-			json_object_set_new(r, "status", json_string("ok"));
-			json_array_append_new(recs, r);
+			lc_ok(recs, lr->start_ns, lr->end_ns, ev);
 		}
 		snprintf(rel, sizeof(rel), "collectors/%s/lifecycle.jsonl", d->name);
 		err = put_stream(rel, "lifecycle", recs);

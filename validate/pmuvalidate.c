@@ -148,23 +148,6 @@ static json_t *bundle_json(const struct bundle_report *b)
 	return o;
 }
 
-static void xml_escape(FILE *f, const char *s)
-{
-	for (; s && *s; s++) {
-		switch (*s) {
-		case '<': fputs("&lt;", f); break;
-		case '>': fputs("&gt;", f); break;
-		case '&': fputs("&amp;", f); break;
-		case '"': fputs("&quot;", f); break;
-		default:
-			if ((unsigned char)*s < 0x20 && *s != '\n' && *s != '\t')
-				fputc('?', f);
-			else
-				fputc(*s, f);
-		}
-	}
-}
-
 /* One testsuite per bundle, one testcase per check: failed, passed, or
  * skipped with the reason that it could not be evaluated. */
 static int write_junit(const char *path, struct bundle_report *b, size_t nb)
@@ -188,7 +171,7 @@ static int write_junit(const char *path, struct bundle_report *b, size_t nb)
 			skipped += !failed && !b[i].err && !b[i].res.evaluated[c];
 		}
 		fprintf(f, "  <testsuite name=\"");
-		xml_escape(f, b[i].path);
+		pmu_xml_text(f, b[i].path);
 		fprintf(f, "\" tests=\"%d\" failures=\"%u\" skipped=\"%u\">\n", PMU_CHECK_COUNT_, failures,
 			skipped);
 		for (int c = 0; c < PMU_CHECK_COUNT_; c++) {
@@ -197,7 +180,7 @@ static int write_junit(const char *path, struct bundle_report *b, size_t nb)
 			fprintf(f, "    <testcase classname=\"pmuvalidate\" name=\"%s\">", pmu_checks[c].id);
 			if (b[i].err) {
 				fprintf(f, "<failure message=\"bundle could not be read\">");
-				xml_escape(f, b[i].err_msg);
+				pmu_xml_text(f, b[i].err_msg);
 				fprintf(f, "</failure>");
 			}
 			for (size_t k = 0; !b[i].err && k < b[i].n; k++) {
@@ -208,11 +191,11 @@ static int write_junit(const char *path, struct bundle_report *b, size_t nb)
 				if (!failed)
 					fprintf(f, "<failure message=\"%s\">", pmu_checks[c].id);
 				failed = true;
-				xml_escape(f, x->file ? x->file : "");
+				pmu_xml_text(f, x->file ? x->file : "");
 				if (x->record)
 					fprintf(f, ":%llu", (unsigned long long)x->record);
 				fprintf(f, ": ");
-				xml_escape(f, x->message);
+				pmu_xml_text(f, x->message);
 				fprintf(f, "\n");
 			}
 			if (failed)
