@@ -378,13 +378,41 @@ static void section_tree(json_t *m, json_t *run, json_t *cohort)
 	{
 		json_t *u = json_object_get(m, "cpu_user"), *sy = json_object_get(m, "cpu_system");
 
-		if (!strcmp(sget(u, "status"), "ok") && !strcmp(sget(sy, "status"), "ok"))
+		if (!strcmp(sget(u, "status"), "ok") && !strcmp(sget(sy, "status"), "ok")) {
+			char src[300];
+
+			/* the sum keeps its parts' source: two modes' cpu differ as theirs do */
+			snprintf(src, sizeof(src), "%s (user + system)", sget(u, "source"));
 			metric_ok(m, "cpu", "ns",
 				  json_real_value(json_object_get(u, "value")) + json_real_value(json_object_get(sy, "value")),
-				  false, "cpu_user + cpu_system");
+				  false, src);
+		}
 		else
 			metric_na(m, "cpu", "ns", "cpu_user or cpu_system is unavailable");
 	}
+}
+
+/* The command's wait4 totals (run.json command_rusage): one source in every
+ * mode, so the observer overhead on CPU can be stated. */
+static void section_command(json_t *m, json_t *run)
+{
+	static const struct {
+		const char *key, *name, *unit;
+	} f[] = {
+		{ "cpu_user_ns", "command.cpu_user", "ns" },   { "cpu_system_ns", "command.cpu_system", "ns" },
+		{ "max_rss_bytes", "command.max_rss", "bytes" }, { "minor_faults", "command.minor_faults", "count" },
+	};
+	json_t *ru = json_object_get(run, "command_rusage");
+
+	if (!ru)
+		return;
+	for (size_t i = 0; i < PMU_ARRAY_SIZE(f); i++)
+		metric_ok(m, f[i].name, f[i].unit, (double)json_integer_value(json_object_get(ru, f[i].key)), false,
+			  sget(ru, "source"));
+	metric_ok(m, "command.cpu", "ns",
+		  (double)(json_integer_value(json_object_get(ru, "cpu_user_ns")) +
+			   json_integer_value(json_object_get(ru, "cpu_system_ns"))),
+		  false, sget(ru, "source"));
 }
 
 /* Counters: the cohort's value of every counter (sum of the incarnations). */
@@ -754,6 +782,7 @@ static json_t *repetition_metrics(const struct pmu_bundle *b, int rep, json_t *r
 	json_t *m = json_object();
 
 	section_tree(m, run, cohort);
+	section_command(m, run);
 	section_counters(m, k);
 	section_spans(m, b, rep);
 	return m;

@@ -132,6 +132,10 @@ struct pmu_launch_result {
 	bool detached;          /* attach mode: the recorder let go of a tree still running */
 	char detach_reason[128];
 	bool follow_ok;         /* the cohort was followed */
+	/* wait4(2) of the launched command, in every mode: the same source in
+	 * mode none and traced modes (it includes the descendants it waited for) */
+	bool have_rusage;
+	uint64_t ru_user_ns, ru_system_ns, ru_maxrss_bytes, ru_minflt, ru_majflt;
 	char follow_reason[200];
 	const char *follow_remedy;
 };

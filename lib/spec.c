@@ -72,6 +72,16 @@ static const struct pmu_field campaign_f[] = {
 };
 OBJ(campaign, campaign_f);
 
+static const struct pmu_field command_rusage_f[] = {
+	N12("cpu_user_ns", true, "ns", "user CPU time"),
+	N12("cpu_system_ns", true, "ns", "system CPU time"),
+	N12("max_rss_bytes", true, "bytes", "largest resident set size of the command or a descendant it waited for"),
+	N12("minor_faults", true, "count", "minor page faults"),
+	N12("major_faults", true, "count", "major page faults"),
+	F12("source", STR, true, "where the totals come from"),
+};
+OBJ(command_rusage, command_rusage_f);
+
 static const struct pmu_field run_f[] = {
 	DOCHEAD,
 	F("run_id", STR, true, "unique id of this run"),
@@ -93,6 +103,9 @@ static const struct pmu_field run_f[] = {
 	N11("repetition", false, "id", "1-based number of this repetition, when the bundle has repetitions"),
 	N11("warmup", false, "count", "unrecorded warm-up runs made before the first repetition"),
 	O11("campaign", OBJ, false, campaign, "the A/B campaign this run belongs to (pmurec --ab)"),
+	{ "command_rusage", PMU_FT_OBJ, false, NULL, &command_rusage, NULL,
+	  "wait4(2) totals of the launched command, including the descendants it waited for: the same source in "
+	  "every mode (absent when attached)", 2 },
 };
 OBJ(run, run_f);
 

@@ -993,6 +993,13 @@ static int record_repetition(struct opts *o, struct bundle_out *b, int k, const 
 	if (campaign)
 		json_object_set_new(run, "campaign", json_pack("{s:s,s:O,s:i}", "id", campaign, "modes", modes,
 								"position", position));
+	if (lr.have_rusage)
+		json_object_set_new(run, "command_rusage",
+				    json_pack("{s:I,s:I,s:I,s:I,s:I,s:s}", "cpu_user_ns", (json_int_t)lr.ru_user_ns,
+					      "cpu_system_ns", (json_int_t)lr.ru_system_ns, "max_rss_bytes",
+					      (json_int_t)lr.ru_maxrss_bytes, "minor_faults", (json_int_t)lr.ru_minflt,
+					      "major_faults", (json_int_t)lr.ru_majflt, "source",
+					      "wait4 rusage of the command (includes the descendants it waited for)"));
 	json_array_append_new(b->runs, run);
 
 	coh = doc("cohort");

@@ -372,6 +372,16 @@ static void thread_io(struct pmu_incarnation *in, pid_t tid)
 	}
 }
 
+static void keep_rusage(struct pmu_launch_result *res, const struct rusage *ru)
+{
+	res->have_rusage = true;
+	res->ru_user_ns = (uint64_t)ru->ru_utime.tv_sec * 1000000000ull + (uint64_t)ru->ru_utime.tv_usec * 1000u;
+	res->ru_system_ns = (uint64_t)ru->ru_stime.tv_sec * 1000000000ull + (uint64_t)ru->ru_stime.tv_usec * 1000u;
+	res->ru_maxrss_bytes = (uint64_t)ru->ru_maxrss * 1024;
+	res->ru_minflt = (uint64_t)ru->ru_minflt;
+	res->ru_majflt = (uint64_t)ru->ru_majflt;
+}
+
 /* mode none: the root's totals from wait4, which include the descendants it waited for. */
 static void rusage_resources(struct pmu_incarnation *in, const struct rusage *ru)
 {
@@ -512,6 +522,7 @@ static int follow(pid_t root, struct pmu_cohort *c, const struct pmu_launch *l, 
 	uint64_t deadline = l->max_duration_ms ? res->start_ns + (uint64_t)l->max_duration_ms * 1000000u : 0;
 	uint64_t kill_at = 0;
 	int stop_seen = 0;
+	struct rusage ru;
 
 	for (;;) {
 		uint64_t now = pmu_now_mono_ns();
@@ -562,7 +573,7 @@ static int follow(pid_t root, struct pmu_cohort *c, const struct pmu_launch *l, 
 			kill_all(c, SIGKILL);
 			kill_at = 0;
 		}
-		pid = waitpid(-1, &st, __WALL);
+		pid = wait4(-1, &st, __WALL, &ru);
 		if (pid < 0) {
 			if (errno == EINTR)
 				continue;
@@ -583,8 +594,11 @@ static int follow(pid_t root, struct pmu_cohort *c, const struct pmu_launch *l, 
 			}
 			if (in->pid == pid)
 				end_inc(in, st, now, true);
-			if (pid == root)
+			if (pid == root) {
 				res->wait_status = st;
+				if (!l->attach_pid) /* only a launched command is our child */
+					keep_rusage(res, &ru);
+			}
 			if (c->live_tasks)
 				c->live_tasks--;
 			if (all_ended(c))
@@ -924,6 +938,7 @@ int pmu_backend_run(const struct pmu_launch *l, struct pmu_cohort *c, struct pmu
 			res->wait_status = st;
 			end_inc(&c->incs[0], st, pmu_now_mono_ns(), false);
 			rusage_resources(&c->incs[0], &ru);
+			keep_rusage(res, &ru);
 			break;
 		}
 	}
