@@ -459,6 +459,15 @@ static void csv_num(json_t *v)
 		printf("%.17g", json_real_value(v));
 }
 
+/* ",v1,v2,...": the numbers of o named by keys, an empty cell for each absent */
+static void csv_nums(json_t *o, const char *const *keys, size_t n)
+{
+	for (size_t k = 0; k < n; k++) {
+		putchar(',');
+		csv_num(json_object_get(o, keys[k]));
+	}
+}
+
 static void csv_single(json_t *rep)
 {
 	static const char *const res[] = { "cpu_user_ns", "cpu_system_ns", "max_rss_bytes", "minor_faults",
@@ -506,18 +515,10 @@ static void csv_single(json_t *rep)
 	json_array_foreach(json_object_get(json_object_get(rep, "repetitions"), "summary"), i, s) {
 		printf("metrics,");
 		csv_field(sget(s, "name"));
-		printf(",%s,%lld,", sget(s, "unit"), (long long)json_integer_value(json_object_get(s, "n")));
-		csv_num(json_object_get(s, "median"));
-		putchar(',');
-		csv_num(json_object_get(s, "min"));
-		putchar(',');
-		csv_num(json_object_get(s, "max"));
-		putchar(',');
-		csv_num(json_object_get(s, "q1"));
-		putchar(',');
-		csv_num(json_object_get(s, "q3"));
-		putchar(',');
-		csv_num(json_object_get(s, "mad"));
+		static const char *const nums[] = { "median", "min", "max", "q1", "q3", "mad" };
+
+		printf(",%s,%lld", sget(s, "unit"), (long long)json_integer_value(json_object_get(s, "n")));
+		csv_nums(s, nums, PMU_ARRAY_SIZE(nums));
 		printf(",%s,%s\n", json_is_true(json_object_get(s, "estimate")) ? "true" : "false", sget(s, "status"));
 	}
 }
@@ -537,10 +538,7 @@ static void csv_compare(json_t *report)
 		csv_field(sget(x, "name"));
 		printf(",%s,%lld,%lld", sget(x, "unit"), (long long)json_integer_value(json_object_get(x, "n_a")),
 		       (long long)json_integer_value(json_object_get(x, "n_b")));
-		for (size_t k = 0; k < PMU_ARRAY_SIZE(nums); k++) {
-			putchar(',');
-			csv_num(json_object_get(x, nums[k]));
-		}
+		csv_nums(x, nums, PMU_ARRAY_SIZE(nums));
 		printf(",%s,%s,", json_is_true(json_object_get(x, "estimate")) ? "true" : "false", sget(x, "status"));
 		csv_field(json_object_get(x, "verdict") ? sget(x, "verdict") : "");
 		printf("\n");
@@ -550,12 +548,10 @@ static void csv_compare(json_t *report)
 		json_array_foreach(json_object_get(report, "gates"), i, x) {
 			printf("gates,");
 			csv_field(sget(x, "expr"));
-			printf(",%s,", sget(x, "status"));
-			csv_num(json_object_get(x, "delta_percent"));
-			putchar(',');
-			csv_num(json_object_get(x, "ci_low_percent"));
-			putchar(',');
-			csv_num(json_object_get(x, "ci_high_percent"));
+			static const char *const nums[] = { "delta_percent", "ci_low_percent", "ci_high_percent" };
+
+			printf(",%s", sget(x, "status"));
+			csv_nums(x, nums, PMU_ARRAY_SIZE(nums));
 			putchar(',');
 			csv_field(sget(x, "message"));
 			printf("\n");

@@ -77,11 +77,11 @@ static bool has_cap(int bit)
 	return (cap_eff() >> bit) & 1;
 }
 
-/* Try to open one event on this process; returns 0 or errno. */
-static int try_event(unsigned type, unsigned long long config, bool user_only)
+/* Open one event on this process (disabled, close-on-exec); the fd, or -1
+ * with errno. */
+static int open_event(unsigned type, unsigned long long config, bool user_only)
 {
 	struct perf_event_attr a;
-	int fd;
 
 	memset(&a, 0, sizeof(a));
 	a.size = sizeof(a);
@@ -90,7 +90,14 @@ static int try_event(unsigned type, unsigned long long config, bool user_only)
 	a.disabled = 1;
 	a.exclude_kernel = user_only;
 	a.exclude_hv = 1;
-	fd = (int)syscall(SYS_perf_event_open, &a, 0, -1, -1, 0);
+	return (int)syscall(SYS_perf_event_open, &a, 0, -1, -1, PERF_FLAG_FD_CLOEXEC);
+}
+
+/* Try to open one event on this process; returns 0 or errno. */
+static int try_event(unsigned type, unsigned long long config, bool user_only)
+{
+	int fd = open_event(type, config, user_only);
+
 	if (fd < 0)
 		return errno;
 	close(fd);
@@ -148,16 +155,8 @@ static void probe_perf(json_t *caps, long long paranoid, bool privileged)
 	}
 	/* rdpmc self-monitoring: a hardware counter's mmap page must allow it */
 	{
-		struct perf_event_attr a;
-		int fd;
+		int fd = open_event(PERF_TYPE_HARDWARE, PERF_COUNT_HW_INSTRUCTIONS, true);
 
-		memset(&a, 0, sizeof(a));
-		a.size = sizeof(a);
-		a.type = PERF_TYPE_HARDWARE;
-		a.config = PERF_COUNT_HW_INSTRUCTIONS;
-		a.exclude_kernel = 1;
-		a.exclude_hv = 1;
-		fd = (int)syscall(SYS_perf_event_open, &a, 0, -1, -1, PERF_FLAG_FD_CLOEXEC);
 		if (fd < 0) {
 			snprintf(why, sizeof(why), "no hardware counter opens (instructions: %s): rdpmc reads hardware "
 				 "counters", strerror(errno));
