@@ -173,3 +173,44 @@ for c in ('syscalls', 'syscalls2'):
 	run bash -c "pmuvalidate --json '$b' | $PY -c 'import json,sys; d=json.load(sys.stdin)[\"bundles\"][0]; print(d[\"errors\"], len(d[\"findings\"]), d[\"unreported\"], d[\"findings\"][0][\"file\"], d[\"findings\"][-1][\"file\"])'"
 	assert_output "66 20 {'ATTRIBUTION': 46} data/collectors/syscalls/events.jsonl data/collectors/syscalls/events.jsonl"
 }
+
+# The records and fields spec 1.2 added, each refused when broken (the
+# valid multiproc fixture carries all of them).
+counts_edit() { # BUNDLE PYTHON: edit the counts records R in place
+	edit "$1" "p = os.path.join(d, 'collectors/counting/counts.jsonl')
+L = [json.loads(l) for l in open(p)]
+R = L[1:]
+$2
+open(p, 'w').write(''.join(json.dumps(r, separators=(',', ':')) + '\\n' for r in [L[0]] + R))"
+}
+
+@test "COUNT-VALUE and FIELD-STATUS on cgroup statistics: one value field, present exactly when ok" {
+	b=$(mk b.bundle multiproc)
+	counts_edit "$b" "[r for r in R if r['type'] == 'cgstat' and r['key'] == 'usage_ns'][0]['value'] = 1"
+	run verdict "$b"
+	assert_output COUNT-VALUE
+	b=$(mk c.bundle multiproc)
+	counts_edit "$b" "del [r for r in R if r['type'] == 'cgstat' and r['key'] == 'peak'][0]['value_bytes']"
+	run verdict "$b"
+	assert_output FIELD-STATUS
+}
+
+@test "COUNT-VALUE on the cgroup's own count: the value in the field of the counter's unit" {
+	b=$(mk b.bundle multiproc)
+	counts_edit "$b" "r = [r for r in R if r['type'] == 'cohort' and r['scope'] == 'cgroup' and r['counter'] == 'task-clock'][0]
+r['value'] = r.pop('value_ns')"
+	run verdict "$b"
+	# the wrong field, and so no value in the right one
+	assert_output "COUNT-VALUE FIELD-STATUS"
+}
+
+@test "SCHEMA-FIELD on a fallback without its reason and on command_rusage without its source" {
+	b=$(mk b.bundle multiproc)
+	counts_edit "$b" "del [r for r in R if r['type'] == 'fallback'][0]['reason']"
+	run verdict "$b"
+	assert_output SCHEMA-FIELD
+	b=$(mk c.bundle multiproc)
+	edit "$b" "r = load('run.json'); del r['command_rusage']['source']; save('run.json', r)"
+	run verdict "$b"
+	assert_output SCHEMA-FIELD
+}

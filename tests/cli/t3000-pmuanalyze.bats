@@ -39,7 +39,7 @@ print(d["valid"], len(d["cohort"]), sorted((c["name"],c["status"]) for c in d["c
       sorted(m["what"] for m in d["not_measured"]))
 print(t["i2"]["r00c0"]["estimate"], t["i2"]["r00c0"]["running_ppm"], t["i3"]["r00c0"]["status"],
       "value" in t["i3"]["r00c0"], d["dominant_cost"]["inc"], d["dominant_cost"]["estimate"])' "$BATS_TEST_TMPDIR/a.json"
-	assert_line "True 3 [('counting', 'ok'), ('hwcount', 'unavailable'), ('sched', 'not-requested'), ('syscalls', 'ok')] ['counter cycles', 'hardware-events', 'hwcount']"
+	assert_line "True 3 [('counting', 'ok'), ('hwcount', 'unavailable'), ('sched', 'not-requested'), ('syscalls', 'ok')] ['counter cycles', 'hardware-events', 'hwcount', 'read_format-lost']"
 	assert_line "True 500000 unavailable False i2 False"
 }
 

@@ -90,7 +90,7 @@ self_contained() {
 	run text "$T/r.html" --sections
 	assert_output "warnings run not-measured collectors processes counters repetitions dominant-cost"
 	run grep -c '<svg class="strip"' "$T/r.html"
-	assert_output 6 # wall, task-clock, page-faults, and the span metrics of the three span names
+	assert_output 11 # wall, task-clock, page-faults, the five command.* totals, three span names
 }
 
 @test "one recorded bundle, rendered by Chromium: the text report's dominant cost and every metric's summary" {
@@ -142,10 +142,11 @@ self_contained() {
 	assert_output --partial "i2 5001 ls /usr/bin/ls 7.000 ms exit 0 1 4.0 ms 1.0 ms 2.2 MiB 103 0 3 0 8.8 KiB 0.2 KiB 5.200 ms 96 ~2400000 (estimate, counted 50.0% of the time)"
 	assert_output --partial "i3 5002 sleep /usr/bin/sleep 110.000 ms exit 0 1 n/a n/a n/a n/a n/a n/a n/a n/a n/a 0.700 ms 51 not counted"
 	run text "$T/m.html.dom" counters
-	assert_output --partial "task-clock sum of procs 8.300 ms page-faults sum of procs 289 r00c0 sum of procs not counted"
+	assert_output --partial "task-clock sum of procs 8.300 ms task-clock cgroup 8.400 ms page-faults sum of procs 289 page-faults cgroup 301 r00c0 sum of procs not counted r00c0 cgroup not counted"
 	run text "$T/m.html.dom" not-measured
-	assert_output --partial "Not measured (3)"
+	assert_output --partial "Not measured (4)"
 	assert_output --partial "counter cycles unavailable perf_event_open: No such file or directory"
+	assert_output --partial "read_format-lost degraded read_format LOST refused"
 }
 
 @test "an --ab pair, rendered: wall's change, interval, p and verdict, and the overhead statement, as in the text report" {
