@@ -922,6 +922,11 @@ json_t *an_load(const char *path, bool allow_invalid, int trace_rep, const char 
 	}
 	runs = json_array();
 	shares = json_array();
+	/* one pass over the repetitions: their metrics, and the share of the
+	 * first repetition's dominant process in each (its spread) */
+	json_t *d0 = dominant_cost(cohort, k, NULL);
+	const char *dcomm = json_string_value(json_object_get(d0, "comm"));
+
 	for (int r = 1; r <= nrep; r++) {
 		json_t *rr = r == 1 ? json_incref(run) : NULL, *rc = r == 1 ? json_incref(cohort) : NULL;
 		json_t *rk = r == 1 ? json_incref(k) : counts_load(&b, r);
@@ -943,37 +948,17 @@ json_t *an_load(const char *path, bool allow_invalid, int trace_rep, const char 
 				json_object_set(o, "campaign_position", json_object_get(camp, "position"));
 			json_array_append_new(runs, o);
 		}
+		if (dcomm && rc && rk) {
+			double sh = share_of(rc, rk, dcomm);
+
+			if (sh >= 0)
+				json_array_append_new(shares, json_real(sh));
+		}
 		json_decref(rr);
 		json_decref(rc);
 		json_decref(rk);
 	}
-	/* the dominant process's share in each repetition, for its spread */
-	{
-		json_t *d0 = dominant_cost(cohort, k, NULL);
-
-		if (json_object_get(d0, "comm")) {
-			for (int r = 1; r <= nrep; r++) {
-				json_t *rc = NULL, *rk;
-				char p[64];
-				double s;
-
-				if (r == 1) {
-					rc = json_incref(cohort);
-					rk = json_incref(k);
-				} else {
-					snprintf(p, sizeof(p), "repeats/%d/cohort.json", r);
-					pmu_bundle_read_doc(&b, p, &rc);
-					rk = counts_load(&b, r);
-				}
-				s = rc && rk ? share_of(rc, rk, sget(d0, "comm")) : -1;
-				if (s >= 0)
-					json_array_append_new(shares, json_real(s));
-				json_decref(rc);
-				json_decref(rk);
-			}
-		}
-		json_decref(d0);
-	}
+	json_decref(d0);
 	x = json_pack("{s:o,s:b,s:O,s:O,s:O?,s:O?,s:O?,s:O?,s:O,s:O,s:O?,s:o,s:o,s:o,s:{s:i,s:O,s:o}}", "bundle",
 		      pmu_json_text(path), "valid", res.errors == 0, "failed_checks", fl.list, "run", run, "host",
 		      json_object_get(caps, "host"), "settings", json_object_get(prov, "settings"), "images",
