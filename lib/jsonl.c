@@ -345,7 +345,147 @@ static int value(struct pj *j, struct pmu_jfield *f, int depth)
 	}
 }
 
+static int parse_general(struct pmu_jrec *r, const char *line, size_t len, const char **why, size_t *at);
+
+const unsigned char pmu_json_plain[256] = {
+	0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,
+	0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,
+	1, 1, 0, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1,
+	1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1,
+	1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1,
+	1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 0, 1, 1, 1,
+	1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1,
+	1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1,
+	/* 0x80 and above: 0 */
+};
+
+/*
+ * The fast path: the compact form every pmu writer emits.  It accepts a
+ * strict subset of what parse_general() accepts (no whitespace, no escapes,
+ * no non-ASCII bytes, no nesting, no fractions or exponents, integers of at
+ * most 16 digits) and fills the record exactly as parse_general() would,
+ * with strings pointing into the line.  Anything else returns false, and
+ * parse_general() starts over: it alone gives verdicts and error messages.
+ */
+static inline bool plain_byte(unsigned char c)
+{
+	return pmu_json_plain[c];
+}
+
+static bool parse_compact(struct pmu_jrec *r, const char *line, size_t len)
+{
+	const unsigned char *p = (const unsigned char *)line, *end = p + len;
+	uint64_t seen = 0; /* a bloom filter of keys, by length and first byte */
+
+	r->n = 0;
+	r->too_many = false;
+	if (len < 2 || *p != '{' || end[-1] != '}')
+		return false;
+	p++;
+	if (*p == '}')
+		return p + 1 == end;
+	for (;;) {
+		struct pmu_jfield *f;
+		const unsigned char *k, *s;
+		size_t kl;
+		unsigned bit;
+
+		if (r->n == PMU_JREC_MAX || *p != '"')
+			return false;
+		k = ++p;
+		while (p < end && plain_byte(*p))
+			p++;
+		if (p + 1 >= end || *p != '"' || p[1] != ':')
+			return false;
+		kl = (size_t)(p - k);
+		p += 2;
+		bit = (unsigned)((kl * 31 + (kl ? k[0] : 0)) & 63);
+		if (seen >> bit & 1) {
+			for (int i = 0; i < r->n; i++)
+				if (r->f[i].klen == kl && !memcmp(r->f[i].key, k, kl))
+					return false; /* duplicate: parse_general() says so */
+		}
+		seen |= 1ull << bit;
+		f = &r->f[r->n];
+		f->key = (const char *)k;
+		f->klen = kl;
+		f->s = NULL;
+		f->slen = 0;
+		f->i = 0;
+		f->b = false;
+		f->overflow = false;
+		if (p >= end)
+			return false;
+		switch (*p) {
+		case '"':
+			s = ++p;
+			while (p < end && plain_byte(*p))
+				p++;
+			if (p >= end || *p != '"')
+				return false;
+			f->type = PMU_JV_STR;
+			f->s = (const char *)s;
+			f->slen = (size_t)(p - s);
+			p++;
+			break;
+		case 't':
+			if (end - p < 4 || memcmp(p, "true", 4))
+				return false;
+			f->type = PMU_JV_BOOL;
+			f->b = true;
+			p += 4;
+			break;
+		case 'f':
+			if (end - p < 5 || memcmp(p, "false", 5))
+				return false;
+			f->type = PMU_JV_BOOL;
+			p += 5;
+			break;
+		case 'n':
+			if (end - p < 4 || memcmp(p, "null", 4))
+				return false;
+			f->type = PMU_JV_NULL;
+			p += 4;
+			break;
+		default: {
+			bool neg = *p == '-';
+			const unsigned char *d;
+			uint64_t v;
+			size_t nd;
+
+			p += neg;
+			d = p;
+			nd = pmu_digits((const char *)p, (const char *)end, &v);
+			p += nd;
+			/* no digits, a leading zero, 17 digits or more, a
+			 * fraction or an exponent: the general parser */
+			if (nd == 0 || (*d == '0' && nd > 1) || nd > 16 ||
+			    (p < end && (*p == '.' || *p == 'e' || *p == 'E')))
+				return false;
+			f->type = PMU_JV_INT;
+			f->i = neg ? -(int64_t)v : (int64_t)v;
+			break;
+		}
+		}
+		r->n++;
+		if (p >= end)
+			return false;
+		if (*p == ',') {
+			p++;
+			continue;
+		}
+		return *p == '}' && p + 1 == end;
+	}
+}
+
 int pmu_jrec_parse(struct pmu_jrec *r, const char *line, size_t len, const char **why, size_t *at)
+{
+	if (parse_compact(r, line, len))
+		return 0;
+	return parse_general(r, line, len, why, at);
+}
+
+static int parse_general(struct pmu_jrec *r, const char *line, size_t len, const char **why, size_t *at)
 {
 	struct pj j = { line, line + len, line, NULL, NULL };
 	struct pmu_jfield spare;

@@ -4,6 +4,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 
 /*
  * A strict RFC 8259 parser for one JSON Lines record whose members are
@@ -46,12 +47,81 @@ void pmu_jrec_release(struct pmu_jrec *r);
  * Parse line[0..len) (without its '\n') as one JSON object.  Returns 0, or
  * PMU_ERR_CORRUPT with *why (static) and *at (byte offset) describing the
  * syntax error, or PMU_ERR_NOMEM.  Field pointers stay valid until the next
- * call.  Duplicate member names are a syntax error here, as in jansson's
- * JSON_REJECT_DUPLICATES.
+ * call and while line[] is unchanged: keys and strings point into line (a
+ * record in the compact form pmu writers emit) or into the record's scratch
+ * (unescaped).  Duplicate member names are a syntax error here, as in
+ * jansson's JSON_REJECT_DUPLICATES.
  */
 int pmu_jrec_parse(struct pmu_jrec *r, const char *line, size_t len, const char **why, size_t *at);
 
 const struct pmu_jfield *pmu_jrec_get(const struct pmu_jrec *r, const char *key);
+
+/* 1 for a byte that a string may hold unescaped and that needs no UTF-8
+ * check: printable ASCII other than '"' and '\\'; 0 for every other. */
+extern const unsigned char pmu_json_plain[256];
+
+static inline uint64_t pow10_u64(unsigned k)
+{
+	static const uint64_t p[] = { 1, 10, 100, 1000, 10000, 100000, 1000000, 10000000, 100000000 };
+
+	return p[k];
+}
+
+/* The value of the eight ASCII digits at p[0..8), or UINT64_MAX when one
+ * of them is not a digit (SWAR: one load, three multiplies). */
+static inline uint64_t pmu_eight_digits(const char *p)
+{
+	uint64_t x;
+
+	memcpy(&x, p, 8);
+	/* each byte 0x30..0x39: high nibble 3, and adding 6 keeps it 3 */
+	if ((x & 0xf0f0f0f0f0f0f0f0ull) != 0x3030303030303030ull ||
+	    ((x + 0x0606060606060606ull) & 0xf0f0f0f0f0f0f0f0ull) != 0x3030303030303030ull)
+		return UINT64_MAX;
+	x -= 0x3030303030303030ull;
+	/* little endian: the first digit is the lowest byte */
+	x = x * 10 + (x >> 8);                              /* pairs, in bytes 0, 2, 4, 6 */
+	x = ((x & 0x000000ff000000ffull) * (100 + (1000000ull << 32)) +
+	     ((x >> 16) & 0x000000ff000000ffull) * (1 + (10000ull << 32))) >> 32;
+	return x;
+}
+
+/* The number of ASCII digits at p (up to end), and in *v their value when
+ * there are at most 16 (8 at a time, where 8 bytes can be read; the value
+ * of a longer run is not given).  Leading zeros are the caller's concern. */
+static inline size_t pmu_digits(const char *p, const char *end, uint64_t *v)
+{
+	const char *d = p;
+	uint64_t acc = 0;
+
+	while (end - p >= 8 && p - d < 16) {
+		uint64_t x, y, nd, e;
+		unsigned k;
+
+		memcpy(&x, p, 8);
+		/* a byte of y is 0 exactly for a digit, up to the first
+		 * non-digit (a carry can only spoil the bytes after it) */
+		y = ((x & 0xf0f0f0f0f0f0f0f0ull) ^ 0x3030303030303030ull) |
+		    (((x + 0x0606060606060606ull) & 0xf0f0f0f0f0f0f0f0ull) ^ 0x3030303030303030ull);
+		nd = (((y & 0x7f7f7f7f7f7f7f7full) + 0x7f7f7f7f7f7f7f7full) | y) & 0x8080808080808080ull;
+		k = nd ? (unsigned)__builtin_ctzll(nd) / 8 : 8;
+		if (k == 0)
+			break;
+		if (k < 8) /* the k digits to the top, '0's below */
+			x = x << (8 * (8 - k)) | 0x3030303030303030ull >> (8 * k);
+		e = pmu_eight_digits((const char *)&x);
+		acc = (k == 8 ? acc * 100000000 : acc * (uint64_t)pow10_u64(k)) + e;
+		p += k;
+		if (k < 8) {
+			*v = acc;
+			return (size_t)(p - d);
+		}
+	}
+	while (p < end && *p >= '0' && *p <= '9')
+		acc = acc * 10 + (unsigned)(*p++ - '0');
+	*v = acc;
+	return (size_t)(p - d);
+}
 
 /* Length of the valid UTF-8 sequence at p (lead byte >= 0x80) that ends by
  * end, or 0: no overlong form, surrogate or code point past U+10FFFF. */

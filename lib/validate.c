@@ -16,6 +16,7 @@
 #include <fcntl.h>
 #include <pthread.h>
 #include <stdarg.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -46,6 +47,8 @@ struct vfile {
 	char actual[PMU_SHA256_HEX];
 	int hash_err;
 	uint64_t line;             /* manifest line */
+	atomic_bool claimed;       /* listed: somebody hashes it (the hashing
+				    * thread, or the stream check that reads it) */
 };
 
 struct ment {
@@ -56,6 +59,7 @@ struct ment {
 
 struct inc {
 	char *id;
+	size_t idlen;
 	uint64_t id_h;
 	int64_t pid;
 	uint64_t start, end;       /* end: UINT64_MAX when alive at the end */
@@ -121,6 +125,7 @@ struct v {
 	size_t nspans, capspans;
 
 	struct pmu_jrec rec;
+	struct inc *last_in;       /* the last record's incarnation (check_stream's) */
 };
 
 /* ---- findings ----------------------------------------------------------- */
@@ -163,6 +168,36 @@ static uint64_t hash_bytes(const char *s, size_t n)
 	for (size_t i = 0; i < n; i++)
 		h = (h ^ (unsigned char)s[i]) * 1099511628211ull;
 	return h ? h : 1;
+}
+
+/* memcmp() == 0 for the short strings of records, inlined: whole words,
+ * the last one overlapping, and no byte loop */
+static inline bool lit_eq(const char *a, const char *b, size_t n)
+{
+	uint64_t x, y;
+	uint32_t u, w;
+
+	if (n >= 8) {
+		for (size_t i = 0; i + 8 <= n; i += 8) {
+			memcpy(&x, a + i, 8);
+			memcpy(&y, b + i, 8);
+			if (x != y)
+				return false;
+		}
+		memcpy(&x, a + n - 8, 8);
+		memcpy(&y, b + n - 8, 8);
+		return x == y;
+	}
+	if (n >= 4) {
+		memcpy(&u, a, 4);
+		memcpy(&w, b, 4);
+		if (u != w)
+			return false;
+		memcpy(&u, a + n - 4, 4);
+		memcpy(&w, b + n - 4, 4);
+		return u == w;
+	}
+	return n == 0 || (a[0] == b[0] && a[n / 2] == b[n / 2] && a[n - 1] == b[n - 1]);
 }
 
 /* ---- tree walk ---------------------------------------------------------- */
@@ -577,17 +612,29 @@ struct hasher {
 	bool running;
 };
 
+static bool is_jsonl(const char *path)
+{
+	size_t n = strlen(path);
+
+	return n > 6 && !strcmp(path + n - 6, ".jsonl");
+}
+
+/* Every listed file is hashed once, by whoever claims it first: this
+ * thread, or a stream check, which hashes the blocks it reads anyway (one
+ * read of each byte, not two).  So this thread takes everything else first,
+ * and the streams last, from the end. */
 static void *hash_all(void *arg)
 {
 	struct v *v = arg;
 
-	for (size_t i = 0; i < v->nfiles; i++) {
-		struct vfile *f = &v->files[i];
+	for (int pass = 0; pass < 2; pass++)
+		for (size_t k = 0; k < v->nfiles; k++) {
+			struct vfile *f = &v->files[pass ? v->nfiles - 1 - k : k];
 
-		if (!f->listed)
-			continue;
-		f->hash_err = pmu_sha256_file(v->rootfd, f->path, f->actual, NULL);
-	}
+			if (!f->listed || (!pass && is_jsonl(f->path)) || atomic_exchange(&f->claimed, true))
+				continue;
+			f->hash_err = pmu_sha256_file(v->rootfd, f->path, f->actual, NULL);
+		}
 	return NULL;
 }
 
@@ -997,7 +1044,7 @@ static struct inc *find_inc(struct v *v, const char *id, size_t len)
 	for (size_t j = h & (v->inc_cap - 1); v->inc_index[j]; j = (j + 1) & (v->inc_cap - 1)) {
 		struct inc *in = &v->incs[v->inc_index[j] - 1];
 
-		if (in->id_h == h && strlen(in->id) == len && !memcmp(in->id, id, len))
+		if (in->id_h == h && in->idlen == len && lit_eq(in->id, id, len))
 			return in;
 	}
 	return NULL;
@@ -1040,7 +1087,8 @@ static void check_cohort(struct v *v, json_t *j)
 			continue;
 		}
 		in->id = strdup(id);
-		in->id_h = hash_bytes(id, strlen(id));
+		in->idlen = strlen(id);
+		in->id_h = hash_bytes(id, in->idlen);
 		in->pid = json_integer_value(json_object_get(o, "pid"));
 		in->start = ju(o, "start_ns");
 		in->end = json_object_get(o, "end_ns") ? ju(o, "end_ns") : UINT64_MAX;
@@ -1145,12 +1193,32 @@ struct lines {
 	size_t cap, start, end;
 	bool eof;
 	uint64_t lineno;
+	struct vfile *hash;        /* claimed: every byte read is hashed into it */
+	struct pmu_sha256 sha;
+	int hash_err;
 };
 
-static int lines_open(struct lines *l, int rootfd, const char *path)
+/* read(2), and the bytes into the file's digest when this reader hashes */
+static ssize_t lines_read(struct lines *l, char *buf, size_t n)
 {
+	ssize_t r;
+
+	do
+		r = read(l->fd, buf, n);
+	while (r < 0 && errno == EINTR);
+	if (r < 0 && l->hash && !l->hash_err)
+		l->hash_err = pmu_error(PMU_ERR_IO, "read error: %s", strerror(errno));
+	if (r > 0 && l->hash && !l->hash_err)
+		l->hash_err = pmu_sha256_update(&l->sha, buf, (size_t)r);
+	return r;
+}
+
+static int lines_open(struct lines *l, struct v *v, const char *path)
+{
+	struct vfile *f;
+
 	memset(l, 0, sizeof(*l));
-	l->fd = openat(rootfd, path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+	l->fd = openat(v->rootfd, path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
 	if (l->fd < 0)
 		return pmu_error(PMU_ERR_IO, "cannot open '%s': %s", path, strerror(errno));
 	(void)posix_fadvise(l->fd, 0, 0, POSIX_FADV_SEQUENTIAL);
@@ -1160,11 +1228,26 @@ static int lines_open(struct lines *l, int rootfd, const char *path)
 		close(l->fd);
 		return pmu_error(PMU_ERR_NOMEM, "out of memory");
 	}
+	f = find_file(v, path);
+	if (f && f->listed && !atomic_exchange(&f->claimed, true)) {
+		l->hash = f;
+		l->hash_err = pmu_sha256_init(&l->sha);
+	}
 	return 0;
 }
 
 static void lines_close(struct lines *l)
 {
+	if (l->hash) {
+		/* a check that stopped early: the digest still takes the rest */
+		while (!l->hash_err && lines_read(l, l->buf, l->cap) > 0)
+			;
+		if (!l->hash_err)
+			l->hash_err = pmu_sha256_final_hex(&l->sha, l->hash->actual);
+		else if (l->sha.ctx)
+			pmu_sha256_release(&l->sha);
+		l->hash->hash_err = l->hash_err;
+	}
 	free(l->buf);
 	close(l->fd);
 }
@@ -1198,7 +1281,7 @@ static int lines_next(struct lines *l, const char **p, size_t *len, bool *nl)
 			/* skip to the next newline */
 			l->lineno++;
 			for (;;) {
-				ssize_t n = read(l->fd, l->buf, l->cap);
+				ssize_t n = lines_read(l, l->buf, l->cap);
 
 				if (n <= 0) {
 					l->start = l->end = 0;
@@ -1216,9 +1299,7 @@ static int lines_next(struct lines *l, const char **p, size_t *len, bool *nl)
 		memmove(l->buf, s, l->end - l->start);
 		l->end -= l->start;
 		l->start = 0;
-		ssize_t n = read(l->fd, l->buf + l->end, l->cap - l->end);
-		if (n < 0 && errno == EINTR)
-			continue;
+		ssize_t n = lines_read(l, l->buf + l->end, l->cap - l->end);
 		if (n < 0)
 			return pmu_error(PMU_ERR_IO, "read error: %s", strerror(errno));
 		if (n == 0)
@@ -1324,23 +1405,341 @@ static int check_rec(struct v *v, const char *file, uint64_t rec, const struct p
 	return bad;
 }
 
-/* pmu_jrec_get(), inlined: the key is a literal, its length a constant. */
-static inline const struct pmu_jfield *rf(const struct pmu_jrec *r, const char *k)
-{
-	size_t kl = strlen(k);
+/* ---- record shapes: the fast path of stream records ---------------------
+ *
+ * A writer emits every record of one type with the same members in the same
+ * order, compactly.  A shape is such a record with its values cut out: the
+ * literal bytes between values, the kind of each value and its schema field.
+ * It is learned from a record that the full path (pmu_jrec_parse() and
+ * check_rec()) accepted without a finding, and a later line that matches it
+ * byte for byte outside its values, with values that pass the same per-value
+ * rules check_rec() applies, gets the same verdict from both paths: the set
+ * of members is the same, so unknown, missing and duplicate members cannot
+ * differ.  Anything else (a different order, whitespace, an escape, a
+ * non-ASCII byte, a negative or long number, a value check that fails) is
+ * not a match, and the full path judges the line and reports.  Records with
+ * a "status" member (the status rule reads several members) are never
+ * shapes.  The "type" member's value is part of the literal: a shape is one
+ * record type.
+ */
 
-	for (int i = 0; i < r->n; i++)
-		if (r->f[i].klen == kl && (kl == 0 || r->f[i].key[0] == k[0]) && !memcmp(r->f[i].key, k, kl))
-			return &r->f[i];
+#define SHAPE_FIELDS 16
+#define SHAPE_LIT 384
+#define SHAPES 8
+#define SHAPE_ENUMS 4
+
+enum shape_kind { SK_TYPE, SK_INT, SK_STR, SK_BOOL };
+
+struct shape {
+	const struct pmu_recdef *rd;
+	int n;
+	struct {
+		uint16_t pre, prelen;          /* literal before the value, in lit[] */
+		uint16_t key, klen;            /* the member name, in lit[] */
+		uint8_t kind;
+		const struct pmu_field *sf;
+		uint8_t nev, elen[SHAPE_ENUMS];/* enum values accepted so far */
+		char ev[SHAPE_ENUMS][15];
+	} f[SHAPE_FIELDS];
+	uint16_t post, postlen;
+	char lit[SHAPE_LIT];
+};
+
+struct shapes {
+	struct shape s[SHAPES];
+	int n, mru;
+	/* common[a][b]: how many leading fields shapes a and b share (same
+	 * literal, kind and schema field): a line that fails a at field i
+	 * resumes b at field min(i, common[a][b]) */
+	uint8_t common[SHAPES][SHAPES];
+};
+
+static bool obj_has_status(const struct pmu_objdef *o)
+{
+	for (size_t i = 0; i < o->nfields; i++)
+		if (!strcmp(o->fields[i].key, "status"))
+			return true;
+	return false;
+}
+
+static int shapes_common(const struct shape *a, const struct shape *b)
+{
+	int i;
+
+	for (i = 0; i < a->n && i < b->n; i++)
+		if (a->f[i].kind != b->f[i].kind || a->f[i].sf != b->f[i].sf ||
+		    a->f[i].prelen != b->f[i].prelen ||
+		    memcmp(a->lit + a->f[i].pre, b->lit + b->f[i].pre, a->f[i].prelen))
+			break;
+	return i;
+}
+
+/* Learn the shape of line, which the full path accepted as a record of rd
+ * with no finding; silently nothing when it is not compact. */
+static void shape_learn(struct shapes *ss, const char *line, size_t len, const struct pmu_jrec *r,
+			const struct pmu_recdef *rd)
+{
+	struct shape sh;
+	const char *p = line, *end = line + len;
+	size_t used = 0;
+
+	if (r->n == 0 || r->n > SHAPE_FIELDS || r->too_many || obj_has_status(rd->obj))
+		return;
+	memset(&sh, 0, sizeof(sh));
+	sh.rd = rd;
+	sh.n = r->n;
+	for (int i = 0; i < r->n; i++) {
+		const struct pmu_jfield *jf = &r->f[i];
+		const char *vstart, *vend, *cut;
+		size_t pre;
+
+		/* compact: the key sits in the line right after p's literal */
+		if ((uintptr_t)jf->key < (uintptr_t)p || (uintptr_t)jf->key > (uintptr_t)end ||
+		    jf->key + jf->klen + 2 > end || jf->key[jf->klen] != '"' || jf->key[jf->klen + 1] != ':')
+			return;
+		vstart = jf->key + jf->klen + 2;
+		sh.f[i].sf = rec_field(rd->obj, jf->key, jf->klen, (size_t)i);
+		if (!sh.f[i].sf)
+			return;
+		if (jf->klen == 4 && !memcmp(jf->key, "type", 4)) {
+			if (jf->type != PMU_JV_STR || jf->s != vstart + 1 || jf->slen == 0)
+				return;
+			sh.f[i].kind = SK_TYPE;
+			cut = vend = vstart + 1 + jf->slen + 1;
+		} else if (jf->type == PMU_JV_STR) {
+			if (jf->s != vstart + 1)
+				return; /* unescaped into scratch: not compact */
+			sh.f[i].kind = SK_STR;
+			cut = vstart + 1;
+			vend = jf->s + jf->slen;
+		} else if (jf->type == PMU_JV_INT) {
+			sh.f[i].kind = SK_INT;
+			cut = vstart;
+			for (vend = vstart; vend < end && *vend >= '0' && *vend <= '9'; vend++)
+				;
+		} else if (jf->type == PMU_JV_BOOL) {
+			sh.f[i].kind = SK_BOOL;
+			cut = vstart;
+			vend = vstart + (jf->b ? 4 : 5);
+		} else {
+			return;
+		}
+		if (vend > end)
+			return;
+		/* the literal runs from p to the value (the type's value included) */
+		pre = (size_t)(cut - p);
+		if (used + pre > SHAPE_LIT)
+			return;
+		memcpy(sh.lit + used, p, pre);
+		sh.f[i].pre = (uint16_t)used;
+		sh.f[i].prelen = (uint16_t)pre;
+		sh.f[i].key = (uint16_t)(used + (size_t)(jf->key - p));
+		sh.f[i].klen = (uint16_t)jf->klen;
+		used += pre;
+		p = vend;
+	}
+	if (used + (size_t)(end - p) > SHAPE_LIT)
+		return;
+	memcpy(sh.lit + used, p, (size_t)(end - p));
+	sh.post = (uint16_t)used;
+	sh.postlen = (uint16_t)(end - p);
+	/* a full set replaces the one after the last matched */
+	int k = ss->n < SHAPES ? ss->n++ : (ss->mru + 1) % SHAPES;
+	ss->s[k] = sh;
+	ss->mru = k;
+	for (int o = 0; o < ss->n; o++)
+		ss->common[k][o] = ss->common[o][k] = (uint8_t)(o == k ? sh.n : shapes_common(&sh, &ss->s[o]));
+}
+
+/* The first byte from p on that pmu_json_plain[] refuses ('"', '\\', a
+ * control or a non-ASCII byte), or end: eight bytes at a time (SWAR) where
+ * eight can be read.  Each of the four tests below flags its first hit
+ * exactly (a borrow can only flag bytes above a true hit), so the lowest
+ * flag of their union is the first refused byte. */
+static inline const char *plain_run(const char *p, const char *end)
+{
+	const uint64_t ones = 0x0101010101010101ull, high = 0x8080808080808080ull;
+
+	while (end - p >= 8) {
+		uint64_t x, q, b, m;
+
+		memcpy(&x, p, 8);
+		q = x ^ (ones * '"');
+		b = x ^ (ones * '\\');
+		m = ((q - ones) & ~q) | ((b - ones) & ~b) | ((x - ones * 0x20) & ~x) | x;
+		m &= high;
+		if (m)
+			return p + __builtin_ctzll(m) / 8;
+		p += 8;
+	}
+	while (p < end && pmu_json_plain[(unsigned char)*p])
+		p++;
+	return p;
+}
+
+static bool enum_ok(struct shape *sh, int i, const char *s, size_t n)
+{
+	for (int e = 0; e < sh->f[i].nev; e++)
+		if (sh->f[i].elen[e] == n && lit_eq(sh->f[i].ev[e], s, n))
+			return true;
+	if (!pmu_enum_has(sh->f[i].sf->enumv, s, n))
+		return false;
+	if (sh->f[i].nev < SHAPE_ENUMS && n <= sizeof(sh->f[i].ev[0])) {
+		memcpy(sh->f[i].ev[sh->f[i].nev], s, n);
+		sh->f[i].elen[sh->f[i].nev++] = (uint8_t)n;
+	}
+	return true;
+}
+
+/*
+ * Match line against sh from field i0 on (fields before it matched already,
+ * the line's field i0 starting at pos[i0]).  1: the whole line matches and
+ * passes the per-value rules; r is filled as pmu_jrec_parse() would (strings
+ * point into line, keys into the shape).  0: *failed is the field that did
+ * not match (sh->n: what follows the last value); pos[] holds where each
+ * field up to it starts.
+ */
+static bool shape_match(struct shape *sh, const char *line, size_t len, struct pmu_jrec *r, int i0,
+			const char **pos, int *failed)
+{
+	const char *p = pos[i0], *end = line + len;
+	int i;
+
+	for (i = i0; i < sh->n; i++) {
+		struct pmu_jfield *f = &r->f[i];
+		size_t pl = sh->f[i].prelen;
+
+		pos[i] = p;
+		if ((size_t)(end - p) < pl || !lit_eq(p, sh->lit + sh->f[i].pre, pl))
+			goto fail;
+		p += pl;
+		f->key = sh->lit + sh->f[i].key;
+		f->klen = sh->f[i].klen;
+		switch (sh->f[i].kind) {
+		case SK_TYPE: /* the value is in the literal */
+			f->type = PMU_JV_STR;
+			f->s = f->key + f->klen + 3;
+			f->slen = (size_t)(sh->lit + sh->f[i].pre + pl - 1 - f->s);
+			break;
+		case SK_INT: {
+			const char *d = p;
+			uint64_t v;
+			size_t nd = pmu_digits(p, end, &v);
+
+			/* 1 to 16 digits, no leading zero: what follows is the next
+			 * literal, which refuses a fraction or an exponent */
+			if (nd == 0 || nd > 16 || (*d == '0' && nd > 1))
+				goto fail;
+			p += nd;
+			f->type = PMU_JV_INT;
+			f->i = (int64_t)v;
+			f->overflow = false;
+			break;
+		}
+		case SK_STR: {
+			const char *s = p;
+			size_t n;
+
+			p = plain_run(p, end);
+			/* the next literal starts with the closing quote */
+			n = (size_t)(p - s);
+			f->type = PMU_JV_STR;
+			f->s = s;
+			f->slen = n;
+			switch (sh->f[i].sf->type) {
+			case PMU_FT_STR:
+				if (!n)
+					goto fail;
+				break;
+			case PMU_FT_ENUM:
+				if (!enum_ok(sh, i, s, n))
+					goto fail;
+				break;
+			case PMU_FT_HEX64:
+				if (!is_hex64(s, n))
+					goto fail;
+				break;
+			default:
+				goto fail;
+			}
+			break;
+		}
+		case SK_BOOL:
+			if (end - p >= 4 && lit_eq(p, "true", 4))
+				f->b = true, p += 4;
+			else if (end - p >= 5 && lit_eq(p, "false", 5))
+				f->b = false, p += 5;
+			else
+				goto fail;
+			f->type = PMU_JV_BOOL;
+			break;
+		}
+	}
+	pos[i] = p;
+	if ((size_t)(end - p) != sh->postlen || !lit_eq(p, sh->lit + sh->post, sh->postlen))
+		goto fail;
+	r->n = sh->n;
+	r->too_many = false;
+	return true;
+fail:
+	*failed = i;
+	return false;
+}
+
+/* The shape line matches, the last matched tried first, or NULL. */
+static struct shape *shapes_match(struct shapes *ss, const char *line, size_t len, struct pmu_jrec *r)
+{
+	const char *pos[SHAPE_FIELDS + 1];
+	int valid, m = ss->mru;
+
+	if (!ss->n)
+		return NULL;
+	pos[0] = line;
+	if (shape_match(&ss->s[m], line, len, r, 0, pos, &valid))
+		return &ss->s[m];
+	/* pos[0..valid] and r->f[0..valid) hold what m matched; a try of k
+	 * keeps them for the fields k shares with m */
+	for (int k = 0; k < ss->n; k++) {
+		int from = ss->common[m][k] < valid ? ss->common[m][k] : valid, f2;
+
+		if (k == m)
+			continue;
+		if (shape_match(&ss->s[k], line, len, r, from, pos, &f2)) {
+			ss->mru = k;
+			return &ss->s[k];
+		}
+		valid = from;
+	}
 	return NULL;
 }
 
-static inline uint64_t ri(const struct pmu_jrec *r, const char *k)
+/* pmu_jrec_get(), inlined: the key is a literal, its length a constant.
+ * *hint remembers where the member was last time: a writer puts members in
+ * one order, so the first probe usually finds it. */
+static inline __attribute__((always_inline)) const struct pmu_jfield *rf_at(const struct pmu_jrec *r, const char *k, int *hint)
 {
-	const struct pmu_jfield *f = rf(r, k);
+	size_t kl = strlen(k);
+	int h = *hint;
 
+	if (h < r->n && r->f[h].klen == kl && lit_eq(r->f[h].key, k, kl))
+		return &r->f[h];
+	for (int i = 0; i < r->n; i++)
+		if (r->f[i].klen == kl && (kl == 0 || r->f[i].key[0] == k[0]) && lit_eq(r->f[i].key, k, kl)) {
+			*hint = i;
+			return &r->f[i];
+		}
+	return NULL;
+}
+
+/* one hint per call site and thread */
+#define rf(r, k) ({ static _Thread_local int hint_; rf_at(r, k, &hint_); })
+
+static inline uint64_t ri_of(const struct pmu_jfield *f)
+{
 	return f && f->type == PMU_JV_INT ? (uint64_t)f->i : 0;
 }
+
+#define ri(r, k) ri_of(rf(r, k))
 
 /* Attribution of a record to a live incarnation; returns the inc or NULL. */
 static struct inc *attribute(struct v *v, const char *file, uint64_t rec, const struct pmu_jrec *r,
@@ -1353,7 +1752,9 @@ static struct inc *attribute(struct v *v, const char *file, uint64_t rec, const 
 	if (!v->cohort_ok)
 		return NULL;
 	eval(v, PMU_CHECK_ATTRIBUTION);
-	in = find_inc(v, inc->s, inc->slen);
+	in = v->last_in;
+	if (!in || in->idlen != inc->slen || !lit_eq(in->id, inc->s, inc->slen))
+		in = v->last_in = find_inc(v, inc->s, inc->slen);
 	if (!in) {
 		report(v, PMU_CHECK_ATTRIBUTION, file, rec, "incarnation '%.*s' is not in the cohort",
 		       (int)inc->slen, inc->s);
@@ -1364,7 +1765,20 @@ static struct inc *attribute(struct v *v, const char *file, uint64_t rec, const 
 		       (unsigned long long)ri(r, "pid"), in->id, (long long)in->pid);
 		return NULL;
 	}
-	tp = bsearch(&tid, in->tids, in->ntids, sizeof(*in->tids), cmp_i64);
+	/* bsearch(), without a call per probe */
+	tp = NULL;
+	for (size_t lo = 0, hi = in->ntids; lo < hi;) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (in->tids[mid] == tid) {
+			tp = &in->tids[mid];
+			break;
+		}
+		if (in->tids[mid] < tid)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
 	if (!tp) {
 		report(v, PMU_CHECK_ATTRIBUTION, file, rec, "tid %lld is not a thread of incarnation '%s'",
 		       (long long)tid, in->id);
@@ -2026,13 +2440,15 @@ static void counts_end(struct v *v, struct stream_state *s)
 static void check_stream(struct v *v, const struct pmu_streamdef *sd, const char *file, const char *coll)
 {
 	struct stream_state s = { sd, file, coll, 0, false, -1, { 0 }, false, "", 0 };
+	struct shapes *shp;
 	struct lines l;
 	const char *line = NULL, *why;
 	size_t len = 0, at;
 	bool nl = true;
 	int r;
 
-	if (lines_open(&l, v->rootfd, file)) {
+	v->last_in = NULL;
+	if (lines_open(&l, v, file)) {
 		report(v, PMU_CHECK_JSON_SYNTAX, file, 0, "%s", pmu_error_detail());
 		return;
 	}
@@ -2056,9 +2472,12 @@ static void check_stream(struct v *v, const struct pmu_streamdef *sd, const char
 			csum_init(&s.cs->tot[i]);
 	}
 
+	/* none: every line takes the full path */
+	shp = v->opts->no_shapes ? NULL : calloc(1, sizeof(*shp));
 	while ((r = lines_next(&l, &line, &len, &nl)) != 0) {
 		const struct pmu_recdef *rd;
 		const struct pmu_jfield *type;
+		struct shape *sh;
 
 		if (r == -1) {
 			report(v, PMU_CHECK_JSON_SYNTAX, file, l.lineno, "record longer than %u bytes", LINE_LIMIT);
@@ -2078,6 +2497,11 @@ static void check_stream(struct v *v, const struct pmu_streamdef *sd, const char
 		}
 		if (l.lineno == 1)
 			report(v, PMU_CHECK_STREAM_HEADER, file, 1, "first record is not a header");
+		if (shp && (sh = shapes_match(shp, line, len, &v->rec))) {
+			rd = sh->rd;
+			v->res->shape_records++;
+			goto accepted;
+		}
 		if (pmu_jrec_parse(&v->rec, line, len, &why, &at)) {
 			report(v, PMU_CHECK_JSON_SYNTAX, file, l.lineno, "%s at byte %zu", why, at + 1);
 			continue;
@@ -2100,6 +2524,9 @@ static void check_stream(struct v *v, const struct pmu_streamdef *sd, const char
 		}
 		if (check_rec(v, file, l.lineno, rd->obj, &v->rec))
 			continue;
+		if (shp)
+			shape_learn(shp, line, len, &v->rec, rd);
+accepted:
 		if (is_spans && rd->type[0] == 'm')
 			on_mark(v, &s, l.lineno, &v->rec);
 		else if (is_spans)
@@ -2111,6 +2538,7 @@ static void check_stream(struct v *v, const struct pmu_streamdef *sd, const char
 		else
 			on_event(v, &s, l.lineno, &v->rec, rd->type);
 	}
+	free(shp);
 	if (l.lineno == 0) {
 		eval(v, PMU_CHECK_STREAM_HEADER);
 		report(v, PMU_CHECK_STREAM_HEADER, file, 0, "stream is empty: it has no header");
@@ -2338,6 +2766,7 @@ static void run_jobs(struct v *v, struct job *jobs, size_t n)
 			v->res->count[c] += j->res.count[c] - kept[c];
 			v->res->suppressed[c] += j->res.count[c] - kept[c];
 		}
+		v->res->shape_records += j->res.shape_records;
 		v->res->errors += j->res.errors - errs;
 		v->res->warnings += j->res.warnings - warns;
 	}

@@ -35,6 +35,9 @@ struct pmu_validate_opts {
 	struct pmu_archive_limits limits;
 	unsigned max_per_check;           /* findings reported per check (rest counted) */
 	bool hash_thread;                 /* hash in a second thread */
+	bool no_shapes;                   /* every stream record through the full parser
+					   * and schema check (the differential tests'
+					   * reference; same verdicts, slower) */
 };
 
 struct pmu_validate_result {
@@ -44,6 +47,8 @@ struct pmu_validate_result {
 	bool evaluated[PMU_CHECK_COUNT_];
 	unsigned count[PMU_CHECK_COUNT_];   /* findings per check, including unreported */
 	unsigned suppressed[PMU_CHECK_COUNT_];
+	uint64_t shape_records;             /* stream records accepted through a learned
+					     * shape (a measure of the fast path, no verdict) */
 	char spec[16];
 };
 

@@ -24,8 +24,9 @@
  *            bit 7     max_per_check 1 (the suppression path).
  *   rest:    content.
  *
- * The bundle is written into a fresh temporary directory, validated with a
- * finding callback that only touches every finding's strings, and removed.
+ * The bundle is written into a fresh temporary directory, validated twice,
+ * with and without learned record shapes (opts.no_shapes), which must give
+ * the same findings in the same order, and removed.
  * In mode 0 with a payload file, the bag-level checks must pass (the
  * harness's re-bagging is then consistent with the validator); the base
  * bundle itself must validate without findings.
@@ -134,12 +135,27 @@ __attribute__((noreturn)) static void fail(const char *what, const char *detail)
 	abort();
 }
 
+static uint64_t fnv(uint64_t h, const void *p, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		h = (h ^ ((const unsigned char *)p)[i]) * 1099511628211ull;
+	return h;
+}
+
+/* ctx: a uint64_t digest of every finding, in order */
 static void on_finding(void *ctx, const struct pmu_finding *f)
 {
-	(void)ctx;
+	uint64_t *h = ctx;
+
 	if (f->check < 0 || f->check >= PMU_CHECK_COUNT_)
 		fail("finding with a bad check index", NULL);
 	sink += strlen(f->message) + (f->file ? strlen(f->file) : 0);
+	*h = fnv(*h, &f->check, sizeof(f->check));
+	*h = fnv(*h, &f->severity, sizeof(f->severity));
+	*h = fnv(*h, &f->record, sizeof(f->record));
+	*h = fnv(*h, f->message, strlen(f->message) + 1);
+	if (f->file)
+		*h = fnv(*h, f->file, strlen(f->file) + 1);
 	if (sanity)
 		fprintf(stderr, "fuzz-validate: base bundle: %s %s: %s\n", pmu_checks[f->check].id,
 			f->file ? f->file : "-", f->message);
@@ -455,9 +471,19 @@ static void one(const uint8_t *data, size_t size, struct pmu_validate_result *re
 	close(rootfd);
 	memset(&res, 0, sizeof(res));
 	if (!err) {
-		err = pmu_validate_path(dir, &opts, on_finding, NULL, &res);
+		struct pmu_validate_result ref;
+		uint64_t h1 = 1469598103934665603ull, h2 = h1;
+
+		err = pmu_validate_path(dir, &opts, on_finding, &h1, &res);
 		if (err)
 			fail("pmu_validate_path could not run", pmu_error_detail());
+		/* the learned shapes (the fast path) change no finding */
+		opts.no_shapes = true;
+		if (pmu_validate_path(dir, &opts, on_finding, &h2, &ref))
+			fail("pmu_validate_path could not run", pmu_error_detail());
+		if (h1 != h2 || res.errors != ref.errors || res.warnings != ref.warnings ||
+		    memcmp(res.count, ref.count, sizeof(res.count)))
+			fail("the fast path and the full path disagree", NULL);
 		if (res.errors + res.warnings == 0 && res.evaluated[PMU_CHECK_JSON_SYNTAX] == false)
 			fail("no findings, but the payload was not checked", NULL);
 		if (mode == 0 && idx < NPAYLOAD) {

@@ -27,8 +27,16 @@ static int put(struct pmu_bag *b, const char *rel, const char *s)
 	return pmu_bag_put(b, rel, s, strlen(s));
 }
 
-/* A valid bundle with one collector whose events.jsonl holds n B/E pairs. */
+/* A valid bundle with one collector whose events.jsonl holds n B/E pairs,
+ * then the lines of tail (NULL: none). */
+static int write_bundle_tail(const char *path, long n, const char *tail);
+
 static int write_bundle(const char *path, long n)
+{
+	return write_bundle_tail(path, n, NULL);
+}
+
+static int write_bundle_tail(const char *path, long n, const char *tail)
 {
 	struct pmu_bag_opts o = { .agent = "t-validate", .spec = "1.0", .date = 0 }; /* an older minor: still valid */
 	struct pmu_bag *b;
@@ -99,6 +107,8 @@ static int write_bundle(const char *path, long n)
 				   (unsigned long long)(T0 + 10 * (uint64_t)i + 5), 7 + (int)(i & 1), i);
 		err = pmu_bag_file_write(f, buf, (size_t)len);
 	}
+	if (!err && tail)
+		err = pmu_bag_file_write(f, tail, strlen(tail));
 	if (err) {
 		pmu_bag_file_close(f);
 		pmu_bag_abort(b);
@@ -157,6 +167,139 @@ static long validate_rss(const char *path, bool thread, unsigned *errors)
 	return ru.ru_maxrss;
 }
 
+/* ---- the fast path (learned record shapes) against the full path ------- */
+
+/* Lines after the valid B/E pairs (the end of the run is T0 + 10n + 1 ms):
+ * each variant follows a valid line of the shape it bends, so that shape is
+ * the one tried first.  Every variant must get exactly the findings the
+ * full parser and schema check give it. */
+#define GOOD_B "{\"type\":\"event\",\"t_ns\":1000900000,\"inc\":\"i1\",\"pid\":7,\"tid\":7,\"name\":\"read\",\"ph\":\"B\"}\n"
+#define GOOD_E "{\"type\":\"event\",\"t_ns\":1000900001,\"inc\":\"i1\",\"pid\":7,\"tid\":7,\"name\":\"read\",\"ph\":\"E\",\"value\":3}\n"
+static const char *const variants[] = {
+	"{\"type\":\"event\",\"t_ns\":-1000900000,\"inc\":\"i1\",\"pid\":7,\"tid\":7,\"name\":\"read\",\"ph\":\"B\"}\n",
+	"{\"type\":\"event\",\"t_ns\":1000900000,\"inc\":\"i1\",\"pid\":07,\"tid\":7,\"name\":\"read\",\"ph\":\"B\"}\n",
+	"{\"type\":\"event\",\"t_ns\":10009000000000000,\"inc\":\"i1\",\"pid\":7,\"tid\":7,\"name\":\"read\",\"ph\":\"B\"}\n",
+	"{\"type\":\"event\",\"t_ns\":100090000000000000000,\"inc\":\"i1\",\"pid\":7,\"tid\":7,\"name\":\"read\",\"ph\":\"B\"}\n",
+	"{\"type\":\"event\",\"t_ns\":1000900000,\"inc\":\"i1\",\"pid\":7,\"tid\":7.0,\"name\":\"read\",\"ph\":\"B\"}\n",
+	"{\"type\":\"event\",\"t_ns\":1000900000,\"inc\":\"i1\",\"pid\":7,\"tid\":7e0,\"name\":\"read\",\"ph\":\"B\"}\n",
+	"{\"type\":\"event\",\"t_ns\":1000900000,\"inc\":\"i1\",\"pid\":7,\"tid\":7,\"name\":\"\",\"ph\":\"B\"}\n",
+	"{\"type\":\"event\",\"t_ns\":1000900000,\"inc\":\"i1\",\"pid\":7,\"tid\":7,\"name\":\"re\\u0061d\",\"ph\":\"B\"}\n",
+	"{\"type\":\"event\",\"t_ns\":1000900000,\"inc\":\"i1\",\"pid\":7,\"tid\":7,\"name\":\"r\xc3\xa9" "ad\",\"ph\":\"B\"}\n",
+	"{\"type\":\"event\",\"t_ns\":1000900000,\"inc\":\"i1\",\"pid\":7,\"tid\":7,\"name\":\"r\xe9" "ad\",\"ph\":\"B\"}\n",
+	"{\"type\":\"event\",\"t_ns\":1000900000,\"inc\":\"i1\",\"pid\":7,\"tid\":7,\"name\":\"re\\\"ad\",\"ph\":\"B\"}\n",
+	"{\"type\":\"event\",\"t_ns\":1000900000,\"inc\":\"i1\",\"pid\":7,\"tid\":7,\"name\":\"re\tad\",\"ph\":\"B\"}\n",
+	"{\"type\":\"event\",\"t_ns\":1000900000,\"inc\":\"i1\",\"pid\":7,\"tid\":7,\"name\":\"read\",\"ph\":\"X\"}\n",
+	"{\"type\":\"event\",\"t_ns\":1000900000,\"inc\":\"i1\",\"pid\":7,\"tid\":7,\"name\":\"read\",\"ph\":\"\"}\n",
+	"{\"type\":\"event\",\"t_ns\":1000900000,\"inc\":\"i1\",\"pid\":7,\"tid\":7,\"name\":\"read\",\"ph\":\"BB\"}\n",
+	"{\"type\": \"event\",\"t_ns\":1000900000,\"inc\":\"i1\",\"pid\":7,\"tid\":7,\"name\":\"read\",\"ph\":\"B\"}\n",
+	"{\"t_ns\":1000900000,\"type\":\"event\",\"inc\":\"i1\",\"pid\":7,\"tid\":7,\"name\":\"read\",\"ph\":\"B\"}\n",
+	"{\"type\":\"event\",\"t_ns\":1000900000,\"inc\":\"i1\",\"pid\":7,\"tid\":7,\"name\":\"read\",\"ph\":\"B\",\"zzz\":1}\n",
+	"{\"type\":\"event\",\"t_ns\":1000900000,\"inc\":\"i1\",\"pid\":7,\"tid\":7,\"name\":\"read\"}\n",
+	"{\"type\":\"event\",\"t_ns\":1000900000,\"inc\":\"i1\",\"pid\":7,\"tid\":7,\"name\":\"read\",\"ph\":\"B\",\"ph\":\"E\"}\n",
+	"{\"type\":\"event\",\"t_ns\":1000900000,\"inc\":\"i1\",\"pid\":true,\"tid\":7,\"name\":\"read\",\"ph\":\"B\"}\n",
+	"{\"type\":\"event\",\"t_ns\":1000900000,\"inc\":\"i1\",\"pid\":\"7\",\"tid\":7,\"name\":\"read\",\"ph\":\"B\"}\n",
+	"{\"type\":\"event\",\"t_ns\":1000900000,\"inc\":\"i1\",\"pid\":7,\"tid\":7,\"name\":\"read\",\"ph\":\"B\"}x\n",
+	"{\"type\":\"event\",\"t_ns\":1000900000,\"inc\":\"i1\",\"pid\":7,\"tid\":7,\"name\":\"read\",\"ph\":\"B\"\n",
+	"{\"type\":\"event\",\"t_ns\":1000900\n",
+	"{\"type\":\"event\",\"t_ns\":1000900000,\"inc\":\"i9\",\"pid\":7,\"tid\":7,\"name\":\"read\",\"ph\":\"B\"}\n",
+	"{\"type\":\"event\",\"t_ns\":1000900000,\"inc\":\"i1\",\"pid\":8,\"tid\":7,\"name\":\"read\",\"ph\":\"B\"}\n",
+	"{\"type\":\"event\",\"t_ns\":1000900000,\"inc\":\"i1\",\"pid\":7,\"tid\":9,\"name\":\"read\",\"ph\":\"B\"}\n",
+	"{\"type\":\"event\",\"t_ns\":999,\"inc\":\"i1\",\"pid\":7,\"tid\":7,\"name\":\"read\",\"ph\":\"B\"}\n",
+	"{\"type\":\"event\",\"t_ns\":1000900001,\"inc\":\"i1\",\"pid\":7,\"tid\":7,\"name\":\"write\",\"ph\":\"E\",\"value\":-3}\n",
+	"{\"type\":\"event\",\"t_ns\":1000900001,\"inc\":\"i1\",\"pid\":7,\"tid\":7,\"name\":\"read\",\"ph\":\"E\",\"value\":3.5}\n",
+	"{\"type\":\"event\",\"t_ns\":1000900001,\"inc\":\"i1\",\"pid\":7,\"tid\":7,\"name\":\"read\",\"ph\":\"E\",\"value\":null}\n",
+	"{\"type\":\"event\",\"t_ns\":1000900001,\"inc\":\"i1\",\"pid\":7,\"tid\":7,\"name\":\"read\",\"ph\":\"E\",\"value\":{}}\n",
+	"{\"type\":\"loss\",\"t_ns\":1000900002,\"inc\":\"i1\",\"pid\":7,\"tid\":7,\"lost\":4}\n",
+	"{\"type\":\"loss\",\"t_ns\":1000900002,\"inc\":\"i1\",\"pid\":7,\"tid\":7,\"lost\":0}\n",
+	"{\"type\":\"evenT\",\"t_ns\":1000900000,\"inc\":\"i1\",\"pid\":7,\"tid\":7,\"name\":\"read\",\"ph\":\"B\"}\n",
+	"{\"type\":\"event\",\"t_ns\":1000900000,\"inc\":\"i1\",\"pid\":7,\"tid\":7,\"name\":\"read\",\"ph\":\"i\"}\n",
+	"{\"type\":\"event\",\"t_ns\":0,\"inc\":\"i1\",\"pid\":7,\"tid\":7,\"name\":\"read\",\"ph\":\"B\"}\n",
+	"{\"type\":\"event\",\"t_ns\":00,\"inc\":\"i1\",\"pid\":7,\"tid\":7,\"name\":\"read\",\"ph\":\"B\"}\n",
+	"{}\n",
+	"[]\n",
+};
+
+struct log {
+	char *buf;
+	size_t len, cap;
+};
+
+static void log_finding(void *ctx, const struct pmu_finding *f)
+{
+	struct log *l = ctx;
+	char line[1400];
+	int n = snprintf(line, sizeof(line), "%s %d %s:%llu %s\n", pmu_checks[f->check].id, (int)f->severity,
+			 f->file ? f->file : "-", (unsigned long long)f->record, f->message);
+
+	if (n < 0)
+		return;
+	if (l->len + (size_t)n + 1 > l->cap) {
+		size_t cap = (l->cap + (size_t)n + 1) * 2;
+		char *nb = realloc(l->buf, cap);
+
+		if (!nb)
+			return;
+		l->buf = nb;
+		l->cap = cap;
+	}
+	memcpy(l->buf + l->len, line, (size_t)n + 1);
+	l->len += (size_t)n;
+}
+
+static int validate_log(const char *path, bool no_shapes, struct log *l, struct pmu_validate_result *r)
+{
+	struct pmu_validate_opts o;
+
+	pmu_validate_default_opts(&o);
+	o.no_shapes = no_shapes;
+	o.max_per_check = 100000;
+	l->len = 0;
+	if (l->buf)
+		l->buf[0] = '\0';
+	return pmu_validate_path(path, &o, log_finding, l, r);
+}
+
+static void test_shapes(void)
+{
+	char path[600], *tail;
+	size_t cap = 1, used = 0;
+	size_t nv = sizeof(variants) / sizeof(variants[0]);
+	struct log fast = { 0 }, full = { 0 };
+	struct pmu_validate_result rf, rs;
+
+	for (size_t i = 0; i < nv; i++)
+		cap += 2 * (strlen(GOOD_B) + strlen(GOOD_E)) + strlen(variants[i]);
+	tail = malloc(cap);
+	if (!tail) {
+		ok(0, "out of memory");
+		return;
+	}
+	/* each variant after a good line of both shapes, the bent one last */
+	for (size_t i = 0; i < nv; i++) {
+		bool e = strstr(variants[i], "value") != NULL;
+
+		used += (size_t)sprintf(tail + used, "%s%s%s%s", e ? GOOD_B : GOOD_E, e ? "" : GOOD_B, e ? GOOD_E : "",
+					variants[i]);
+		if (!e) /* close the enter of the good B line */
+			used += (size_t)sprintf(tail + used, "%s", GOOD_E);
+	}
+	snprintf(path, sizeof(path), "%s/shapes.bundle", dir);
+	ok(write_bundle_tail(path, 5000, tail) == 0, "bundle with %zu bent records after 10k good ones written", nv);
+	is_int(validate_log(path, false, &fast, &rf), 0, "validated with learned shapes");
+	is_int(validate_log(path, true, &full, &rs), 0, "validated with the full path only");
+	ok(rf.shape_records >= 10000, "the fast path took %llu records", (unsigned long long)rf.shape_records);
+	is_int((long)rs.shape_records, 0, "no_shapes takes no record through a shape");
+	ok(rf.errors > 30, "the bent records are findings (%u errors)", rf.errors);
+	ok(rf.errors == rs.errors && rf.warnings == rs.warnings, "same counts: %u/%u errors, %u/%u warnings",
+	   rf.errors, rs.errors, rf.warnings, rs.warnings);
+	ok(fast.buf && full.buf && !strcmp(fast.buf, full.buf), "same findings, same order, same words");
+	if (fast.buf && full.buf && strcmp(fast.buf, full.buf))
+		fprintf(stderr, "# with shapes:\n%s\n# full path:\n%s", fast.buf, full.buf);
+	free(fast.buf);
+	free(full.buf);
+	free(tail);
+}
+
 int main(void)
 {
 	char small[600], large[600];
@@ -181,6 +324,7 @@ int main(void)
 	ok(r2 - r1 < 4096, "memory stays flat: %ld KiB more for 50x the records", r2 - r1);
 	ok(r2 < 64 * 1024, "peak RSS %ld KiB is under 64 MiB", r2);
 	(void)r3;
+	test_shapes();
 	pmu_rm_rf(AT_FDCWD, dir);
 	return done_testing();
 }
