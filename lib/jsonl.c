@@ -379,6 +379,7 @@ static bool parse_compact(struct pmu_jrec *r, const char *line, size_t len)
 
 	r->n = 0;
 	r->too_many = false;
+	r->owner = NULL;
 	if (len < 2 || *p != '{' || end[-1] != '}')
 		return false;
 	p++;
@@ -492,6 +493,7 @@ static int parse_general(struct pmu_jrec *r, const char *line, size_t len, const
 
 	r->n = 0;
 	r->too_many = false;
+	r->owner = NULL;
 	if (r->scap < len + 1) {
 		char *s = realloc(r->scratch, len + 1);
 

@@ -36,6 +36,8 @@ struct pmu_jrec {
 	struct pmu_jfield f[PMU_JREC_MAX];
 	int n;
 	bool too_many;     /* more than PMU_JREC_MAX members (all still syntax-checked) */
+	const void *owner; /* NULL after a parse; a user that fills the record
+			    * itself may tag it (the validator's shapes) */
 	char *scratch;     /* unescaped strings live here */
 	size_t scap;
 };
@@ -67,17 +69,10 @@ static inline uint64_t pow10_u64(unsigned k)
 	return p[k];
 }
 
-/* The value of the eight ASCII digits at p[0..8), or UINT64_MAX when one
- * of them is not a digit (SWAR: one load, three multiplies). */
-static inline uint64_t pmu_eight_digits(const char *p)
+/* The value of eight ASCII digits loaded little-endian into x (the first
+ * digit in the lowest byte; SWAR: three multiplies).  x must hold digits. */
+static inline uint64_t pmu_eight_digits(uint64_t x)
 {
-	uint64_t x;
-
-	memcpy(&x, p, 8);
-	/* each byte 0x30..0x39: high nibble 3, and adding 6 keeps it 3 */
-	if ((x & 0xf0f0f0f0f0f0f0f0ull) != 0x3030303030303030ull ||
-	    ((x + 0x0606060606060606ull) & 0xf0f0f0f0f0f0f0f0ull) != 0x3030303030303030ull)
-		return UINT64_MAX;
 	x -= 0x3030303030303030ull;
 	/* little endian: the first digit is the lowest byte */
 	x = x * 10 + (x >> 8);                              /* pairs, in bytes 0, 2, 4, 6 */
@@ -109,7 +104,7 @@ static inline size_t pmu_digits(const char *p, const char *end, uint64_t *v)
 			break;
 		if (k < 8) /* the k digits to the top, '0's below */
 			x = x << (8 * (8 - k)) | 0x3030303030303030ull >> (8 * k);
-		e = pmu_eight_digits((const char *)&x);
+		e = pmu_eight_digits(x);
 		acc = (k == 8 ? acc * 100000000 : acc * (uint64_t)pow10_u64(k)) + e;
 		p += k;
 		if (k < 8) {

@@ -37,6 +37,7 @@
 #define DOC_LIMIT (64u << 20)     /* a JSON document */
 #define TAG_LIMIT (64u << 20)     /* a tag file */
 #define LINE_LIMIT (1u << 20)     /* a stream record */
+#define SHAPE_OVERREAD 64         /* bytes shape_match() may read past a line */
 #define STACK_LIMIT 4096          /* open enters per thread */
 
 struct vfile {
@@ -125,7 +126,7 @@ struct v {
 	size_t nspans, capspans;
 
 	struct pmu_jrec rec;
-	struct inc *last_in;       /* the last record's incarnation (check_stream's) */
+	struct inc *inc_cache[16]; /* check_stream's: by the id's length and last byte */
 };
 
 /* ---- findings ----------------------------------------------------------- */
@@ -161,12 +162,35 @@ static void report_sev(struct v *v, enum pmu_check c, enum pmu_severity sev, con
 
 #define report(v, c, file, rec, ...) report_sev(v, c, pmu_checks[c].severity, file, rec, __VA_ARGS__)
 
+/* A 64-bit hash of a name, a word at a time with overlapping loads (no
+ * loop for names up to 16 bytes); never 0. */
 static uint64_t hash_bytes(const char *s, size_t n)
 {
-	uint64_t h = 1469598103934665603ull;
+	uint64_t h = 0x9e3779b97f4a7c15ull ^ (n * 0xff51afd7ed558ccdull), a, b;
 
-	for (size_t i = 0; i < n; i++)
-		h = (h ^ (unsigned char)s[i]) * 1099511628211ull;
+	if (n >= 8) {
+		size_t i = 0;
+
+		for (; i + 8 < n; i += 8) {
+			memcpy(&a, s + i, 8);
+			h = (h ^ a) * 0xff51afd7ed558ccdull;
+			h ^= h >> 32;
+		}
+		memcpy(&b, s + n - 8, 8);
+	} else if (n >= 4) {
+		uint32_t x, y;
+
+		memcpy(&x, s, 4);
+		memcpy(&y, s + n - 4, 4);
+		b = (uint64_t)x << 32 | y;
+	} else {
+		b = n ? (uint64_t)(unsigned char)s[0] << 16 | (uint64_t)(unsigned char)s[n / 2] << 8 |
+				(unsigned char)s[n - 1] : 0;
+	}
+	h = (h ^ b) * 0xc4ceb9fe1a85ec53ull;
+	h ^= h >> 29;
+	h *= 0xbf58476d1ce4e5b9ull;
+	h ^= h >> 32;
 	return h ? h : 1;
 }
 
@@ -619,22 +643,25 @@ static bool is_jsonl(const char *path)
 	return n > 6 && !strcmp(path + n - 6, ".jsonl");
 }
 
-/* Every listed file is hashed once, by whoever claims it first: this
- * thread, or a stream check, which hashes the blocks it reads anyway (one
- * read of each byte, not two).  So this thread takes everything else first,
- * and the streams last, from the end. */
-static void *hash_all(void *arg)
+/* Every listed file is hashed once, by whoever claims it first: a stream
+ * check, which hashes the blocks it reads anyway (one read of each byte,
+ * not two), or hash_files().  The hashing thread takes the files no stream
+ * check reads (jsonl: false); what no check claimed is hashed after the
+ * checks (jsonl: true). */
+static void hash_files(struct v *v, bool jsonl)
 {
-	struct v *v = arg;
+	for (size_t k = 0; k < v->nfiles; k++) {
+		struct vfile *f = &v->files[k];
 
-	for (int pass = 0; pass < 2; pass++)
-		for (size_t k = 0; k < v->nfiles; k++) {
-			struct vfile *f = &v->files[pass ? v->nfiles - 1 - k : k];
+		if (!f->listed || (!jsonl && is_jsonl(f->path)) || atomic_exchange(&f->claimed, true))
+			continue;
+		f->hash_err = pmu_sha256_file(v->rootfd, f->path, f->actual, NULL);
+	}
+}
 
-			if (!f->listed || (!pass && is_jsonl(f->path)) || atomic_exchange(&f->claimed, true))
-				continue;
-			f->hash_err = pmu_sha256_file(v->rootfd, f->path, f->actual, NULL);
-		}
+static void *hash_other(void *arg)
+{
+	hash_files(arg, false);
 	return NULL;
 }
 
@@ -1223,7 +1250,9 @@ static int lines_open(struct lines *l, struct v *v, const char *path)
 		return pmu_error(PMU_ERR_IO, "cannot open '%s': %s", path, strerror(errno));
 	(void)posix_fadvise(l->fd, 0, 0, POSIX_FADV_SEQUENTIAL);
 	l->cap = 2 * LINE_LIMIT;
-	l->buf = malloc(l->cap);
+	/* SHAPE_OVERREAD bytes after the last: shape_match() reads past a
+	 * line's end; zeroed, so every byte it reads is defined */
+	l->buf = calloc(1, l->cap + SHAPE_OVERREAD);
 	if (!l->buf) {
 		close(l->fd);
 		return pmu_error(PMU_ERR_NOMEM, "out of memory");
@@ -1430,18 +1459,40 @@ static int check_rec(struct v *v, const char *file, uint64_t rec, const struct p
 
 enum shape_kind { SK_TYPE, SK_INT, SK_STR, SK_BOOL };
 
+/* what a field's value must be: its kind and its schema type together */
+enum shape_op { OP_TYPE, OP_INT, OP_STR, OP_ENUM, OP_HEX, OP_BOOL };
+
+#define LIT_WORDS 4                    /* a literal of up to 32 bytes */
+
+/* Where an "event" record's members are in its shape (on_event_roles()) */
+struct ev_roles {
+	bool ok;                       /* all there, with their value kinds */
+	int8_t t, inc, pid, tid, name, ph;
+};
+
+/* A literal as little-endian words and byte masks: compared with one load
+ * per word, no byte loop. */
+struct litw {
+	uint64_t w[LIT_WORDS], m[LIT_WORDS];
+	uint8_t nw;
+};
+
 struct shape {
 	const struct pmu_recdef *rd;
 	int n;
 	struct {
-		uint16_t pre, prelen;          /* literal before the value, in lit[] */
+		struct litw lw;                /* the literal before the value */
+		uint16_t pre, prelen;          /* ... also in lit[] */
 		uint16_t key, klen;            /* the member name, in lit[] */
-		uint8_t kind;
+		uint8_t kind, op;
+		bool need;                     /* an integer whose value somebody reads */
 		const struct pmu_field *sf;
 		uint8_t nev, elen[SHAPE_ENUMS];/* enum values accepted so far */
 		char ev[SHAPE_ENUMS][15];
 	} f[SHAPE_FIELDS];
+	struct litw postw;
 	uint16_t post, postlen;
+	struct ev_roles ev;
 	char lit[SHAPE_LIT];
 };
 
@@ -1474,10 +1525,102 @@ static int shapes_common(const struct shape *a, const struct shape *b)
 	return i;
 }
 
+/* lw := s[0..n); false when it is longer than LIT_WORDS words */
+static bool litw_set(struct litw *lw, const char *s, size_t n)
+{
+	memset(lw, 0, sizeof(*lw));
+	if (n > 8 * LIT_WORDS)
+		return false;
+	for (size_t k = 0; 8 * k < n; k++) {
+		size_t b = n - 8 * k < 8 ? n - 8 * k : 8;
+
+		memcpy(&lw->w[k], s + 8 * k, b);
+		memset(&lw->m[k], 0xff, b);
+		lw->nw = (uint8_t)(k + 1);
+	}
+	return true;
+}
+
+/* p[0..) starts with lw's literal; reads 8 * lw->nw bytes from p */
+static inline bool litw_at(const char *p, const struct litw *lw)
+{
+	uint64_t x, d;
+
+	memcpy(&x, p, 8);
+	d = (x ^ lw->w[0]) & lw->m[0];
+	if (lw->nw > 1) {
+		memcpy(&x, p + 8, 8);
+		d |= (x ^ lw->w[1]) & lw->m[1];
+		if (lw->nw > 2) {
+			memcpy(&x, p + 16, 8);
+			d |= (x ^ lw->w[2]) & lw->m[2];
+			if (lw->nw > 3) {
+				memcpy(&x, p + 24, 8);
+				d |= (x ^ lw->w[3]) & lw->m[3];
+			}
+		}
+	}
+	return d == 0;
+}
+
+/* The number of leading ASCII digits of the 8 bytes in x (little endian);
+ * a byte of y is 0 exactly for a digit, up to the first non-digit (a carry
+ * can only spoil the bytes after it). */
+static inline unsigned digits_in(uint64_t x)
+{
+	uint64_t y = ((x & 0xf0f0f0f0f0f0f0f0ull) ^ 0x3030303030303030ull) |
+		     (((x + 0x0606060606060606ull) & 0xf0f0f0f0f0f0f0f0ull) ^ 0x3030303030303030ull);
+	uint64_t nd = (((y & 0x7f7f7f7f7f7f7f7full) + 0x7f7f7f7f7f7f7f7full) | y) & 0x8080808080808080ull;
+
+	return nd ? (unsigned)__builtin_ctzll(nd) / 8 : 8;
+}
+
+/* The digits at p and in *v their value, reading up to 24 bytes from p
+ * whatever the digits' count; more than 16 digits: 17 (too many). */
+static inline size_t digits_over(const char *p, uint64_t *v)
+{
+	uint64_t x, acc = 0;
+	size_t n = 0;
+
+	for (int blk = 0; blk < 2; blk++) {
+		unsigned k;
+
+		memcpy(&x, p + n, 8);
+		k = digits_in(x);
+		if (k < 8) {
+			if (k) /* the k digits to the top, '0's below */
+				acc = acc * pow10_u64(k) +
+				      pmu_eight_digits(x << (8 * (8 - k)) | 0x3030303030303030ull >> (8 * k));
+			*v = acc;
+			return n + k;
+		}
+		acc = acc * 100000000 + pmu_eight_digits(x);
+		n += 8;
+	}
+	*v = acc;
+	return p[16] >= '0' && p[16] <= '9' ? 17 : 16;
+}
+
+/* digits_over() when the value is not wanted: the count alone */
+static inline size_t digits_count(const char *p)
+{
+	uint64_t x;
+	unsigned k;
+
+	memcpy(&x, p, 8);
+	if ((k = digits_in(x)) < 8)
+		return k;
+	memcpy(&x, p + 8, 8);
+	if ((k = digits_in(x)) < 8)
+		return 8 + k;
+	return p[16] >= '0' && p[16] <= '9' ? 17 : 16;
+}
+
 /* Learn the shape of line, which the full path accepted as a record of rd
- * with no finding; silently nothing when it is not compact. */
+ * with no finding; silently nothing when it is not compact.  events: the
+ * stream is one on_event() checks (on_event_roles() may take the record). */
 static void shape_learn(struct shapes *ss, const char *line, size_t len, const struct pmu_jrec *r,
-			const struct pmu_recdef *rd)
+			const struct pmu_recdef *rd, bool events)
 {
 	struct shape sh;
 	const char *p = line, *end = line + len;
@@ -1528,8 +1671,17 @@ static void shape_learn(struct shapes *ss, const char *line, size_t len, const s
 			return;
 		/* the literal runs from p to the value (the type's value included) */
 		pre = (size_t)(cut - p);
-		if (used + pre > SHAPE_LIT)
+		if (used + pre > SHAPE_LIT || !litw_set(&sh.f[i].lw, p, pre))
 			return;
+		switch (sh.f[i].kind) {
+		case SK_TYPE: sh.f[i].op = OP_TYPE; break;
+		case SK_INT: sh.f[i].op = OP_INT; break;
+		case SK_BOOL: sh.f[i].op = OP_BOOL; break;
+		default:
+			sh.f[i].op = sh.f[i].sf->type == PMU_FT_ENUM ? OP_ENUM :
+				     sh.f[i].sf->type == PMU_FT_HEX64 ? OP_HEX : OP_STR;
+			break;
+		}
 		memcpy(sh.lit + used, p, pre);
 		sh.f[i].pre = (uint16_t)used;
 		sh.f[i].prelen = (uint16_t)pre;
@@ -1538,11 +1690,38 @@ static void shape_learn(struct shapes *ss, const char *line, size_t len, const s
 		used += pre;
 		p = vend;
 	}
-	if (used + (size_t)(end - p) > SHAPE_LIT)
+	if (used + (size_t)(end - p) > SHAPE_LIT || !litw_set(&sh.postw, p, (size_t)(end - p)))
 		return;
 	memcpy(sh.lit + used, p, (size_t)(end - p));
 	sh.post = (uint16_t)used;
 	sh.postlen = (uint16_t)(end - p);
+	/* the members event_core() reads, by place */
+	memset(&sh.ev, -1, sizeof(sh.ev));
+	for (int i = 0; i < sh.n; i++) {
+		static const struct {
+			const char *key;
+			size_t off;
+			enum shape_kind kind;
+		} roles[] = {
+			{ "t_ns", offsetof(struct ev_roles, t), SK_INT },
+			{ "inc", offsetof(struct ev_roles, inc), SK_STR },
+			{ "pid", offsetof(struct ev_roles, pid), SK_INT },
+			{ "tid", offsetof(struct ev_roles, tid), SK_INT },
+			{ "name", offsetof(struct ev_roles, name), SK_STR },
+			{ "ph", offsetof(struct ev_roles, ph), SK_STR },
+		};
+
+		for (size_t k = 0; k < PMU_ARRAY_SIZE(roles); k++)
+			if (sh.f[i].klen == strlen(roles[k].key) &&
+			    !memcmp(sh.lit + sh.f[i].key, roles[k].key, sh.f[i].klen) && sh.f[i].kind == roles[k].kind)
+				*((int8_t *)&sh.ev + roles[k].off) = (int8_t)i;
+	}
+	sh.ev.ok = events && !strcmp(rd->type, "event") && sh.ev.t >= 0 && sh.ev.inc >= 0 && sh.ev.pid >= 0 &&
+		   sh.ev.tid >= 0 && sh.ev.name >= 0 && sh.ev.ph >= 0;
+	/* on_event_roles() reads three integers; every other consumer may
+	 * read any */
+	for (int i = 0; i < sh.n; i++)
+		sh.f[i].need = !sh.ev.ok || i == sh.ev.t || i == sh.ev.pid || i == sh.ev.tid;
 	/* a full set replaces the one after the last matched */
 	int k = ss->n < SHAPES ? ss->n++ : (ss->mru + 1) % SHAPES;
 	ss->s[k] = sh;
@@ -1598,96 +1777,122 @@ static bool enum_ok(struct shape *sh, int i, const char *s, size_t n)
  * point into line, keys into the shape).  0: *failed is the field that did
  * not match (sh->n: what follows the last value); pos[] holds where each
  * field up to it starts.
+ *
+ * It reads up to SHAPE_OVERREAD bytes past the line's end (the lines buffer
+ * has them): no bound check per byte.  Whatever those bytes are, a match
+ * must end exactly at the line's end, and no field starts past it.
  */
-static bool shape_match(struct shape *sh, const char *line, size_t len, struct pmu_jrec *r, int i0,
-			const char **pos, int *failed)
+static bool shape_match(struct shape *sh, const char *line, const char *end, bool nl, size_t *len,
+			struct pmu_jrec *r, int i0, const char **pos, int *failed)
 {
-	const char *p = pos[i0], *end = line + len;
+	const char *p = pos[i0];
+	/* r's names, types and constant values are this shape's already when
+	 * it matched r last (r->owner): only the values change */
+	bool names = r->owner != sh;
 	int i;
 
 	for (i = i0; i < sh->n; i++) {
 		struct pmu_jfield *f = &r->f[i];
-		size_t pl = sh->f[i].prelen;
 
 		pos[i] = p;
-		if ((size_t)(end - p) < pl || !lit_eq(p, sh->lit + sh->f[i].pre, pl))
+		if (p > end || !litw_at(p, &sh->f[i].lw))
 			goto fail;
-		p += pl;
-		f->key = sh->lit + sh->f[i].key;
-		f->klen = sh->f[i].klen;
-		switch (sh->f[i].kind) {
-		case SK_TYPE: /* the value is in the literal */
-			f->type = PMU_JV_STR;
-			f->s = f->key + f->klen + 3;
-			f->slen = (size_t)(sh->lit + sh->f[i].pre + pl - 1 - f->s);
+		p += sh->f[i].prelen;
+		if (names) {
+			f->key = sh->lit + sh->f[i].key;
+			f->klen = sh->f[i].klen;
+			f->overflow = false;
+			f->b = false;
+			f->i = 0;
+			f->type = sh->f[i].kind == SK_INT ? PMU_JV_INT : sh->f[i].kind == SK_BOOL ? PMU_JV_BOOL :
+												     PMU_JV_STR;
+		}
+		switch (sh->f[i].op) {
+		case OP_TYPE: /* the value is in the literal */
+			if (names) {
+				f->s = f->key + f->klen + 3;
+				f->slen = (size_t)(sh->lit + sh->f[i].pre + sh->f[i].prelen - 1 - f->s);
+			}
 			break;
-		case SK_INT: {
-			const char *d = p;
-			uint64_t v;
-			size_t nd = pmu_digits(p, end, &v);
+		case OP_INT: {
+			uint64_t v = 0;
+			size_t nd = sh->f[i].need ? digits_over(p, &v) : digits_count(p);
 
 			/* 1 to 16 digits, no leading zero: what follows is the next
 			 * literal, which refuses a fraction or an exponent */
-			if (nd == 0 || nd > 16 || (*d == '0' && nd > 1))
+			if (nd == 0 || nd > 16 || (*p == '0' && nd > 1))
 				goto fail;
 			p += nd;
-			f->type = PMU_JV_INT;
 			f->i = (int64_t)v;
-			f->overflow = false;
 			break;
 		}
-		case SK_STR: {
-			const char *s = p;
-			size_t n;
-
-			p = plain_run(p, end);
-			/* the next literal starts with the closing quote */
-			n = (size_t)(p - s);
-			f->type = PMU_JV_STR;
-			f->s = s;
-			f->slen = n;
-			switch (sh->f[i].sf->type) {
-			case PMU_FT_STR:
-				if (!n)
-					goto fail;
-				break;
-			case PMU_FT_ENUM:
-				if (!enum_ok(sh, i, s, n))
-					goto fail;
-				break;
-			case PMU_FT_HEX64:
-				if (!is_hex64(s, n))
-					goto fail;
-				break;
-			default:
-				goto fail;
-			}
-			break;
-		}
-		case SK_BOOL:
-			if (end - p >= 4 && lit_eq(p, "true", 4))
+		case OP_BOOL:
+			if (p <= end - 4 && lit_eq(p, "true", 4))
 				f->b = true, p += 4;
-			else if (end - p >= 5 && lit_eq(p, "false", 5))
+			else if (p <= end - 5 && lit_eq(p, "false", 5))
 				f->b = false, p += 5;
 			else
 				goto fail;
-			f->type = PMU_JV_BOOL;
 			break;
+		default: { /* strings: the next literal starts with the closing quote */
+			const char *s = p;
+			size_t n;
+
+			for (;;) {
+				uint64_t x, q, b, m;
+				const uint64_t ones = 0x0101010101010101ull;
+
+				memcpy(&x, p, 8);
+				q = x ^ (ones * '"');
+				b = x ^ (ones * '\\');
+				/* the first '"', '\\', control or non-ASCII byte
+				 * (see plain_run()) */
+				m = (((q - ones) & ~q) | ((b - ones) & ~b) | ((x - ones * 0x20) & ~x) | x) &
+				    0x8080808080808080ull;
+				if (m) {
+					p += __builtin_ctzll(m) / 8;
+					break;
+				}
+				p += 8;
+				if (p > end)
+					goto fail;
+			}
+			n = (size_t)(p - s);
+			f->s = s;
+			f->slen = n;
+			if (sh->f[i].op == OP_STR ? !n :
+			    sh->f[i].op == OP_ENUM ? !enum_ok(sh, i, s, n) : !is_hex64(s, n))
+				goto fail;
+			break;
+		}
 		}
 	}
 	pos[i] = p;
-	if ((size_t)(end - p) != sh->postlen || !lit_eq(p, sh->lit + sh->post, sh->postlen))
+	if (p > end || !litw_at(p, &sh->postw))
 		goto fail;
+	if (nl) {
+		/* no match runs past a '\n': the first one ends the line */
+		if ((size_t)(end - p) <= sh->postlen || p[sh->postlen] != '\n' ||
+		    (size_t)(p + sh->postlen - line) >= LINE_LIMIT)
+			goto fail;
+		*len = (size_t)(p + sh->postlen - line);
+	} else if ((size_t)(end - p) != sh->postlen) {
+		goto fail;
+	}
 	r->n = sh->n;
 	r->too_many = false;
+	r->owner = sh;
 	return true;
 fail:
 	*failed = i;
 	return false;
 }
 
-/* The shape line matches, the last matched tried first, or NULL. */
-static struct shape *shapes_match(struct shapes *ss, const char *line, size_t len, struct pmu_jrec *r)
+/* The shape line matches, the last matched tried first, or NULL.  With nl,
+ * end is the end of the buffered bytes and a match must be followed by a
+ * '\n': *len gets the line's length.  Else the line is line[0..*len). */
+static struct shape *shapes_match(struct shapes *ss, const char *line, const char *end, bool nl, size_t *len,
+				  struct pmu_jrec *r)
 {
 	const char *pos[SHAPE_FIELDS + 1];
 	int valid, m = ss->mru;
@@ -1695,7 +1900,7 @@ static struct shape *shapes_match(struct shapes *ss, const char *line, size_t le
 	if (!ss->n)
 		return NULL;
 	pos[0] = line;
-	if (shape_match(&ss->s[m], line, len, r, 0, pos, &valid))
+	if (shape_match(&ss->s[m], line, end, nl, len, r, 0, pos, &valid))
 		return &ss->s[m];
 	/* pos[0..valid] and r->f[0..valid) hold what m matched; a try of k
 	 * keeps them for the fields k shares with m */
@@ -1704,7 +1909,7 @@ static struct shape *shapes_match(struct shapes *ss, const char *line, size_t le
 
 		if (k == m)
 			continue;
-		if (shape_match(&ss->s[k], line, len, r, from, pos, &f2)) {
+		if (shape_match(&ss->s[k], line, end, nl, len, r, from, pos, &f2)) {
 			ss->mru = k;
 			return &ss->s[k];
 		}
@@ -1741,33 +1946,44 @@ static inline uint64_t ri_of(const struct pmu_jfield *f)
 
 #define ri(r, k) ri_of(rf(r, k))
 
-/* Attribution of a record to a live incarnation; returns the inc or NULL. */
-static struct inc *attribute(struct v *v, const char *file, uint64_t rec, const struct pmu_jrec *r,
-			     bool has_pid, uint64_t t0, uint64_t t1, size_t *slot)
+/* Attribution of a record (its inc member, and pid when has_pid) to a live
+ * incarnation; returns the inc or NULL. */
+static inline struct inc *attribute_f(struct v *v, const char *file, uint64_t rec, const struct pmu_jfield *inc,
+				      bool has_pid, uint64_t pid, int64_t tid, uint64_t t0, uint64_t t1, size_t *slot)
 {
-	const struct pmu_jfield *inc = rf(r, "inc");
-	int64_t tid = (int64_t)ri(r, "tid"), *tp;
+	int64_t *tp;
 	struct inc *in;
 
 	if (!v->cohort_ok)
 		return NULL;
 	eval(v, PMU_CHECK_ATTRIBUTION);
-	in = v->last_in;
+	struct inc **c = &v->inc_cache[(inc->slen * 7 + (inc->slen ? (unsigned char)inc->s[inc->slen - 1] : 0)) & 15];
+
+	in = *c;
 	if (!in || in->idlen != inc->slen || !lit_eq(in->id, inc->s, inc->slen))
-		in = v->last_in = find_inc(v, inc->s, inc->slen);
+		in = *c = find_inc(v, inc->s, inc->slen);
 	if (!in) {
 		report(v, PMU_CHECK_ATTRIBUTION, file, rec, "incarnation '%.*s' is not in the cohort",
 		       (int)inc->slen, inc->s);
 		return NULL;
 	}
-	if (has_pid && (int64_t)ri(r, "pid") != in->pid) {
+	if (has_pid && (int64_t)pid != in->pid) {
 		report(v, PMU_CHECK_ATTRIBUTION, file, rec, "pid %llu is not incarnation '%s' (pid %lld)",
-		       (unsigned long long)ri(r, "pid"), in->id, (long long)in->pid);
+		       (unsigned long long)pid, in->id, (long long)in->pid);
 		return NULL;
 	}
-	/* bsearch(), without a call per probe */
+	/* bsearch(), without a call per probe; a few threads: counted,
+	 * without a branch to mispredict */
 	tp = NULL;
-	for (size_t lo = 0, hi = in->ntids; lo < hi;) {
+	if (in->ntids <= 16) {
+		size_t lo = 0;
+
+		for (size_t i = 0; i < in->ntids; i++)
+			lo += in->tids[i] < tid;
+		if (lo < in->ntids && in->tids[lo] == tid)
+			tp = &in->tids[lo];
+	}
+	for (size_t lo = 0, hi = in->ntids > 16 ? in->ntids : 0; lo < hi;) {
 		size_t mid = lo + (hi - lo) / 2;
 
 		if (in->tids[mid] == tid) {
@@ -1791,6 +2007,13 @@ static struct inc *attribute(struct v *v, const char *file, uint64_t rec, const 
 	}
 	*slot = in->slot + (size_t)(tp - in->tids);
 	return in;
+}
+
+static struct inc *attribute(struct v *v, const char *file, uint64_t rec, const struct pmu_jrec *r,
+			     bool has_pid, uint64_t t0, uint64_t t1, size_t *slot)
+{
+	return attribute_f(v, file, rec, rf(r, "inc"), has_pid, has_pid ? ri(r, "pid") : 0, (int64_t)ri(r, "tid"),
+			   t0, t1, slot);
 }
 
 /* ---- counts streams (spec 1.2) ------------------------------------------ */
@@ -1971,11 +2194,49 @@ static void check_spans(struct v *v, const char *file)
 	}
 }
 
+/* An event's attribution and enter/exit pairing, from its members. */
+static inline void event_core(struct v *v, struct stream_state *s, uint64_t rec, uint64_t t,
+			      const struct pmu_jfield *inc, uint64_t pid, int64_t tid, const struct pmu_jfield *name,
+			      const struct pmu_jfield *ph)
+{
+	size_t slot;
+
+	if (!attribute_f(v, s->file, rec, inc, true, pid, tid, t, t, &slot))
+		return;
+	struct stack *st = &v->stacks[slot];
+	uint64_t h = hash_bytes(name->s, name->slen);
+
+	eval(v, PMU_CHECK_PAIRING);
+	if (ph->s[0] == 'B') {
+		if (st->n == STACK_LIMIT) {
+			report(v, PMU_CHECK_PAIRING, s->file, rec, "more than %d enters open on tid %llu",
+			       STACK_LIMIT, (unsigned long long)tid);
+			return;
+		}
+		if (st->n == st->cap) {
+			size_t cap = st->cap ? 2 * st->cap : 8;
+			uint64_t *nv = realloc(st->v, cap * sizeof(*nv));
+
+			if (!nv)
+				return;
+			st->v = nv;
+			st->cap = cap;
+		}
+		st->v[st->n++] = h;
+		st->line = rec;
+	} else if (ph->s[0] == 'E') {
+		if (!st->n || st->v[st->n - 1] != h)
+			report(v, PMU_CHECK_PAIRING, s->file, rec, "exit of '%.*s' on tid %llu matches no open enter",
+			       (int)name->slen, name->s, (unsigned long long)tid);
+		else
+			st->n--;
+	}
+}
+
 static void on_event(struct v *v, struct stream_state *s, uint64_t rec, const struct pmu_jrec *r,
 		     const char *type)
 {
 	uint64_t t = ri(r, "t_ns");
-	size_t slot;
 
 	time_order(v, s, rec, "t_ns", t);
 	check_window(v, s->file, rec, "t_ns", t);
@@ -2002,37 +2263,20 @@ static void on_event(struct v *v, struct stream_state *s, uint64_t rec, const st
 		report(v, PMU_CHECK_TRUNCATED, s->file, rec, "stream truncated: %.*s", (int)why->slen, why->s);
 		return;
 	}
-	if (!attribute(v, s->file, rec, r, true, t, t, &slot))
-		return;
-	const struct pmu_jfield *ph = rf(r, "ph"), *name = rf(r, "name");
-	struct stack *st = &v->stacks[slot];
-	uint64_t h = hash_bytes(name->s, name->slen);
+	event_core(v, s, rec, t, rf(r, "inc"), ri(r, "pid"), (int64_t)ri(r, "tid"), rf(r, "name"), rf(r, "ph"));
+}
 
-	eval(v, PMU_CHECK_PAIRING);
-	if (ph->s[0] == 'B') {
-		if (st->n == STACK_LIMIT) {
-			report(v, PMU_CHECK_PAIRING, s->file, rec, "more than %d enters open on tid %llu",
-			       STACK_LIMIT, (unsigned long long)ri(r, "tid"));
-			return;
-		}
-		if (st->n == st->cap) {
-			size_t cap = st->cap ? 2 * st->cap : 8;
-			uint64_t *nv = realloc(st->v, cap * sizeof(*nv));
+/* on_event() of an "event" record that matched a shape with every member
+ * event_core() reads: straight from their places, no lookup by name. */
+static void on_event_roles(struct v *v, struct stream_state *s, uint64_t rec, const struct pmu_jrec *r,
+			   const struct ev_roles *ro)
+{
+	uint64_t t = (uint64_t)r->f[ro->t].i;
 
-			if (!nv)
-				return;
-			st->v = nv;
-			st->cap = cap;
-		}
-		st->v[st->n++] = h;
-		st->line = rec;
-	} else if (ph->s[0] == 'E') {
-		if (!st->n || st->v[st->n - 1] != h)
-			report(v, PMU_CHECK_PAIRING, s->file, rec, "exit of '%.*s' on tid %llu matches no open enter",
-			       (int)name->slen, name->s, (unsigned long long)ri(r, "tid"));
-		else
-			st->n--;
-	}
+	time_order(v, s, rec, "t_ns", t);
+	check_window(v, s->file, rec, "t_ns", t);
+	event_core(v, s, rec, t, &r->f[ro->inc], (uint64_t)r->f[ro->pid].i, r->f[ro->tid].i, &r->f[ro->name],
+		   &r->f[ro->ph]);
 }
 
 static int lc_step(const char *ev)
@@ -2447,7 +2691,7 @@ static void check_stream(struct v *v, const struct pmu_streamdef *sd, const char
 	bool nl = true;
 	int r;
 
-	v->last_in = NULL;
+	memset(v->inc_cache, 0, sizeof(v->inc_cache));
 	if (lines_open(&l, v, file)) {
 		report(v, PMU_CHECK_JSON_SYNTAX, file, 0, "%s", pmu_error_detail());
 		return;
@@ -2459,7 +2703,7 @@ static void check_stream(struct v *v, const struct pmu_streamdef *sd, const char
 		for (size_t i = 0; i < v->nslots; i++)
 			v->stacks[i].n = 0;
 	bool is_spans = !strcmp(sd->kind, "spans"), is_lifecycle = !strcmp(sd->kind, "lifecycle"),
-	     is_counts = !strcmp(sd->kind, "counts");
+	     is_counts = !strcmp(sd->kind, "counts"), is_events = !is_spans && !is_lifecycle && !is_counts;
 
 	if (is_counts) {
 		s.cs = calloc(1, sizeof(*s.cs));
@@ -2474,10 +2718,23 @@ static void check_stream(struct v *v, const struct pmu_streamdef *sd, const char
 
 	/* none: every line takes the full path */
 	shp = v->opts->no_shapes ? NULL : calloc(1, sizeof(*shp));
-	while ((r = lines_next(&l, &line, &len, &nl)) != 0) {
+	for (;;) {
 		const struct pmu_recdef *rd;
 		const struct pmu_jfield *type;
 		struct shape *sh;
+
+		/* the next buffered line, found by the shape it matches: no
+		 * search for its end (a line not whole in the buffer yet, or
+		 * of no shape, takes lines_next()) */
+		if (shp && l.lineno > 0 &&
+		    (sh = shapes_match(shp, l.buf + l.start, l.buf + l.end, true, &len, &v->rec))) {
+			line = l.buf + l.start;
+			l.start += len + 1;
+			l.lineno++;
+			goto matched;
+		}
+		if ((r = lines_next(&l, &line, &len, &nl)) == 0)
+			break;
 
 		if (r == -1) {
 			report(v, PMU_CHECK_JSON_SYNTAX, file, l.lineno, "record longer than %u bytes", LINE_LIMIT);
@@ -2497,9 +2754,14 @@ static void check_stream(struct v *v, const struct pmu_streamdef *sd, const char
 		}
 		if (l.lineno == 1)
 			report(v, PMU_CHECK_STREAM_HEADER, file, 1, "first record is not a header");
-		if (shp && (sh = shapes_match(shp, line, len, &v->rec))) {
+		if (shp && (sh = shapes_match(shp, line, line + len, false, &len, &v->rec))) {
+matched:
 			rd = sh->rd;
 			v->res->shape_records++;
+			if (sh->ev.ok && is_events) {
+				on_event_roles(v, &s, l.lineno, &v->rec, &sh->ev);
+				continue;
+			}
 			goto accepted;
 		}
 		if (pmu_jrec_parse(&v->rec, line, len, &why, &at)) {
@@ -2525,7 +2787,7 @@ static void check_stream(struct v *v, const struct pmu_streamdef *sd, const char
 		if (check_rec(v, file, l.lineno, rd->obj, &v->rec))
 			continue;
 		if (shp)
-			shape_learn(shp, line, len, &v->rec, rd);
+			shape_learn(shp, line, len, &v->rec, rd, is_events);
 accepted:
 		if (is_spans && rd->type[0] == 'm')
 			on_mark(v, &s, l.lineno, &v->rec);
@@ -2970,16 +3232,17 @@ static int validate_dir(struct v *v)
 	check_bagit(v);
 	check_baginfo(v);
 	check_manifests(v);
-	if (v->opts->hash_thread && pthread_create(&th, NULL, hash_all, v) == 0)
+	if (v->opts->hash_thread && pthread_create(&th, NULL, hash_other, v) == 0)
 		threaded = true;
 	else
-		hash_all(v);
+		hash_files(v, false);
 	if (v->info_ok)
 		check_spec_version(v);
 	if (v->spec_ok)
 		check_payload(v);
 	if (threaded)
 		pthread_join(th, NULL);
+	hash_files(v, true);
 	report_hashes(v);
 	return 0;
 }
