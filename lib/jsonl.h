@@ -62,6 +62,19 @@ const struct pmu_jfield *pmu_jrec_get(const struct pmu_jrec *r, const char *key)
  * check: printable ASCII other than '"' and '\\'; 0 for every other. */
 extern const unsigned char pmu_json_plain[256];
 
+/* Eight bytes at p as a little-endian word (the first byte lowest), the
+ * order the SWAR scans below count in. */
+static inline uint64_t pmu_load_le64(const char *p)
+{
+	uint64_t x;
+
+	memcpy(&x, p, 8);
+#if __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
+	x = __builtin_bswap64(x);
+#endif
+	return x;
+}
+
 static inline uint64_t pow10_u64(unsigned k)
 {
 	static const uint64_t p[] = { 1, 10, 100, 1000, 10000, 100000, 1000000, 10000000, 100000000 };
@@ -93,7 +106,7 @@ static inline size_t pmu_digits(const char *p, const char *end, uint64_t *v)
 		uint64_t x, y, nd, e;
 		unsigned k;
 
-		memcpy(&x, p, 8);
+		x = pmu_load_le64(p);
 		/* a byte of y is 0 exactly for a digit, up to the first
 		 * non-digit (a carry can only spoil the bytes after it) */
 		y = ((x & 0xf0f0f0f0f0f0f0f0ull) ^ 0x3030303030303030ull) |

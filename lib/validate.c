@@ -1585,7 +1585,7 @@ static inline size_t digits_over(const char *p, uint64_t *v)
 	for (int blk = 0; blk < 2; blk++) {
 		unsigned k;
 
-		memcpy(&x, p + n, 8);
+		x = pmu_load_le64(p + n);
 		k = digits_in(x);
 		if (k < 8) {
 			if (k) /* the k digits to the top, '0's below */
@@ -1607,10 +1607,10 @@ static inline size_t digits_count(const char *p)
 	uint64_t x;
 	unsigned k;
 
-	memcpy(&x, p, 8);
+	x = pmu_load_le64(p);
 	if ((k = digits_in(x)) < 8)
 		return k;
-	memcpy(&x, p + 8, 8);
+	x = pmu_load_le64(p + 8);
 	if ((k = digits_in(x)) < 8)
 		return 8 + k;
 	return p[16] >= '0' && p[16] <= '9' ? 17 : 16;
@@ -1730,32 +1730,6 @@ static void shape_learn(struct shapes *ss, const char *line, size_t len, const s
 		ss->common[k][o] = ss->common[o][k] = (uint8_t)(o == k ? sh.n : shapes_common(&sh, &ss->s[o]));
 }
 
-/* The first byte from p on that pmu_json_plain[] refuses ('"', '\\', a
- * control or a non-ASCII byte), or end: eight bytes at a time (SWAR) where
- * eight can be read.  Each of the four tests below flags its first hit
- * exactly (a borrow can only flag bytes above a true hit), so the lowest
- * flag of their union is the first refused byte. */
-static inline const char *plain_run(const char *p, const char *end)
-{
-	const uint64_t ones = 0x0101010101010101ull, high = 0x8080808080808080ull;
-
-	while (end - p >= 8) {
-		uint64_t x, q, b, m;
-
-		memcpy(&x, p, 8);
-		q = x ^ (ones * '"');
-		b = x ^ (ones * '\\');
-		m = ((q - ones) & ~q) | ((b - ones) & ~b) | ((x - ones * 0x20) & ~x) | x;
-		m &= high;
-		if (m)
-			return p + __builtin_ctzll(m) / 8;
-		p += 8;
-	}
-	while (p < end && pmu_json_plain[(unsigned char)*p])
-		p++;
-	return p;
-}
-
 static bool enum_ok(struct shape *sh, int i, const char *s, size_t n)
 {
 	for (int e = 0; e < sh->f[i].nev; e++)
@@ -1842,11 +1816,14 @@ static bool shape_match(struct shape *sh, const char *line, const char *end, boo
 				uint64_t x, q, b, m;
 				const uint64_t ones = 0x0101010101010101ull;
 
-				memcpy(&x, p, 8);
+				x = pmu_load_le64(p);
 				q = x ^ (ones * '"');
 				b = x ^ (ones * '\\');
-				/* the first '"', '\\', control or non-ASCII byte
-				 * (see plain_run()) */
+				/* the first byte pmu_json_plain[] refuses: '"',
+				 * '\\', a control or a non-ASCII byte.  Each of
+				 * the four tests flags its first hit exactly (a
+				 * borrow only flags bytes above a true hit), so the
+				 * lowest flag of their union is that byte. */
 				m = (((q - ones) & ~q) | ((b - ones) & ~b) | ((x - ones * 0x20) & ~x) | x) &
 				    0x8080808080808080ull;
 				if (m) {
