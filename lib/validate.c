@@ -127,6 +127,11 @@ struct v {
 
 	struct pmu_jrec rec;
 	struct inc *inc_cache[16]; /* check_stream's: by the id's length and last byte */
+	struct {                   /* check_stream's: a thread's pairing slot, by tid */
+		const struct inc *in;
+		int64_t tid;
+		size_t slot;
+	} tid_cache[64];
 };
 
 /* ---- findings ----------------------------------------------------------- */
@@ -1949,6 +1954,18 @@ static inline struct inc *attribute_f(struct v *v, const char *file, uint64_t re
 		       (unsigned long long)pid, in->id, (long long)in->pid);
 		return NULL;
 	}
+	/* a thread seen lately: its slot, with no search */
+	size_t tc = (size_t)tid & 63;
+
+	if (v->tid_cache[tc].in == in && v->tid_cache[tc].tid == tid) {
+		if (t0 < in->start || t1 > in->end) {
+			report(v, PMU_CHECK_ATTRIBUTION, file, rec, "at %llu incarnation '%s' was not alive",
+			       (unsigned long long)(t0 < in->start ? t0 : t1), in->id);
+			return NULL;
+		}
+		*slot = v->tid_cache[tc].slot;
+		return in;
+	}
 	/* bsearch(), without a call per probe; a few threads: counted,
 	 * without a branch to mispredict */
 	tp = NULL;
@@ -1983,6 +2000,9 @@ static inline struct inc *attribute_f(struct v *v, const char *file, uint64_t re
 		return NULL;
 	}
 	*slot = in->slot + (size_t)(tp - in->tids);
+	v->tid_cache[tc].in = in;
+	v->tid_cache[tc].tid = tid;
+	v->tid_cache[tc].slot = *slot;
 	return in;
 }
 
@@ -2181,9 +2201,12 @@ static inline void event_core(struct v *v, struct stream_state *s, uint64_t rec,
 	if (!attribute_f(v, s->file, rec, inc, true, pid, tid, t, t, &slot))
 		return;
 	struct stack *st = &v->stacks[slot];
-	uint64_t h = hash_bytes(name->s, name->slen);
+	uint64_t h;
 
 	eval(v, PMU_CHECK_PAIRING);
+	if (ph->s[0] != 'B' && ph->s[0] != 'E')
+		return; /* an instant pairs with nothing */
+	h = hash_bytes(name->s, name->slen);
 	if (ph->s[0] == 'B') {
 		if (st->n == STACK_LIMIT) {
 			report(v, PMU_CHECK_PAIRING, s->file, rec, "more than %d enters open on tid %llu",
@@ -2669,6 +2692,7 @@ static void check_stream(struct v *v, const struct pmu_streamdef *sd, const char
 	int r;
 
 	memset(v->inc_cache, 0, sizeof(v->inc_cache));
+	memset(v->tid_cache, 0, sizeof(v->tid_cache));
 	if (lines_open(&l, v, file)) {
 		report(v, PMU_CHECK_JSON_SYNTAX, file, 0, "%s", pmu_error_detail());
 		return;
