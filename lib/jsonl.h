@@ -94,6 +94,25 @@ static inline uint64_t pmu_eight_digits(uint64_t x)
 	return x;
 }
 
+/* The number of leading ASCII digits of the 8 bytes in x (a word from
+ * pmu_load_le64()).  A byte of y is 0 exactly for a digit, up to the first
+ * non-digit (a carry can only spoil the bytes after it). */
+static inline unsigned pmu_digits_in(uint64_t x)
+{
+	uint64_t y = ((x & 0xf0f0f0f0f0f0f0f0ull) ^ 0x3030303030303030ull) |
+		     (((x + 0x0606060606060606ull) & 0xf0f0f0f0f0f0f0f0ull) ^ 0x3030303030303030ull);
+	uint64_t nd = (((y & 0x7f7f7f7f7f7f7f7full) + 0x7f7f7f7f7f7f7f7full) | y) & 0x8080808080808080ull;
+
+	return nd ? (unsigned)__builtin_ctzll(nd) / 8 : 8;
+}
+
+/* The value of the first k (1 to 8) digits of x, k = pmu_digits_in(x). */
+static inline uint64_t pmu_digits_value(uint64_t x, unsigned k)
+{
+	/* the k digits to the top, '0's below */
+	return pmu_eight_digits(k < 8 ? x << (8 * (8 - k)) | 0x3030303030303030ull >> (8 * k) : x);
+}
+
 /* The number of ASCII digits at p (up to end), and in *v their value when
  * there are at most 16 (8 at a time, where 8 bytes can be read; the value
  * of a longer run is not given).  Leading zeros are the caller's concern. */
@@ -103,22 +122,12 @@ static inline size_t pmu_digits(const char *p, const char *end, uint64_t *v)
 	uint64_t acc = 0;
 
 	while (end - p >= 8 && p - d < 16) {
-		uint64_t x, y, nd, e;
-		unsigned k;
+		uint64_t x = pmu_load_le64(p);
+		unsigned k = pmu_digits_in(x);
 
-		x = pmu_load_le64(p);
-		/* a byte of y is 0 exactly for a digit, up to the first
-		 * non-digit (a carry can only spoil the bytes after it) */
-		y = ((x & 0xf0f0f0f0f0f0f0f0ull) ^ 0x3030303030303030ull) |
-		    (((x + 0x0606060606060606ull) & 0xf0f0f0f0f0f0f0f0ull) ^ 0x3030303030303030ull);
-		nd = (((y & 0x7f7f7f7f7f7f7f7full) + 0x7f7f7f7f7f7f7f7full) | y) & 0x8080808080808080ull;
-		k = nd ? (unsigned)__builtin_ctzll(nd) / 8 : 8;
 		if (k == 0)
 			break;
-		if (k < 8) /* the k digits to the top, '0's below */
-			x = x << (8 * (8 - k)) | 0x3030303030303030ull >> (8 * k);
-		e = pmu_eight_digits(x);
-		acc = (k == 8 ? acc * 100000000 : acc * (uint64_t)pow10_u64(k)) + e;
+		acc = acc * pow10_u64(k) + pmu_digits_value(x, k);
 		p += k;
 		if (k < 8) {
 			*v = acc;

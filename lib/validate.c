@@ -1568,18 +1568,6 @@ static inline bool litw_at(const char *p, const struct litw *lw)
 	return d == 0;
 }
 
-/* The number of leading ASCII digits of the 8 bytes in x (little endian);
- * a byte of y is 0 exactly for a digit, up to the first non-digit (a carry
- * can only spoil the bytes after it). */
-static inline unsigned digits_in(uint64_t x)
-{
-	uint64_t y = ((x & 0xf0f0f0f0f0f0f0f0ull) ^ 0x3030303030303030ull) |
-		     (((x + 0x0606060606060606ull) & 0xf0f0f0f0f0f0f0f0ull) ^ 0x3030303030303030ull);
-	uint64_t nd = (((y & 0x7f7f7f7f7f7f7f7full) + 0x7f7f7f7f7f7f7f7full) | y) & 0x8080808080808080ull;
-
-	return nd ? (unsigned)__builtin_ctzll(nd) / 8 : 8;
-}
-
 /* The digits at p and in *v their value, reading up to 24 bytes from p
  * whatever the digits' count; more than 16 digits: 17 (too many). */
 static inline size_t digits_over(const char *p, uint64_t *v)
@@ -1591,16 +1579,14 @@ static inline size_t digits_over(const char *p, uint64_t *v)
 		unsigned k;
 
 		x = pmu_load_le64(p + n);
-		k = digits_in(x);
+		k = pmu_digits_in(x);
+		if (k)
+			acc = acc * pow10_u64(k) + pmu_digits_value(x, k);
+		n += k;
 		if (k < 8) {
-			if (k) /* the k digits to the top, '0's below */
-				acc = acc * pow10_u64(k) +
-				      pmu_eight_digits(x << (8 * (8 - k)) | 0x3030303030303030ull >> (8 * k));
 			*v = acc;
-			return n + k;
+			return n;
 		}
-		acc = acc * 100000000 + pmu_eight_digits(x);
-		n += 8;
 	}
 	*v = acc;
 	return p[16] >= '0' && p[16] <= '9' ? 17 : 16;
@@ -1613,10 +1599,10 @@ static inline size_t digits_count(const char *p)
 	unsigned k;
 
 	x = pmu_load_le64(p);
-	if ((k = digits_in(x)) < 8)
+	if ((k = pmu_digits_in(x)) < 8)
 		return k;
 	x = pmu_load_le64(p + 8);
-	if ((k = digits_in(x)) < 8)
+	if ((k = pmu_digits_in(x)) < 8)
 		return 8 + k;
 	return p[16] >= '0' && p[16] <= '9' ? 17 : 16;
 }
