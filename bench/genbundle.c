@@ -71,16 +71,8 @@ static char *header_line(const char *kind)
 
 static void put_json(const char *rel, json_t *j)
 {
-	char *s = json_dumps(j, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
-	size_t n = strlen(s);
-	int err;
+	int err = pmu_bag_put_json(bag, rel, j);
 
-	s = realloc(s, n + 2);
-	s[n] = '\n';
-	s[n + 1] = '\0';
-	err = pmu_bag_put(bag, rel, s, n + 1);
-	free(s);
-	json_decref(j);
 	if (err)
 		die(err);
 }

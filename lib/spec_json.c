@@ -1,6 +1,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "bag.h"
+#include "error.h"
 #include "jsonl.h"
 #include "spec.h"
 #include "spec_json.h"
@@ -73,4 +75,27 @@ json_t *pmu_json_text(const char *s)
 	j = json_string(buf);
 	free(buf);
 	return j;
+}
+
+int pmu_bag_put_json(struct pmu_bag *bag, const char *relpath, json_t *j)
+{
+	char *s = j ? json_dumps(j, JSON_INDENT(2) | JSON_PRESERVE_ORDER) : NULL;
+	size_t n;
+	int err;
+
+	json_decref(j);
+	if (!s)
+		return pmu_error(PMU_ERR_NOMEM, "cannot encode '%s'", relpath);
+	n = strlen(s);
+	char *t = realloc(s, n + 2);
+
+	if (!t) {
+		free(s);
+		return pmu_error(PMU_ERR_NOMEM, "cannot encode '%s'", relpath);
+	}
+	t[n] = '\n';
+	t[n + 1] = '\0';
+	err = pmu_bag_put(bag, relpath, t, n + 1);
+	free(t);
+	return err;
 }

@@ -11,6 +11,13 @@
 json_t *pmu_spec_doc_units(const char *doc_type, int minor);
 json_t *pmu_spec_stream_units(const char *stream_kind, int minor);
 
+struct pmu_bag;
+
+/* Write document j into the bag at relpath the way every pmu writer does:
+ * indented by 2, members in their order, one trailing newline.  Takes j's
+ * reference; returns 0 or a negative error. */
+int pmu_bag_put_json(struct pmu_bag *bag, const char *relpath, json_t *j);
+
 /* A stream's header line (compact JSON, no newline; free()), or NULL. */
 char *pmu_spec_stream_header(const char *stream_kind, const char *spec, int minor);
 

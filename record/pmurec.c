@@ -170,18 +170,7 @@ static int put_json(const char *rel0, json_t *j)
 
 	snprintf(rel, sizeof(rel), "%s%s",
 		 strcmp(rel0, "capabilities.json") && strcmp(rel0, "provenance.json") ? scope : "", rel0);
-	char *s = json_dumps(j, JSON_INDENT(2) | JSON_PRESERVE_ORDER), *t = NULL;
-	int err;
-
-	json_decref(j);
-	if (!s || asprintf(&t, "%s\n", s) < 0) {
-		free(s);
-		return pmu_error(PMU_ERR_NOMEM, "cannot encode '%s'", rel);
-	}
-	err = pmu_bag_put(bag, rel, t, strlen(t));
-	free(s);
-	free(t);
-	return err;
+	return pmu_bag_put_json(bag, rel, j);
 }
 
 static json_t *units_of(const char *doc_type, const char *stream)
