@@ -370,6 +370,16 @@ static const struct pmu_field count_f[] = {
 };
 OBJ(count_rec, count_f);
 
+/* The members after "value" of a sum (a total, the cohort's): its ns form,
+ * and how its parts make it an estimate, a suspect zero or no value. */
+#define SUM_VALUE_TAIL                                                                      \
+	N12("value_ns", false, "ns", "the same, for an ns-unit counter"),                   \
+	F12("estimate", BOOL, false, "some part is an estimate"),                           \
+	N12("running_ppm", false, "ppm", "the smallest running fraction of the parts"),     \
+	F12("suspect_zero", BOOL, false, "0, and some part is a suspect zero"),             \
+	F12("reason", STR, false, "why there is no value"),                                 \
+	F12("remedy", STR, false, "how to get one")
+
 static const struct pmu_field total_f[] = {
 	F12("type", STR, true, "\"total\""),
 	N12("t_ns", true, "ns", "CLOCK_MONOTONIC: the incarnation's end, or its last read"),
@@ -378,12 +388,7 @@ static const struct pmu_field total_f[] = {
 	N12("threads", true, "count", "count records summed"),
 	STATUS12(true),
 	N12("value", false, "count", "sum of the incarnation's count values, when every one is ok"),
-	N12("value_ns", false, "ns", "the same, for an ns-unit counter"),
-	F12("estimate", BOOL, false, "some part is an estimate"),
-	N12("running_ppm", false, "ppm", "the smallest running fraction of the parts"),
-	F12("suspect_zero", BOOL, false, "0, and some part is a suspect zero"),
-	F12("reason", STR, false, "why there is no value"),
-	F12("remedy", STR, false, "how to get one"),
+	SUM_VALUE_TAIL,
 };
 OBJ(total_rec, total_f);
 
@@ -395,12 +400,7 @@ static const struct pmu_field cohort_total_f[] = {
 	N12("parts", false, "count", "totals (or CPUs) summed"),
 	STATUS12(true),
 	N12("value", false, "count", "the cohort's value, when ok"),
-	N12("value_ns", false, "ns", "the same, for an ns-unit counter"),
-	F12("estimate", BOOL, false, "some part is an estimate"),
-	N12("running_ppm", false, "ppm", "the smallest running fraction of the parts"),
-	F12("suspect_zero", BOOL, false, "0, and some part is a suspect zero"),
-	F12("reason", STR, false, "why there is no value"),
-	F12("remedy", STR, false, "how to get one"),
+	SUM_VALUE_TAIL,
 };
 OBJ(cohort_total, cohort_total_f);
 
