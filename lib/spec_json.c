@@ -99,3 +99,48 @@ int pmu_bag_put_json(struct pmu_bag *bag, const char *relpath, json_t *j)
 	free(t);
 	return err;
 }
+
+json_t *pmu_lc_rec(uint64_t t, const char *event)
+{
+	return json_pack("{s:s,s:I,s:s}", "type", "lifecycle", "t_ns", (json_int_t)t, "event", event);
+}
+
+void pmu_lc_started(json_t *recs, uint64_t t, const char *evidence)
+{
+	json_t *r;
+
+	json_array_append_new(recs, pmu_lc_rec(t, "requested"));
+	r = pmu_lc_rec(t, "probed");
+	json_object_set_new(r, "status", json_string("ok"));
+	json_array_append_new(recs, r);
+	json_array_append_new(recs, pmu_lc_rec(t, "opened"));
+	r = pmu_lc_rec(t, "attached");
+	json_object_set_new(r, "evidence", pmu_json_text(evidence));
+	json_array_append_new(recs, r);
+}
+
+void pmu_lc_ended(json_t *recs, uint64_t t, const char *status)
+{
+	json_t *r;
+
+	json_array_append_new(recs, pmu_lc_rec(t, "stopped"));
+	json_array_append_new(recs, pmu_lc_rec(t, "detached"));
+	r = pmu_lc_rec(t, "final");
+	json_object_set_new(r, "status", json_string(status));
+	json_array_append_new(recs, r);
+}
+
+void pmu_lc_unavailable(json_t *recs, uint64_t t, const char *reason, const char *remedy)
+{
+	json_t *r;
+
+	json_array_append_new(recs, pmu_lc_rec(t, "requested"));
+	r = pmu_lc_rec(t, "probed");
+	json_object_set_new(r, "status", json_string("unavailable"));
+	json_object_set_new(r, "reason", pmu_json_text(reason));
+	json_object_set_new(r, "remedy", pmu_json_text(remedy));
+	json_array_append_new(recs, r);
+	r = json_deep_copy(r);
+	json_object_set_new(r, "event", json_string("final"));
+	json_array_append_new(recs, r);
+}

@@ -1,6 +1,8 @@
 #ifndef PMU_SPEC_JSON_H
 #define PMU_SPEC_JSON_H
 
+#include <stdint.h>
+
 #include <jansson.h>
 
 /*
@@ -17,6 +19,20 @@ struct pmu_bag;
  * indented by 2, members in their order, one trailing newline.  Takes j's
  * reference; returns 0 or a negative error. */
 int pmu_bag_put_json(struct pmu_bag *bag, const char *relpath, json_t *j);
+
+/*
+ * Lifecycle records (a collector's lifecycle.jsonl), appended to recs:
+ *   pmu_lc_rec        one record: type lifecycle, t_ns, event;
+ *   pmu_lc_started    requested, probed (ok), opened and attached with its
+ *                     evidence, all at t;
+ *   pmu_lc_ended      stopped, detached and final with status, all at t;
+ *   pmu_lc_unavailable requested, and probed and final unavailable with the
+ *                     reason and the remedy.
+ */
+json_t *pmu_lc_rec(uint64_t t, const char *event);
+void pmu_lc_started(json_t *recs, uint64_t t, const char *evidence);
+void pmu_lc_ended(json_t *recs, uint64_t t, const char *status);
+void pmu_lc_unavailable(json_t *recs, uint64_t t, const char *reason, const char *remedy);
 
 /* A stream's header line (compact JSON, no newline; free()), or NULL. */
 char *pmu_spec_stream_header(const char *stream_kind, const char *spec, int minor);

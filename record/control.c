@@ -361,42 +361,26 @@ json_t *pmu_ctl_records(struct pmu_ctl *c, const struct pmu_cohort *co, uint64_t
 	return arr;
 }
 
-static json_t *lc(uint64_t t, const char *ev)
-{
-	return json_pack("{s:s,s:I,s:s}", "type", "lifecycle", "t_ns", (json_int_t)t, "event", ev);
-}
-
 json_t *pmu_ctl_lifecycle(struct pmu_ctl *c, uint64_t t0, uint64_t t1)
 {
 	json_t *l = json_array(), *r;
 	char ev[200];
 
-	json_array_append_new(l, lc(t0, "requested"));
-	r = lc(t0, "probed");
-	json_object_set_new(r, "status", json_string("ok"));
-	json_array_append_new(l, r);
-	json_array_append_new(l, lc(t0, "opened"));
-	r = lc(t0, "attached");
 	snprintf(ev, sizeof(ev), "PMUREC_CTL_FD given to the command; %llu message(s) received",
 		 (unsigned long long)c->messages);
-	json_object_set_new(r, "evidence", json_string(ev));
-	json_array_append_new(l, r);
+	pmu_lc_started(l, t0, ev);
 	if (c->dropped) {
-		r = lc(t1, "drop");
+		r = pmu_lc_rec(t1, "drop");
 		json_object_set_new(r, "count", json_integer((json_int_t)c->dropped));
 		json_array_append_new(l, r);
 	}
 	if (c->malformed) {
-		r = lc(t1, "malformed");
+		r = pmu_lc_rec(t1, "malformed");
 		json_object_set_new(r, "count", json_integer((json_int_t)c->malformed));
 		json_object_set_new(r, "reason", json_string(c->first_bad));
 		json_array_append_new(l, r);
 	}
-	json_array_append_new(l, lc(t1, "stopped"));
-	json_array_append_new(l, lc(t1, "detached"));
-	r = lc(t1, "final");
-	json_object_set_new(r, "status", json_string(c->messages ? "ok" : "no-events"));
-	json_array_append_new(l, r);
+	pmu_lc_ended(l, t1, c->messages ? "ok" : "no-events");
 	return l;
 }
 

@@ -15,6 +15,7 @@
 #include "error.h"
 #include "bounds.h"
 #include "external.h"
+#include "spec_json.h"
 #include "util.h"
 
 #define LINE_MAX_ (1u << 20)
@@ -487,12 +488,6 @@ bool pmu_ext_failed(const struct pmu_ext *e)
 	return !e->unavailable && e->reason[0];
 }
 
-static json_t *lcrec(uint64_t t, const char *ev)
-{
-	return json_pack("{s:s,s:I,s:s}", "type", "lifecycle", "t_ns", (json_int_t)t, "event", ev);
-}
-
-
 json_t *pmu_ext_events(struct pmu_ext *e, const struct pmu_cohort *c, uint64_t t0, uint64_t t1)
 {
 	json_t *out = json_array();
@@ -545,47 +540,41 @@ json_t *pmu_ext_lifecycle(struct pmu_ext *e, const struct pmu_cohort *c)
 	const char *final;
 
 	(void)c;
-	json_array_append_new(l, lcrec(t, "requested"));
-	r = lcrec(t, "probed");
 	if (e->unavailable) {
-		json_object_set_new(r, "status", json_string("unavailable"));
-		json_object_set_new(r, "reason", json_string(e->reason));
-		json_object_set_new(r, "remedy", json_string("check the path given to --collector exec:"));
-		json_array_append_new(l, r);
-		r = json_deep_copy(r);
-		json_object_set_new(r, "event", json_string("final"));
-		json_array_append_new(l, r);
+		pmu_lc_unavailable(l, t, e->reason, "check the path given to --collector exec:");
 		return l;
 	}
+	json_array_append_new(l, pmu_lc_rec(t, "requested"));
+	r = pmu_lc_rec(t, "probed");
 	json_object_set_new(r, "status", json_string("ok"));
 	json_array_append_new(l, r);
 	if (e->started)
-		json_array_append_new(l, lcrec(e->t_opened, "opened"));
+		json_array_append_new(l, pmu_lc_rec(e->t_opened, "opened"));
 	if (e->hello) {
 		char ev[200];
 
-		r = lcrec(e->t_hello, "attached");
+		r = pmu_lc_rec(e->t_hello, "attached");
 		snprintf(ev, sizeof(ev), "hello from %s %s before the command was released", e->name, e->version);
 		json_object_set_new(r, "evidence", json_string(ev));
 		json_array_append_new(l, r);
 	}
 	if (e->hello && e->dropped) {
-		r = lcrec(e->t_stopped > e->t_hello ? e->t_stopped : e->t_hello, "drop");
+		r = pmu_lc_rec(e->t_stopped > e->t_hello ? e->t_stopped : e->t_hello, "drop");
 		json_object_set_new(r, "count", json_integer((json_int_t)e->dropped));
 		json_array_append_new(l, r);
 	}
 	if (e->started && e->malformed) {
-		r = lcrec(e->t_stopped > e->t_hello ? e->t_stopped : e->t_hello > e->t_opened ? e->t_hello : e->t_opened,
+		r = pmu_lc_rec(e->t_stopped > e->t_hello ? e->t_stopped : e->t_hello > e->t_opened ? e->t_hello : e->t_opened,
 			  "malformed");
 		json_object_set_new(r, "count", json_integer((json_int_t)e->malformed));
 		json_array_append_new(l, r);
 	}
 	if (e->hello && e->t_stopped)
-		json_array_append_new(l, lcrec(e->t_stopped > e->t_hello ? e->t_stopped : e->t_hello, "stopped"));
+		json_array_append_new(l, pmu_lc_rec(e->t_stopped > e->t_hello ? e->t_stopped : e->t_hello, "stopped"));
 	if (e->hello && e->t_detached)
-		json_array_append_new(l, lcrec(end > e->t_stopped ? end : e->t_stopped, "detached"));
+		json_array_append_new(l, pmu_lc_rec(end > e->t_stopped ? end : e->t_stopped, "detached"));
 	final = pmu_ext_failed(e) ? "failed" : !strcmp(e->bye_status, "no-events") || !e->records ? "no-events" : "ok";
-	r = lcrec(end > e->t_stopped ? end : e->t_stopped, "final");
+	r = pmu_lc_rec(end > e->t_stopped ? end : e->t_stopped, "final");
 	json_object_set_new(r, "status", json_string(final));
 	if (!strcmp(final, "failed"))
 		json_object_set_new(r, "reason", json_string(e->reason));

@@ -221,11 +221,6 @@ static int put_stream(const char *rel0, const char *kind, json_t *records)
 	return pmu_bag_file_close(f);
 }
 
-static json_t *lc(uint64_t t, const char *event)
-{
-	return json_pack("{s:s,s:I,s:s}", "type", "lifecycle", "t_ns", (json_int_t)t, "event", event);
-}
-
 static json_t *exit_json(int kind, int value)
 {
 	if (kind == 1)
@@ -392,39 +387,11 @@ static int probe(bool json)
 }
 
 /* requested, probed and final, both unavailable: a collector that could not start */
-static void lc_unavailable(json_t *recs, uint64_t t, const char *reason, const char *remedy)
-{
-	json_t *r;
-
-	json_array_append_new(recs, lc(t, "requested"));
-	r = lc(t, "probed");
-	json_object_set_new(r, "status", json_string("unavailable"));
-	json_object_set_new(r, "reason", pmu_json_text(reason));
-	json_object_set_new(r, "remedy", pmu_json_text(remedy));
-	json_array_append_new(recs, r);
-	r = json_deep_copy(r);
-	json_object_set_new(r, "event", json_string("final"));
-	json_array_append_new(recs, r);
-}
-
 /* The whole lifecycle of a collector that worked, with its attach evidence. */
 static void lc_ok(json_t *recs, uint64_t t0, uint64_t t1, const char *evidence)
 {
-	json_t *r;
-
-	json_array_append_new(recs, lc(t0, "requested"));
-	r = lc(t0, "probed");
-	json_object_set_new(r, "status", json_string("ok"));
-	json_array_append_new(recs, r);
-	json_array_append_new(recs, lc(t0, "opened"));
-	r = lc(t0, "attached");
-	json_object_set_new(r, "evidence", pmu_json_text(evidence));
-	json_array_append_new(recs, r);
-	json_array_append_new(recs, lc(t1, "stopped"));
-	json_array_append_new(recs, lc(t1, "detached"));
-	r = lc(t1, "final");
-	json_object_set_new(r, "status", json_string("ok"));
-	json_array_append_new(recs, r);
+	pmu_lc_started(recs, t0, evidence);
+	pmu_lc_ended(recs, t1, "ok");
 }
 
 /* Each known collector's lifecycle, and the run's collector list. */
@@ -442,14 +409,14 @@ static int write_collectors(const struct opts *o, const struct pmu_launch_result
 
 		json_array_append_new(list, json_pack("{s:s,s:b}", "name", d->name, "requested", requested));
 		if (!requested) {
-			r = lc(lr->end_ns, "final");
+			r = pmu_lc_rec(lr->end_ns, "final");
 			json_object_set_new(r, "status", json_string("not-requested"));
 			json_array_append_new(recs, r);
 		} else if (!strcmp(d->name, "control") && o->ctl) {
 			json_decref(recs);
 			recs = pmu_ctl_lifecycle(o->ctl, lr->start_ns < run_start ? lr->start_ns : run_start, lr->end_ns);
 		} else if (!strcmp(d->name, "control")) {
-			lc_unavailable(recs, lr->start_ns,
+			pmu_lc_unavailable(recs, lr->start_ns,
 				       o->attach ? "attached to a running process: it cannot be given PMUREC_CTL_FD"
 						 : "the control socket could not be created",
 				       o->attach ? "launch the command under pmurec"
@@ -463,7 +430,7 @@ static int write_collectors(const struct opts *o, const struct pmu_launch_result
 			if (!recs2)
 				err = pmu_error(PMU_ERR_NOMEM, "out of memory");
 			else if (!pmu_counting_usable(o->counting, why, sizeof(why), &remedy))
-				lc_unavailable(recs, lr->start_ns, why, remedy);
+				pmu_lc_unavailable(recs, lr->start_ns, why, remedy);
 			else
 				lc_ok(recs, lr->start_ns, lr->end_ns, ev);
 			if (recs2 && !err)
@@ -474,9 +441,9 @@ static int write_collectors(const struct opts *o, const struct pmu_launch_result
 			char why[200];
 
 			snprintf(why, sizeof(why), "the %s collector is not built in pmu %s", d->name, PMU_VERSION);
-			lc_unavailable(recs, lr->start_ns, why, "none in this version");
+			pmu_lc_unavailable(recs, lr->start_ns, why, "none in this version");
 		} else if (!lr->follow_ok) {
-			lc_unavailable(recs, lr->start_ns, lr->follow_reason, lr->follow_remedy);
+			pmu_lc_unavailable(recs, lr->start_ns, lr->follow_reason, lr->follow_remedy);
 		} else {
 			char ev[200];
 
