@@ -22,6 +22,9 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
+#ifdef __SSE2__
+#include <emmintrin.h>
+#endif
 
 #include <jansson.h>
 
@@ -1546,24 +1549,21 @@ static bool litw_set(struct litw *lw, const char *s, size_t n)
 	return true;
 }
 
-/* p[0..) starts with lw's literal; reads 8 * lw->nw bytes from p */
+/* p[0..) starts with lw's literal; reads 16 bytes from p, 8 * lw->nw
+ * when that is more.  Words 0 and 1 are compared whatever nw is (a word
+ * past the literal has mask 0): most literals fit in two words, and a
+ * branch on nw, which differs from field to field, is mispredicted. */
 static inline bool litw_at(const char *p, const struct litw *lw)
 {
-	uint64_t x, d;
+	uint64_t x, y, d;
 
 	memcpy(&x, p, 8);
-	d = (x ^ lw->w[0]) & lw->m[0];
-	if (lw->nw > 1) {
-		memcpy(&x, p + 8, 8);
-		d |= (x ^ lw->w[1]) & lw->m[1];
-		if (lw->nw > 2) {
-			memcpy(&x, p + 16, 8);
-			d |= (x ^ lw->w[2]) & lw->m[2];
-			if (lw->nw > 3) {
-				memcpy(&x, p + 24, 8);
-				d |= (x ^ lw->w[3]) & lw->m[3];
-			}
-		}
+	memcpy(&y, p + 8, 8);
+	d = ((x ^ lw->w[0]) & lw->m[0]) | ((y ^ lw->w[1]) & lw->m[1]);
+	if (__builtin_expect(lw->nw > 2, 0)) {
+		memcpy(&x, p + 16, 8);
+		memcpy(&y, p + 24, 8);
+		d |= ((x ^ lw->w[2]) & lw->m[2]) | ((y ^ lw->w[3]) & lw->m[3]);
 	}
 	return d == 0;
 }
@@ -1606,6 +1606,37 @@ static inline size_t digits_count(const char *p)
 		return 8 + k;
 	return p[16] >= '0' && p[16] <= '9' ? 17 : 16;
 }
+
+/* How many bytes at p pmu_json_plain[] accepts, up to PLAIN_STEP: the
+ * first '"', '\\', control or non-ASCII byte ends the run.  Reads
+ * PLAIN_STEP bytes from p. */
+#ifdef __SSE2__
+#define PLAIN_STEP 16u
+static inline unsigned plain_run(const char *p)
+{
+	__m128i x = _mm_loadu_si128((const __m128i *)(const void *)p);
+	/* signed: below 0x20 is a control byte or, negative, a non-ASCII one */
+	__m128i stop = _mm_or_si128(_mm_or_si128(_mm_cmpeq_epi8(x, _mm_set1_epi8('"')),
+						 _mm_cmpeq_epi8(x, _mm_set1_epi8('\\'))),
+				    _mm_cmplt_epi8(x, _mm_set1_epi8(0x20)));
+	unsigned m = (unsigned)_mm_movemask_epi8(stop);
+
+	return m ? (unsigned)__builtin_ctz(m) : PLAIN_STEP;
+}
+#else
+#define PLAIN_STEP 8u
+static inline unsigned plain_run(const char *p)
+{
+	const uint64_t ones = 0x0101010101010101ull;
+	uint64_t x = pmu_load_le64(p), q = x ^ (ones * '"'), b = x ^ (ones * '\\'), m;
+
+	/* Each of the four tests flags its first hit exactly (a borrow only
+	 * flags bytes above a true hit), so the lowest flag of their union is
+	 * the first byte refused. */
+	m = (((q - ones) & ~q) | ((b - ones) & ~b) | ((x - ones * 0x20) & ~x) | x) & 0x8080808080808080ull;
+	return m ? (unsigned)__builtin_ctzll(m) / 8 : PLAIN_STEP;
+}
+#endif
 
 /* Learn the shape of line, which the full path accepted as a record of rd
  * with no finding; silently nothing when it is not compact.  events: the
@@ -1723,9 +1754,21 @@ static void shape_learn(struct shapes *ss, const char *line, size_t len, const s
 
 static bool enum_ok(struct shape *sh, int i, const char *s, size_t n)
 {
-	for (int e = 0; e < sh->f[i].nev; e++)
-		if (sh->f[i].elen[e] == n && lit_eq(sh->f[i].ev[e], s, n))
-			return true;
+	if (n <= 8) {
+		/* the value as a word, bytes past it cleared: one compare per
+		 * value accepted so far (ev[] is zero-padded) */
+		uint64_t x = pmu_load_le64(s);
+
+		x &= n == 8 ? ~0ull : (1ull << (8 * n)) - 1;
+		for (int e = 0; e < sh->f[i].nev; e++) {
+			if (sh->f[i].elen[e] == n && pmu_load_le64(sh->f[i].ev[e]) == x)
+				return true;
+		}
+	} else {
+		for (int e = 0; e < sh->f[i].nev; e++)
+			if (sh->f[i].elen[e] == n && lit_eq(sh->f[i].ev[e], s, n))
+				return true;
+	}
 	if (!pmu_enum_has(sh->f[i].sf->enumv, s, n))
 		return false;
 	if (sh->f[i].nev < SHAPE_ENUMS && n <= sizeof(sh->f[i].ev[0])) {
@@ -1751,89 +1794,77 @@ static bool shape_match(struct shape *sh, const char *line, const char *end, boo
 			struct pmu_jrec *r, int i0, const char **pos, int *failed)
 {
 	const char *p = pos[i0];
-	/* r's names, types and constant values are this shape's already when
-	 * it matched r last (r->owner): only the values change */
-	bool names = r->owner != sh;
 	int i;
 
-	for (i = i0; i < sh->n; i++) {
-		struct pmu_jfield *f = &r->f[i];
+	/* r's names, types and constant values are this shape's already when
+	 * it matched r last (r->owner): only the values change.  Else they are
+	 * set here, from i0 on (the fields before hold another shape's match,
+	 * with the same names).  Until this match succeeds r belongs to no
+	 * shape: a failed try must not leave another shape's names behind
+	 * for the shape that owned r. */
+	if (r->owner != sh) {
+		r->owner = NULL;
+		for (i = i0; i < sh->n; i++) {
+			struct pmu_jfield *f = &r->f[i];
 
-		pos[i] = p;
-		if (p > end || !litw_at(p, &sh->f[i].lw))
-			goto fail;
-		p += sh->f[i].prelen;
-		if (names) {
 			f->key = sh->lit + sh->f[i].key;
 			f->klen = sh->f[i].klen;
 			f->overflow = false;
 			f->b = false;
 			f->i = 0;
-			f->type = sh->f[i].kind == SK_INT ? PMU_JV_INT : sh->f[i].kind == SK_BOOL ? PMU_JV_BOOL :
-												     PMU_JV_STR;
-		}
-		switch (sh->f[i].op) {
-		case OP_TYPE: /* the value is in the literal */
-			if (names) {
+			f->type = sh->f[i].kind == SK_INT ? PMU_JV_INT : sh->f[i].kind == SK_BOOL ? PMU_JV_BOOL : PMU_JV_STR;
+			if (sh->f[i].op == OP_TYPE) { /* the value is in the literal */
 				f->s = f->key + f->klen + 3;
 				f->slen = (size_t)(sh->lit + sh->f[i].pre + sh->f[i].prelen - 1 - f->s);
 			}
-			break;
-		case OP_INT: {
+		}
+	}
+	for (i = i0; i < sh->n; i++) {
+		struct pmu_jfield *f = &r->f[i];
+		unsigned op = sh->f[i].op;
+
+		pos[i] = p;
+		if (p > end || !litw_at(p, &sh->f[i].lw))
+			goto fail;
+		p += sh->f[i].prelen;
+		if (op == OP_INT) {
 			uint64_t v = 0;
 			size_t nd = sh->f[i].need ? digits_over(p, &v) : digits_count(p);
 
 			/* 1 to 16 digits, no leading zero: what follows is the next
 			 * literal, which refuses a fraction or an exponent */
-			if (nd == 0 || nd > 16 || (*p == '0' && nd > 1))
+			if (nd - 1 > 15 || (*p == '0' && nd > 1))
 				goto fail;
 			p += nd;
 			f->i = (int64_t)v;
-			break;
-		}
-		case OP_BOOL:
-			if (p <= end - 4 && lit_eq(p, "true", 4))
-				f->b = true, p += 4;
-			else if (p <= end - 5 && lit_eq(p, "false", 5))
-				f->b = false, p += 5;
-			else
-				goto fail;
-			break;
-		default: { /* strings: the next literal starts with the closing quote */
+		} else if (op >= OP_STR && op <= OP_HEX) {
+			/* strings: the next literal starts with the closing quote */
 			const char *s = p;
 			size_t n;
 
 			for (;;) {
-				uint64_t x, q, b, m;
-				const uint64_t ones = 0x0101010101010101ull;
+				unsigned k = plain_run(p);
 
-				x = pmu_load_le64(p);
-				q = x ^ (ones * '"');
-				b = x ^ (ones * '\\');
-				/* the first byte pmu_json_plain[] refuses: '"',
-				 * '\\', a control or a non-ASCII byte.  Each of
-				 * the four tests flags its first hit exactly (a
-				 * borrow only flags bytes above a true hit), so the
-				 * lowest flag of their union is that byte. */
-				m = (((q - ones) & ~q) | ((b - ones) & ~b) | ((x - ones * 0x20) & ~x) | x) &
-				    0x8080808080808080ull;
-				if (m) {
-					p += __builtin_ctzll(m) / 8;
+				p += k;
+				if (k < PLAIN_STEP)
 					break;
-				}
-				p += 8;
 				if (p > end)
 					goto fail;
 			}
 			n = (size_t)(p - s);
 			f->s = s;
 			f->slen = n;
-			if (sh->f[i].op == OP_STR ? !n :
-			    sh->f[i].op == OP_ENUM ? !enum_ok(sh, i, s, n) : !is_hex64(s, n))
+			if (op == OP_STR ? !n : op == OP_ENUM ? !enum_ok(sh, i, s, n) : !is_hex64(s, n))
 				goto fail;
-			break;
+		} else if (op == OP_BOOL) {
+			if (p <= end - 4 && lit_eq(p, "true", 4))
+				f->b = true, p += 4;
+			else if (p <= end - 5 && lit_eq(p, "false", 5))
+				f->b = false, p += 5;
+			else
+				goto fail;
 		}
-		}
+		/* OP_TYPE: the value is in the literal */
 	}
 	pos[i] = p;
 	if (p > end || !litw_at(p, &sh->postw))
