@@ -55,7 +55,7 @@ BE_OBJ   := $(BE_SRC:%.c=$(BUILD)/%.o)
 BE_A     := $(BUILD)/libbackend-$(BACKEND).a
 
 TOOLS    := $(BUILD)/pmurec $(BUILD)/pmuvalidate $(BUILD)/pmuanalyze
-HELPERS  := $(BUILD)/mkfixture $(BUILD)/failing-collector $(BUILD)/specgen $(BUILD)/test-collector $(BUILD)/test-marker $(BUILD)/spin-threads $(BUILD)/thread-exec $(BUILD)/cg-smoke
+HELPERS  := $(BUILD)/mkfixture $(BUILD)/failing-collector $(BUILD)/specgen $(BUILD)/test-collector $(BUILD)/test-marker $(BUILD)/spin-threads $(BUILD)/thread-exec $(BUILD)/cg-smoke $(BUILD)/bench-sideband
 UNIT_SRC := $(sort $(wildcard tests/unit/t-*.c))
 UNITS    := $(UNIT_SRC:tests/unit/%.c=$(BUILD)/tests/%)
 FUZZ_SRC := $(sort $(wildcard tests/fuzz/fuzz-*.c))
@@ -87,6 +87,7 @@ $(BUILD)/specgen: $(BUILD)/bundle-spec/gen.o $(LIB_A)
 $(BUILD)/test-collector: $(BUILD)/tests/helpers/test-collector.o
 $(BUILD)/test-marker: $(BUILD)/tests/helpers/test-marker.o
 $(BUILD)/cg-smoke: $(BUILD)/tests/helpers/cg-smoke.o $(BE_A) $(LIB_A)
+$(BUILD)/bench-sideband: $(BUILD)/bench/sideband.o
 
 # a workload, not pmu code: never sanitized (LeakSanitizer cannot run under
 # the recorder's ptrace)
