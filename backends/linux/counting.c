@@ -538,7 +538,9 @@ int pmu_counting_new(const struct pmu_counting_opts *o, struct pmu_counting **ou
 	return 0;
 }
 
-static struct ktask *task_new(struct pmu_counting *k, int inc, pid_t tid)
+/* A task with its reads and no descriptor: in light mode its values come
+ * from a READ record (or, for the root's main thread, from the totals). */
+static struct ktask *task_plain(struct pmu_counting *k, int inc, pid_t tid)
 {
 	struct ktask *t;
 
@@ -551,6 +553,19 @@ static struct ktask *task_new(struct pmu_counting *k, int inc, pid_t tid)
 		k->tasks = v;
 		k->cap = cap;
 	}
+	t = calloc(1, sizeof(*t) + (size_t)k->nev * sizeof(struct kread));
+	if (!t)
+		return NULL;
+	t->tid = tid;
+	t->inc = inc;
+	k->tasks[k->ntasks++] = t;
+	return t;
+}
+
+static struct ktask *task_new(struct pmu_counting *k, int inc, pid_t tid)
+{
+	struct ktask *t;
+
 	if (k->nopen == k->open_cap) {
 		size_t cap = k->open_cap ? 2 * k->open_cap : 64;
 		size_t *v = realloc(k->open_idx, cap * sizeof(*v));
@@ -560,21 +575,19 @@ static struct ktask *task_new(struct pmu_counting *k, int inc, pid_t tid)
 		k->open_idx = v;
 		k->open_cap = cap;
 	}
-	t = calloc(1, sizeof(*t) + (size_t)k->nev * sizeof(struct kread));
+	t = task_plain(k, inc, tid);
 	if (!t)
 		return NULL;
 	t->fd = malloc((size_t)(k->nev ? k->nev : 1) * sizeof(int));
 	if (!t->fd) {
 		free(t);
+		k->ntasks--;
 		return NULL;
 	}
 	for (int i = 0; i < k->nev; i++)
 		t->fd[i] = -1;
-	t->tid = tid;
-	t->inc = inc;
 	t->open = true;
-	k->open_idx[k->nopen++] = k->ntasks;
-	k->tasks[k->ntasks++] = t;
+	k->open_idx[k->nopen++] = k->ntasks - 1;
 	return t;
 }
 
@@ -746,30 +759,6 @@ void pmu_counting_task_exec(struct pmu_counting *k, int inc, pid_t pid, pid_t fo
 }
 
 /* ---- light mode: counters inherited by the tree ------------------------ */
-
-/* A task of the tree that no fd of ours counts: its values come from a
- * READ record (or, for the root's main thread, from the totals). */
-static struct ktask *task_plain(struct pmu_counting *k, int inc, pid_t tid)
-{
-	struct ktask *t;
-
-	if (k->ntasks == k->cap) {
-		size_t cap = k->cap ? 2 * k->cap : 64;
-		struct ktask **v = realloc(k->tasks, cap * sizeof(*v));
-
-		if (!v)
-			return NULL;
-		k->tasks = v;
-		k->cap = cap;
-	}
-	t = calloc(1, sizeof(*t) + (size_t)k->nev * sizeof(struct kread));
-	if (!t)
-		return NULL;
-	t->tid = tid;
-	t->inc = inc;
-	k->tasks[k->ntasks++] = t;
-	return t;
-}
 
 uint64_t pmu_counting_inherit(struct pmu_counting *k, pid_t root, int out_fd, uint64_t t)
 {

@@ -425,6 +425,18 @@ static void rusage_resources(struct pmu_incarnation *in, const struct rusage *ru
 		    "wait4 rusage has no byte counts, and this mode reads no /proc file at exit");
 }
 
+/* How it ended, from a wait status. */
+static void set_exit(struct pmu_incarnation *in, int status)
+{
+	if (WIFEXITED(status)) {
+		in->exit_kind = 1;
+		in->exit_value = WEXITSTATUS(status);
+	} else if (WIFSIGNALED(status)) {
+		in->exit_kind = 2;
+		in->exit_value = WTERMSIG(status);
+	}
+}
+
 static void end_inc(struct pmu_incarnation *in, int status, uint64_t t, bool followed)
 {
 	static const char src[] = "/proc/PID/task/TID/io rchar, wchar at each thread's exit, summed";
@@ -447,13 +459,7 @@ static void end_inc(struct pmu_incarnation *in, int status, uint64_t t, bool fol
 	}
 	in->ended = true;
 	in->end_ns = t;
-	if (WIFEXITED(status)) {
-		in->exit_kind = 1;
-		in->exit_value = WEXITSTATUS(status);
-	} else if (WIFSIGNALED(status)) {
-		in->exit_kind = 2;
-		in->exit_value = WTERMSIG(status);
-	}
+	set_exit(in, status);
 }
 
 static void kill_all(struct pmu_cohort *c, int sig)
@@ -1309,15 +1315,8 @@ static void sb_reap_orphans(struct sb *s, struct pmu_cohort *c)
 			continue;
 		while ((w = waitpid(in->pid, &st, __WALL)) < 0 && errno == EINTR)
 			;
-		if (w != in->pid)
-			continue; /* not ours: its parent reaped it */
-		if (WIFEXITED(st)) {
-			in->exit_kind = 1;
-			in->exit_value = WEXITSTATUS(st);
-		} else if (WIFSIGNALED(st)) {
-			in->exit_kind = 2;
-			in->exit_value = WTERMSIG(st);
-		}
+		if (w == in->pid)
+			set_exit(in, st); /* else not ours: its parent reaped it */
 	}
 }
 
@@ -1363,13 +1362,7 @@ static int sb_follow(struct sb *s, pid_t root, struct pmu_cohort *c, const struc
 			 * subreaper): its exit status is known */
 			if (!in->ended)
 				sb_end_inc(in, pmu_now_mono_ns());
-			if (WIFEXITED(st)) {
-				in->exit_kind = 1;
-				in->exit_value = WEXITSTATUS(st);
-			} else if (WIFSIGNALED(st)) {
-				in->exit_kind = 2;
-				in->exit_value = WTERMSIG(st);
-			}
+			set_exit(in, st);
 			if (pid == root) {
 				root_reaped = true;
 				res->wait_status = st;
