@@ -14,8 +14,6 @@
 
 #include <jansson.h>
 
-struct pmu_perf_rec;    /* lib/perfrec.h */
-
 /* ---- capability probe --------------------------------------------------- */
 
 /*
@@ -116,22 +114,6 @@ struct pmu_launch {
 	/* Polled while following (every 50 ms at least): true ends the run
 	 * as truncated, with the reason written to why. */
 	bool (*over_bound)(void *ctx, char *why, size_t n);
-	/*
-	 * Follow without stopping the tree (light mode; not with attach_pid):
-	 * perf side-band records of the command's fork, comm (exec), mmap2
-	 * and exit, inherited by every task, in one ring buffer the follower
-	 * drains.  on_task and its kin are then not called: on_sideband is,
-	 * before the command may exec, with the fd of the buffer's owner, so
-	 * that inherited counters can send their output there
-	 * (PERF_EVENT_IOC_SET_OUTPUT), and it returns their read_format (0:
-	 * none); each PERF_RECORD_READ that arrives (a
-	 * thread's own values at its exit) is passed to on_read with the
-	 * incarnation it belongs to.  Where the side-band cannot be had, the
-	 * follower uses ptrace and says why (pmu_launch_result.sb_fallback).
-	 */
-	bool sideband;
-	uint64_t (*on_sideband)(void *ctx, pid_t root, int out_fd, uint64_t t);
-	void (*on_read)(void *ctx, int inc, pid_t tid, uint64_t t, const struct pmu_perf_rec *r);
 	void *ctx;
 };
 
@@ -156,13 +138,6 @@ struct pmu_launch_result {
 	uint64_t ru_user_ns, ru_system_ns, ru_maxrss_bytes, ru_minflt, ru_majflt;
 	char follow_reason[200];
 	const char *follow_remedy;
-	/* the side-band follower (pmu_launch.sideband) */
-	bool sideband;          /* it followed the cohort */
-	char sb_fallback[240];  /* asked for, not had: why (ptrace followed) */
-	uint64_t sb_records, sb_lost, sb_malformed;
-	char sb_malformed_why[96];
-	bool sb_broken;         /* the buffer could not be read to its end */
-	bool sb_user_only;      /* perf_event_paranoid: user space only */
 };
 
 /*
@@ -217,18 +192,6 @@ void pmu_counting_before_release(struct pmu_counting *k, pid_t root, uint64_t t)
 void pmu_counting_task(struct pmu_counting *k, int inc, pid_t pid, pid_t tid, unsigned flags, uint64_t t);
 void pmu_counting_task_end(struct pmu_counting *k, int inc, pid_t tid, uint64_t t);
 void pmu_counting_task_exec(struct pmu_counting *k, int inc, pid_t pid, pid_t former_tid, uint64_t t);
-/*
- * Light mode, followed through side-band records: counters opened once on
- * the root with inherit and inherit_stat, their output sent to out_fd's
- * buffer; each thread's own values arrive as a PERF_RECORD_READ at its
- * exit (pmu_counting_thread_read()), and the root's own are its counters'
- * totals less every thread's.  Returns the READ records' read_format (0:
- * nothing was opened).  lost: records the buffer lost, after
- * which the root's share cannot be separated.
- */
-uint64_t pmu_counting_inherit(struct pmu_counting *k, pid_t root, int out_fd, uint64_t t);
-void pmu_counting_thread_read(struct pmu_counting *k, int inc, pid_t tid, uint64_t t, const struct pmu_perf_rec *r);
-void pmu_counting_records_lost(struct pmu_counting *k, uint64_t lost);
 /* The cohort is gone (or let go): read what is open, the cgroup's counters
  * and statistics; remove the cgroup. */
 void pmu_counting_stop(struct pmu_counting *k, uint64_t t);

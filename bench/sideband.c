@@ -1,30 +1,34 @@
 /*
- * bench/sideband.c: light mode's kernel side, alone.
+ * bench/sideband.c: what following a cohort without ptrace would cost.
  *
- * pmurec's light mode follows the cohort without ptrace
- * (backends/linux/run.c): this probe does the same on the real kernel and
- * writes nothing, so that bench/count can tell the kernel's share of the
- * cost from the recorder's own (start-up, the bundle):
+ * A measurement, not a design to build on: its one ring buffer is written
+ * by inherited events from every CPU, and the kernel's ring-buffer writer
+ * is only safe with one writing CPU (docs/light-follower.md, "Why it was
+ * withdrawn").  Records can be lost or torn when tasks exit on several
+ * CPUs at once; the sequential fork-heavy loop of bench/count hardly does.
+ *
+ * Issue 4's fork-heavy target (pmurec -m light within 1.01x of perf stat)
+ * cannot be met by a follower that stops every task (ptrace).  This probe
+ * measures the design that would replace it, on the real kernel, before
+ * anybody builds it into pmurec:
  *
  *   - the command is forked behind a barrier, as pmurec does;
+ *   - one dummy software event on it, inherited, reports every fork, comm
+ *     (with exec) and exit of the tree as side-band records, on
+ *     CLOCK_MONOTONIC, into one ring buffer;
  *   - each counter (the same six software events bench/count gives perf
  *     stat) is opened on the command with inherit and inherit_stat and
- *     enable_on_exec, its output sent (PERF_EVENT_IOC_SET_OUTPUT) to the
- *     buffer of one event of the root that is not inherited: the kernel
- *     refuses to mmap an inherited per-task event (EINVAL), and per-CPU
- *     buffers would multiply the events copied at every fork by the CPU
- *     count.  The kernel writes a PERF_RECORD_READ with a thread's own
- *     values when the thread exits;
- *   - the first counter also reports every fork, comm (with exec), exit
- *     and, with -m, executable mapping of the tree, on CLOCK_MONOTONIC;
- *     pmurec uses a dummy event for these;
- *   - the probe drains the buffer while the command runs (poll, 50 ms at
- *     most), is the subreaper of orphans, and ends when the root was
- *     reaped and every child has exited.
+ *     enable_on_exec, its output sent to the same buffer
+ *     (PERF_EVENT_IOC_SET_OUTPUT): the kernel writes a PERF_RECORD_READ with
+ *     a thread's own values when the thread exits, so every incarnation
+ *     gets its numbers without a stop or a read by the recorder;
+ *   - the recorder drains the buffer while the command runs (poll, 50 ms
+ *     at most), is the subreaper of orphans, and ends when the root was
+ *     reaped and every task it saw fork has exited.
  *
  * It prints what it received (records per type, lost records, tasks seen,
  * the root's total and the sum of the exited threads' task-clock).  It is
- * a measurement: nothing here is written to a bundle.
+ * a measurement, not a collector: nothing here is written to a bundle.
  *
  * Usage: sideband [-q] [-m] -- COMMAND [ARG...]
  *   -q  print nothing

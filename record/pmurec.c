@@ -12,7 +12,6 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <fnmatch.h>
-#include <inttypes.h>
 #include <getopt.h>
 #include <signal.h>
 #include <stdio.h>
@@ -94,14 +93,10 @@ static const char usage[] =
 	"\n"
 	"Modes: none runs the command with fork/exec/wait4 only (the no-observer\n"
 	"baseline; the cohort is the command alone, with wait4 totals). light follows\n"
-	"every process of the tree without stopping it (perf side-band records: fork,\n"
-	"exec, exit; counters inherited, each thread's values at its exit); the exit\n"
-	"status of a process its own parent reaps, and the /proc totals of every\n"
-	"process but the command, are then unknown. light also asks for counting and\n"
-	"sampling. full follows the tree with ptrace, reading each process's exit status\n"
-	"and /proc totals at its exit, and adds call-chain sampling, system calls and\n"
-	"scheduling. --pid always uses ptrace. Collectors this version does not have are\n"
-	"recorded as unavailable, with that reason.\n"
+	"every process of the tree (ptrace events: fork, exec, exit) and reads each\n"
+	"one's totals at exit; it also asks for counting and sampling, and full adds\n"
+	"call-chain sampling, system calls and scheduling. Collectors this version does\n"
+	"not have are recorded as unavailable, with that reason.\n"
 	"\n"
 	"Exit status: the command's (128+N when killed by signal N); 125 when pmurec\n"
 	"itself failed; 126 or 127 when the command could not be run (no bundle is\n"
@@ -449,43 +444,15 @@ static int write_collectors(const struct opts *o, const struct pmu_launch_result
 			pmu_lc_unavailable(recs, lr->start_ns, why, "none in this version");
 		} else if (!lr->follow_ok) {
 			pmu_lc_unavailable(recs, lr->start_ns, lr->follow_reason, lr->follow_remedy);
-		} else if (!strcmp(d->name, "cohort") && lr->sideband) {
-			char ev[600];
-			json_t *x;
-
-			snprintf(ev, sizeof(ev),
-				 "perf side-band records of the command from before its exec (fork, comm with exec, "
-				 "executable mmap2, exit%s), inherited by every task, none stopped: %" PRIu64
-				 " record(s), %zu incarnation(s) followed; the exit status is known for the root and "
-				 "for orphans reaped here as their subreaper, and is unknown for a process its own "
-				 "parent reaped (--mode full records it)",
-				 lr->sb_user_only ? "; user space only, as perf_event_paranoid allows" : "",
-				 lr->sb_records, c->n);
-			pmu_lc_started(recs, lr->start_ns, ev);
-			x = pmu_lc_rec(lr->end_ns, "drop");
-			json_object_set_new(x, "count", json_integer((json_int_t)lr->sb_lost));
-			json_array_append_new(recs, x);
-			x = pmu_lc_rec(lr->end_ns, "malformed");
-			json_object_set_new(x, "count",
-					    json_integer((json_int_t)(lr->sb_malformed + (lr->sb_broken ? 1 : 0))));
-			if (lr->sb_malformed || lr->sb_broken)
-				json_object_set_new(x, "reason",
-						    pmu_json_text(lr->sb_malformed ? lr->sb_malformed_why
-										   : "the ring buffer could not be read to its end"));
-			json_array_append_new(recs, x);
-			pmu_lc_ended(recs, lr->end_ns, "ok");
 		} else {
-			char ev[600];
+			char ev[200];
 
 			if (o->attach)
 				snprintf(ev, sizeof(ev), "PTRACE_SEIZE of the running tree of pid %d; %zu incarnation(s) followed",
 					 (int)o->attach, c->n);
 			else
-				snprintf(ev, sizeof(ev), "PTRACE_SEIZE of the command before its exec; %zu incarnation(s) followed%s%s",
-					 c->n, lr->sb_fallback[0] ? " (perf side-band records were asked for: " : "",
-					 lr->sb_fallback[0] ? lr->sb_fallback : "");
-			if (lr->sb_fallback[0])
-				strncat(ev, ")", sizeof(ev) - strlen(ev) - 1);
+				snprintf(ev, sizeof(ev), "PTRACE_SEIZE of the command before its exec; %zu incarnation(s) followed",
+					 c->n);
 			lc_ok(recs, lr->start_ns, lr->end_ns, ev);
 		}
 		snprintf(rel, sizeof(rel), "collectors/%s/lifecycle.jsonl", d->name);
@@ -542,20 +509,6 @@ static void task_exec(void *ctx, int inc, pid_t pid, pid_t former_tid, uint64_t 
 	struct opts *o = ctx;
 
 	pmu_counting_task_exec(o->counting, inc, pid, former_tid, t);
-}
-
-static uint64_t sideband_begin(void *ctx, pid_t root, int out_fd, uint64_t t)
-{
-	struct opts *o = ctx;
-
-	return pmu_counting_inherit(o->counting, root, out_fd, t);
-}
-
-static void thread_read(void *ctx, int inc, pid_t tid, uint64_t t, const struct pmu_perf_rec *r)
-{
-	struct opts *o = ctx;
-
-	pmu_counting_thread_read(o->counting, inc, tid, t, r);
 }
 
 static void external_exited(void *ctx, pid_t pid, int status)
@@ -894,10 +847,6 @@ static int record_repetition(struct opts *o, struct bundle_out *b, int k, const 
 		l.on_task = task_joined;
 		l.on_task_end = task_ended;
 		l.on_task_exec = task_exec;
-		/* light: follow without stopping anything; full and attach: ptrace */
-		l.sideband = o->mode == 1 && !o->attach;
-		l.on_sideband = sideband_begin;
-		l.on_read = thread_read;
 	}
 	l.argv = g_argv;
 	l.child_nofile = g_nofile;
@@ -910,7 +859,6 @@ static int record_repetition(struct opts *o, struct bundle_out *b, int k, const 
 	l.over_bound = over_bound;
 	l.ctx = o;
 	err = pmu_backend_run(&l, &cohort, &lr);
-	pmu_counting_records_lost(o->counting, lr.sb_lost);
 	if (o->ctl)
 		pmu_ctl_stop(o->ctl);
 	for (size_t i = 0; i < o->next; i++)

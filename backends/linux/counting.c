@@ -39,7 +39,6 @@
 #include "counts.h"
 #include "error.h"
 #include "perfev.h"
-#include "perfrec.h"
 #include "spec_json.h"
 #include "util.h"
 
@@ -49,7 +48,7 @@
 #define PERF_FORMAT_LOST (1u << 4)
 #endif
 
-enum { RD_NONE, RD_OK, RD_OPEN_FAILED, RD_READ_FAILED, RD_UNSEPARATED };
+enum { RD_NONE, RD_OK, RD_OPEN_FAILED, RD_READ_FAILED };
 
 struct kev {
 	const struct pmu_evspec *s;
@@ -120,15 +119,6 @@ struct pmu_counting {
 	bool cg_snap_ok, sys_snap_ok;
 	uint64_t t_probe, t_stop;
 	bool stopped;
-	/* light mode: counters inherited by the tree (pmu_counting_inherit()) */
-	bool inherited;
-	int inh_fd[MAXEV];
-	uint64_t inh_id[MAXEV];
-	uint64_t inh_format;    /* read_format of the READ records */
-	struct ktask *root_task;
-	struct ktask *last_read;/* the thread the last READ record was of */
-	size_t threads_read;
-	uint64_t records_lost;
 	long fd_budget;         /* counter fds we may hold: the limit less a reserve */
 	long fd_reserve, fd_limit;
 	long nfds;              /* counter fds open now */
@@ -538,9 +528,7 @@ int pmu_counting_new(const struct pmu_counting_opts *o, struct pmu_counting **ou
 	return 0;
 }
 
-/* A task with its reads and no descriptor: in light mode its values come
- * from a READ record (or, for the root's main thread, from the totals). */
-static struct ktask *task_plain(struct pmu_counting *k, int inc, pid_t tid)
+static struct ktask *task_new(struct pmu_counting *k, int inc, pid_t tid)
 {
 	struct ktask *t;
 
@@ -553,19 +541,6 @@ static struct ktask *task_plain(struct pmu_counting *k, int inc, pid_t tid)
 		k->tasks = v;
 		k->cap = cap;
 	}
-	t = calloc(1, sizeof(*t) + (size_t)k->nev * sizeof(struct kread));
-	if (!t)
-		return NULL;
-	t->tid = tid;
-	t->inc = inc;
-	k->tasks[k->ntasks++] = t;
-	return t;
-}
-
-static struct ktask *task_new(struct pmu_counting *k, int inc, pid_t tid)
-{
-	struct ktask *t;
-
 	if (k->nopen == k->open_cap) {
 		size_t cap = k->open_cap ? 2 * k->open_cap : 64;
 		size_t *v = realloc(k->open_idx, cap * sizeof(*v));
@@ -575,19 +550,21 @@ static struct ktask *task_new(struct pmu_counting *k, int inc, pid_t tid)
 		k->open_idx = v;
 		k->open_cap = cap;
 	}
-	t = task_plain(k, inc, tid);
+	t = calloc(1, sizeof(*t) + (size_t)k->nev * sizeof(struct kread));
 	if (!t)
 		return NULL;
 	t->fd = malloc((size_t)(k->nev ? k->nev : 1) * sizeof(int));
 	if (!t->fd) {
 		free(t);
-		k->ntasks--;
 		return NULL;
 	}
 	for (int i = 0; i < k->nev; i++)
 		t->fd[i] = -1;
+	t->tid = tid;
+	t->inc = inc;
 	t->open = true;
-	k->open_idx[k->nopen++] = k->ntasks - 1;
+	k->open_idx[k->nopen++] = k->ntasks;
+	k->tasks[k->ntasks++] = t;
 	return t;
 }
 
@@ -758,169 +735,6 @@ void pmu_counting_task_exec(struct pmu_counting *k, int inc, pid_t pid, pid_t fo
 		}
 }
 
-/* ---- light mode: counters inherited by the tree ------------------------ */
-
-uint64_t pmu_counting_inherit(struct pmu_counting *k, pid_t root, int out_fd, uint64_t t)
-{
-	uint64_t rf;
-
-	(void)t;
-	if (!k || !k->ngrp)
-		return 0;
-	for (int i = 0; i < MAXEV; i++)
-		k->inh_fd[i] = -1;
-	rf = k->read_format & ~(uint64_t)PERF_FORMAT_GROUP;
-	k->root_task = task_plain(k, 1, root);
-	if (!k->root_task) {
-		k->open_failures++;
-		return 0;
-	}
-	for (int gi = 0; gi < k->ngrp; gi++) {
-		const struct kgroup *g = &k->grp[gi];
-		int leader = -1, err = 0;
-
-		for (int p = 0; p < g->n && !err; p++) {
-			const struct kev *e = &k->ev[g->ev[p]];
-			struct perf_event_attr a;
-			long fd;
-
-			fill_attr(k, e, p == 0, &a);
-			/* one value per READ record: a group's members still
-			 * run together, each reports on its own */
-			a.read_format = rf;
-			a.inherit = 1;
-			a.inherit_stat = 1;
-			a.sample_type = PERF_SAMPLE_TID | PERF_SAMPLE_TIME | PERF_SAMPLE_IDENTIFIER;
-			a.sample_id_all = 1;
-			a.use_clockid = 1;
-			a.clockid = CLOCK_MONOTONIC;
-			if (p == 0) {
-				a.disabled = 1;
-				a.enable_on_exec = 1;
-			}
-			fd = perf_open(&a, root, -1, leader, k->cloexec ? PERF_FLAG_FD_CLOEXEC : 0);
-			if (fd < 0) {
-				err = errno;
-				break;
-			}
-			if (!k->cloexec)
-				fcntl((int)fd, F_SETFD, FD_CLOEXEC);
-			k->inh_fd[g->ev[p]] = (int)fd;
-			if (ioctl((int)fd, PERF_EVENT_IOC_SET_OUTPUT, out_fd) < 0 ||
-			    ioctl((int)fd, PERF_EVENT_IOC_ID, &k->inh_id[g->ev[p]]) < 0)
-				err = errno;
-			if (p == 0)
-				leader = (int)fd;
-		}
-		if (err) {
-			for (int p = 0; p < g->n; p++) {
-				if (k->inh_fd[g->ev[p]] >= 0)
-					close(k->inh_fd[g->ev[p]]);
-				k->inh_fd[g->ev[p]] = -1;
-				k->root_task->r[g->ev[p]].state = RD_OPEN_FAILED;
-				k->root_task->r[g->ev[p]].err = err;
-			}
-			k->open_failures++;
-		}
-	}
-	k->inherited = true;
-	k->inh_format = rf;
-	k->threads_counted++;
-	return rf;
-}
-
-void pmu_counting_thread_read(struct pmu_counting *k, int inc, pid_t tid, uint64_t t, const struct pmu_perf_rec *r)
-{
-	struct ktask *task = k->last_read;
-	int e;
-
-	if (!k || !k->inherited || k->stopped)
-		return;
-	for (e = 0; e < k->nev; e++)
-		if (k->inh_fd[e] >= 0 && k->inh_id[e] == r->id)
-			break;
-	if (e == k->nev)
-		return; /* not one of ours */
-	/* a thread's records come together, one per counter, at its exit */
-	if (!task || task->tid != tid || task->inc != inc || task->r[e].state != RD_NONE) {
-		task = task_plain(k, inc, tid);
-		if (!task) {
-			k->open_failures++;
-			return;
-		}
-		task->ended = true;
-		k->last_read = task;
-		k->threads_read++;
-	}
-	task->t_end = t;
-	task->r[e] = (struct kread){ r->value, r->enabled, r->running, r->lost_count, RD_OK,
-				     (uint8_t)!!(k->inh_format & PERF_FORMAT_LOST), 0 };
-}
-
-void pmu_counting_records_lost(struct pmu_counting *k, uint64_t lost)
-{
-	if (k)
-		k->records_lost += lost;
-}
-
-/* The root's main thread: its counters' totals (the whole tree's) less
- * what every other thread of the tree reported at its exit. */
-static void inherit_stop(struct pmu_counting *k, uint64_t t)
-{
-	struct ktask *root = k->root_task;
-	size_t per = 1 + !!(k->inh_format & PERF_FORMAT_TOTAL_TIME_ENABLED) +
-		     !!(k->inh_format & PERF_FORMAT_TOTAL_TIME_RUNNING) + !!(k->inh_format & PERF_FORMAT_ID) +
-		     !!(k->inh_format & PERF_FORMAT_LOST);
-
-	if (!root)
-		return;
-	root->ended = true;
-	root->t_end = t;
-	for (int e = 0; e < k->nev; e++) {
-		uint64_t v[5] = { 0 }, raw, en, run;
-		struct kread *x = &root->r[e];
-		ssize_t n;
-
-		if (k->inh_fd[e] < 0)
-			continue;
-		n = read(k->inh_fd[e], v, per * 8);
-		close(k->inh_fd[e]);
-		k->inh_fd[e] = -1;
-		if (n != (ssize_t)(per * 8)) {
-			x->state = RD_READ_FAILED;
-			x->err = n < 0 ? errno : EIO;
-			continue;
-		}
-		raw = v[0];
-		en = v[1];
-		run = v[2];
-		for (size_t i = 0; i < k->ntasks; i++) {
-			const struct kread *o = &k->tasks[i]->r[e];
-
-			if (k->tasks[i] == root || o->state != RD_OK)
-				continue;
-			/* never below zero: a shortfall means a thread's values
-			 * were counted twice or the kernel's total is short */
-			if (o->raw > raw || o->enabled > en || o->running > run) {
-				x->state = RD_UNSEPARATED;
-				break;
-			}
-			raw -= o->raw;
-			en -= o->enabled;
-			run -= o->running;
-		}
-		if (x->state == RD_UNSEPARATED)
-			continue;
-		if (k->records_lost) {
-			/* a thread whose READ record was lost is in the total */
-			x->state = RD_UNSEPARATED;
-			continue;
-		}
-		*x = (struct kread){ raw, en, run, (k->inh_format & PERF_FORMAT_LOST) ? v[per - 1] : 0, RD_OK,
-				     (uint8_t)!!(k->inh_format & PERF_FORMAT_LOST), 0 };
-	}
-}
-
 static int online_cpus(int **out)
 {
 	char *s = NULL, *p;
@@ -1026,8 +840,6 @@ void pmu_counting_stop(struct pmu_counting *k, uint64_t t)
 	k->t_stop = t;
 	while (k->nopen)
 		end_task(k, k->nopen - 1, t);
-	if (k->inherited)
-		inherit_stop(k, t);
 	if (k->cg_count_ok)
 		for (int c = 0; c < k->ncpus; c++) {
 			read_groups(k, &k->cgfd[c * k->nev], &k->cgr[c * k->nev], 0);
@@ -1137,17 +949,6 @@ static void judge_read(const struct pmu_counting *k, const struct kev *e, const 
 		explain(e->s, r->err, false, k->paranoid, v->reason, sizeof(v->reason), rem, sizeof(rem));
 		v->remedy = r->err == EMFILE || r->err == ENFILE ? "raise the open-file limit (ulimit -n)"
 				 : r->err == ESRCH ? "none" : "see the counter's record";
-	} else if (r->state == RD_UNSEPARATED) {
-		if (k->records_lost)
-			snprintf(v->reason, sizeof(v->reason),
-				 "%" PRIu64 " side-band record(s) were lost: the threads whose exit records are "
-				 "missing are inside the tree's total, so the root's own share cannot be separated",
-				 k->records_lost);
-		else
-			snprintf(v->reason, sizeof(v->reason),
-				 "the threads' exit records add up to more than the tree's total: the root's own "
-				 "share cannot be separated");
-		v->remedy = "record with --mode full (per-thread counters)";
 	} else if (r->state == RD_READ_FAILED) {
 		snprintf(v->reason, sizeof(v->reason), "reading the group failed: %s", strerror(r->err));
 		v->remedy = "none";
@@ -1320,10 +1121,6 @@ json_t *pmu_counting_records(struct pmu_counting *k, const struct pmu_cohort *c,
 			continue;
 		if (t > run_end)
 			t = run_end;
-		/* read after its end (the root's totals at the stop): the
-		 * values are those of its end */
-		if (c->incs[task->inc - 1].ended && t > c->incs[task->inc - 1].end_ns)
-			t = c->incs[task->inc - 1].end_ns;
 		ord[nord++] = (struct ord){ t, 0, i };
 		if (t > inc_t[task->inc - 1])
 			inc_t[task->inc - 1] = t;
@@ -1462,21 +1259,11 @@ json_t *pmu_counting_records(struct pmu_counting *k, const struct pmu_cohort *c,
 
 		for (size_t i = 0; i < ninc; i++)
 			ninc_counted += inc_t[i] != 0;
-		if (k->inherited)
-			snprintf(evidence, en,
-				 "counters inherited by the tree with inherit_stat, in %d group(s): %zu thread(s) "
-				 "reported their own values at their exits (PERF_RECORD_READ), the root's main thread "
-				 "is its counters' totals less theirs; %zu incarnation(s) counted%s%s",
-				 k->ngrp, k->threads_read, ninc_counted,
-				 k->cg_count_ok ? "; cgroup counted on every CPU" : "",
-				 k->open_failures ? "; some opens failed (see the count records)" : "");
-		else
-			snprintf(evidence, en,
-				 "perf_event_open per thread at its first ptrace stop: %zu thread(s) of %zu "
-				 "incarnation(s) counted in %d group(s)%s%s",
-				 k->threads_counted, ninc_counted, k->ngrp,
-				 k->cg_count_ok ? "; cgroup counted on every CPU" : "",
-				 k->open_failures ? "; some opens failed (see the count records)" : "");
+		snprintf(evidence, en,
+			 "perf_event_open per thread at its first ptrace stop: %zu thread(s) of %zu incarnation(s) "
+			 "counted in %d group(s)%s%s",
+			 k->threads_counted, ninc_counted, k->ngrp, k->cg_count_ok ? "; cgroup counted on every CPU" : "",
+			 k->open_failures ? "; some opens failed (see the count records)" : "");
 	}
 	free(ord);
 	free(tot);

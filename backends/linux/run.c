@@ -23,13 +23,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <linux/perf_event.h>
-#include <poll.h>
-#include <sys/ioctl.h>
-#include <sys/mman.h>
-#include <sys/prctl.h>
 #include <sys/ptrace.h>
-#include <sys/syscall.h>
 #include <sys/resource.h>
 #include <sys/time.h>
 #include <sys/wait.h>
@@ -38,7 +32,6 @@
 
 #include "backend.h"
 #include "error.h"
-#include "perfrec.h"
 #include "util.h"
 
 volatile int pmu_backend_stop_signal;
@@ -186,21 +179,7 @@ static void status_fields(pid_t pid, const char *const *keys, long long *vals, i
 		}
 }
 
-static struct pmu_incarnation *add_inc_at(struct pmu_cohort *c, pid_t pid, int parent, uint64_t t, bool proc);
-
 static struct pmu_incarnation *add_inc(struct pmu_cohort *c, pid_t pid, int parent, uint64_t t)
-{
-	return add_inc_at(c, pid, parent, t, true);
-}
-
-/* The side-band follower's: /proc is not read (the process may be gone
- * already), the comm comes from the records, and nobody is told. */
-static struct pmu_incarnation *add_inc_quiet(struct pmu_cohort *c, pid_t pid, int parent, uint64_t t)
-{
-	return add_inc_at(c, pid, parent, t, false);
-}
-
-static struct pmu_incarnation *add_inc_at(struct pmu_cohort *c, pid_t pid, int parent, uint64_t t, bool proc)
 {
 	struct pmu_incarnation *in;
 
@@ -219,10 +198,8 @@ static struct pmu_incarnation *add_inc_at(struct pmu_cohort *c, pid_t pid, int p
 	in->parent = parent;
 	in->pid = pid;
 	in->start_ns = t;
-	if (proc) {
-		pmu_pid_starttime((int)pid, &in->boot_start);
-		read_comm(pid, in->comm, sizeof(in->comm));
-	}
+	pmu_pid_starttime((int)pid, &in->boot_start);
+	read_comm(pid, in->comm, sizeof(in->comm));
 	for (int r = 0; r < PMU_RES_COUNT_; r++)
 		snprintf(in->res[r].reason, sizeof(in->res[r].reason), "the incarnation's end was not observed");
 	if (add_tid(in, pid) < 0) {
@@ -406,9 +383,10 @@ static void keep_rusage(struct pmu_launch_result *res, const struct rusage *ru)
 }
 
 /* mode none: the root's totals from wait4, which include the descendants it waited for. */
-static void rusage_resources(struct pmu_incarnation *in, const struct rusage *ru, const char *remedy)
+static void rusage_resources(struct pmu_incarnation *in, const struct rusage *ru)
 {
 	static const char src[] = "wait4 rusage of the command (includes the descendants it waited for)";
+	static const char *const remedy = "record with --mode light to read /proc/PID/io at exit";
 
 	res_set(&in->res[PMU_RES_CPU_USER_NS],
 		(uint64_t)ru->ru_utime.tv_sec * 1000000000ull + (uint64_t)ru->ru_utime.tv_usec * 1000u, src);
@@ -420,21 +398,9 @@ static void rusage_resources(struct pmu_incarnation *in, const struct rusage *ru
 	res_set(&in->res[PMU_RES_VOLUNTARY_SWITCHES], (uint64_t)ru->ru_nvcsw, src);
 	res_set(&in->res[PMU_RES_INVOLUNTARY_SWITCHES], (uint64_t)ru->ru_nivcsw, src);
 	res_unavail(&in->res[PMU_RES_READ_BYTES], "wait4 rusage", remedy,
-		    "wait4 rusage has no byte counts, and this mode reads no /proc file at exit");
+		    "wait4 rusage has no byte counts and mode none reads nothing else");
 	res_unavail(&in->res[PMU_RES_WRITE_BYTES], "wait4 rusage", remedy,
-		    "wait4 rusage has no byte counts, and this mode reads no /proc file at exit");
-}
-
-/* How it ended, from a wait status. */
-static void set_exit(struct pmu_incarnation *in, int status)
-{
-	if (WIFEXITED(status)) {
-		in->exit_kind = 1;
-		in->exit_value = WEXITSTATUS(status);
-	} else if (WIFSIGNALED(status)) {
-		in->exit_kind = 2;
-		in->exit_value = WTERMSIG(status);
-	}
+		    "wait4 rusage has no byte counts and mode none reads nothing else");
 }
 
 static void end_inc(struct pmu_incarnation *in, int status, uint64_t t, bool followed)
@@ -459,7 +425,13 @@ static void end_inc(struct pmu_incarnation *in, int status, uint64_t t, bool fol
 	}
 	in->ended = true;
 	in->end_ns = t;
-	set_exit(in, status);
+	if (WIFEXITED(status)) {
+		in->exit_kind = 1;
+		in->exit_value = WEXITSTATUS(status);
+	} else if (WIFSIGNALED(status)) {
+		in->exit_kind = 2;
+		in->exit_value = WTERMSIG(status);
+	}
 }
 
 static void kill_all(struct pmu_cohort *c, int sig)
@@ -545,41 +517,6 @@ static void detach_all(struct pmu_cohort *c)
 	}
 }
 
-/* Signals, bounds and the deadline, while following a launched command
- * (either follower). */
-static void police(struct pmu_cohort *c, const struct pmu_launch *l, struct pmu_launch_result *res, uint64_t now,
-		   uint64_t deadline, uint64_t *kill_at, int *stop_seen)
-{
-	if (pmu_backend_abort) {
-		kill_all(c, SIGKILL);
-		*kill_at = 0;
-	}
-	if (pmu_backend_stop_signal && !*stop_seen) {
-		*stop_seen = pmu_backend_stop_signal;
-		res->interrupted = true;
-		res->signal = *stop_seen;
-		/* to every process of the cohort, not just the root */
-		kill_all(c, *stop_seen == SIGINT ? SIGINT : SIGTERM);
-		*kill_at = now + (uint64_t)l->grace_ms * 1000000u;
-	}
-	if (deadline && now >= deadline && !res->truncated) {
-		res->truncated = true;
-		snprintf(res->truncation, sizeof(res->truncation),
-			 "--max-duration %d ms reached: the cohort was sent SIGTERM", l->max_duration_ms);
-		kill_all(c, SIGTERM);
-		*kill_at = now + (uint64_t)l->grace_ms * 1000000u;
-	}
-	if (l->over_bound && !res->truncated && l->over_bound(l->ctx, res->truncation, sizeof(res->truncation))) {
-		res->truncated = true;
-		kill_all(c, SIGTERM);
-		*kill_at = now + (uint64_t)l->grace_ms * 1000000u;
-	}
-	if (*kill_at && now >= *kill_at) {
-		kill_all(c, SIGKILL);
-		*kill_at = 0;
-	}
-}
-
 static int follow(pid_t root, struct pmu_cohort *c, const struct pmu_launch *l, struct pmu_launch_result *res)
 {
 	uint64_t deadline = l->max_duration_ms ? res->start_ns + (uint64_t)l->max_duration_ms * 1000000u : 0;
@@ -608,7 +545,34 @@ static int follow(pid_t root, struct pmu_cohort *c, const struct pmu_launch *l, 
 				return 0;
 			}
 		}
-		police(c, l, res, now, deadline, &kill_at, &stop_seen);
+		if (pmu_backend_abort) {
+			kill_all(c, SIGKILL);
+			kill_at = 0;
+		}
+		if (pmu_backend_stop_signal && !stop_seen) {
+			stop_seen = pmu_backend_stop_signal;
+			res->interrupted = true;
+			res->signal = stop_seen;
+			/* to every process of the cohort, not just the root */
+			kill_all(c, stop_seen == SIGINT ? SIGINT : SIGTERM);
+			kill_at = now + (uint64_t)l->grace_ms * 1000000u;
+		}
+		if (deadline && now >= deadline && !res->truncated) {
+			res->truncated = true;
+			snprintf(res->truncation, sizeof(res->truncation),
+				 "--max-duration %d ms reached: the cohort was sent SIGTERM", l->max_duration_ms);
+			kill_all(c, SIGTERM);
+			kill_at = now + (uint64_t)l->grace_ms * 1000000u;
+		}
+		if (l->over_bound && !res->truncated && l->over_bound(l->ctx, res->truncation, sizeof(res->truncation))) {
+			res->truncated = true;
+			kill_all(c, SIGTERM);
+			kill_at = now + (uint64_t)l->grace_ms * 1000000u;
+		}
+		if (kill_at && now >= kill_at) {
+			kill_all(c, SIGKILL);
+			kill_at = 0;
+		}
 		pid = wait4(-1, &st, __WALL, &ru);
 		if (pid < 0) {
 			if (errno == EINTR)
@@ -810,600 +774,12 @@ static int attach_run(const struct pmu_launch *l, struct pmu_cohort *c, struct p
 	return err;
 }
 
-/* ---- light mode: following through perf side-band records -------------
- *
- * No task is ever stopped.  Two dummy software events are opened on the
- * command before its exec: the owner of the ring buffer (on the root
- * alone: the kernel refuses to map an inherited per-task event), and the
- * tree event, inherited by every task, which reports fork, comm (with
- * exec), executable mmap2 and exit records and sends them to the owner's
- * buffer (PERF_EVENT_IOC_SET_OUTPUT), as may inherited counters
- * (pmu_launch.on_sideband).  Every record is stamped on CLOCK_MONOTONIC.
- * The follower drains the buffer at least every 50 ms, builds the cohort
- * from the records, and is the subreaper of orphans, so that a process
- * whose parent is gone is reaped here, with its exit status.  What it
- * cannot know: the exit status of a process its own parent reaped, and the
- * /proc totals of any process but the root.  The cohort ends when the root
- * was reaped and every task it saw start has exited.
- */
-
-#define SB_SAMPLE (PERF_SAMPLE_TID | PERF_SAMPLE_TIME | PERF_SAMPLE_IDENTIFIER)
-
-/*
- * The guard: with ptrace (PTRACE_O_EXITKILL) the cohort dies with the
- * recorder; without it, a small process forked from the recorder keeps
- * that promise.  It waits for the end of a pipe only the recorder holds.
- * If the recorder dies without saying it is done, the guard stops every
- * process of the cohort it was told of (the list in shared memory, at
- * most one drain old), and any child of theirs that is not on it yet,
- * until no new one appears, then kills them all.  Stopped first, none of
- * them can start another in the meantime.
- */
-#define GUARD_MAX 16384
-
-struct guard_page {
-	volatile uint32_t done, n;
-	volatile pid_t pid[GUARD_MAX];
-};
-
-struct guard {
-	struct guard_page *g;
-	int wfd;
-	pid_t pid;
-};
-
-static bool pid_in(const pid_t *v, size_t n, pid_t p)
-{
-	for (size_t i = 0; i < n; i++)
-		if (v[i] == p)
-			return true;
-	return false;
-}
-
-static void guard_kill(struct guard_page *g)
-{
-	static pid_t v[GUARD_MAX];
-	size_t n = g->n < GUARD_MAX ? g->n : GUARD_MAX;
-	bool more = true;
-
-	for (size_t i = 0; i < n; i++)
-		v[i] = g->pid[i];
-	for (size_t i = 0; i < n; i++)
-		kill(v[i], SIGSTOP);
-	for (int round = 0; more && round < 64; round++) {
-		DIR *d = opendir("/proc");
-		struct dirent *e;
-
-		more = false;
-		while (d && (e = readdir(d))) {
-			char path[64], st[512], *p;
-			long long pp;
-			pid_t x = (pid_t)atoi(e->d_name);
-
-			if (x <= 0 || pid_in(v, n, x))
-				continue;
-			snprintf(path, sizeof(path), "/proc/%d/stat", (int)x);
-			if (proc_read(path, st, sizeof(st)) <= 0 || !(p = strrchr(st, ')')))
-				continue;
-			if (sscanf(p + 1, " %*c %lld", &pp) != 1 || !pid_in(v, n, (pid_t)pp) || n >= GUARD_MAX)
-				continue;
-			v[n++] = x;
-			kill(x, SIGSTOP);
-			more = true;
-		}
-		if (d)
-			closedir(d);
-	}
-	for (size_t i = 0; i < n; i++)
-		kill(v[i], SIGKILL);
-}
-
-static int guard_start(struct guard *gd)
-{
-	int pfd[2];
-
-	gd->pid = -1;
-	gd->wfd = -1;
-	gd->g = mmap(NULL, sizeof(*gd->g), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
-	if (gd->g == MAP_FAILED) {
-		gd->g = NULL;
-		return -1;
-	}
-	if (pipe2(pfd, O_CLOEXEC) < 0)
-		return -1;
-	gd->pid = fork();
-	if (gd->pid < 0) {
-		close(pfd[0]);
-		close(pfd[1]);
-		return -1;
-	}
-	if (gd->pid == 0) {
-		char b;
-		int sigs[] = { SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGTSTP, SIGTTIN, SIGTTOU, SIGPIPE, SIGALRM };
-		struct itimerval off = { { 0, 0 }, { 0, 0 } };
-
-		setitimer(ITIMER_REAL, &off, NULL);
-		for (size_t i = 0; i < sizeof(sigs) / sizeof(*sigs); i++)
-			signal(sigs[i], SIG_IGN);
-		/* nothing of the recorder's but the pipe */
-		for (int fd = 3; fd < 1024; fd++)
-			if (fd != pfd[0])
-				close(fd);
-		while (read(pfd[0], &b, 1) < 0 && errno == EINTR)
-			;
-		if (!gd->g->done)
-			guard_kill(gd->g);
-		_exit(0);
-	}
-	close(pfd[0]);
-	gd->wfd = pfd[1];
-	return 0;
-}
-
-/* The live processes of the cohort, for the guard. */
-struct sb_live {
-	pid_t tid;
-	int inc;
-};
-
-struct sb {
-	int owner, tree;
-	void *map;
-	size_t map_len;
-	struct pmu_perf_ring *ring;
-	uint64_t read_format;
-	struct sb_live *live;   /* tasks started and not exited */
-	size_t nlive, caplive;
-	int *pending_exec;      /* incarnation ids whose exec path is the next exec mapping */
-	size_t npending;
-	struct pmu_launch_result *res;
-	const struct pmu_launch *l;
-	struct guard guard;
-};
-
-static void sb_attr(struct perf_event_attr *a, bool user_only)
-{
-	memset(a, 0, sizeof(*a));
-	a->size = sizeof(*a);
-	a->type = PERF_TYPE_SOFTWARE;
-	a->config = PERF_COUNT_SW_DUMMY;
-	a->sample_type = SB_SAMPLE;
-	a->sample_id_all = 1;
-	a->use_clockid = 1;
-	a->clockid = CLOCK_MONOTONIC;
-	a->exclude_kernel = user_only;
-	a->exclude_hv = 1;
-}
-
-static void sb_close(struct sb *s)
-{
-	if (s->map && s->map != MAP_FAILED)
-		munmap(s->map, s->map_len);
-	if (s->tree >= 0)
-		close(s->tree);
-	if (s->owner >= 0)
-		close(s->owner);
-	free(s->ring);
-	free(s->live);
-	free(s->pending_exec);
-	memset(s, 0, sizeof(*s));
-	s->owner = s->tree = -1;
-}
-
-/* Open the two events on pid and map the buffer.  0, or -1 with why. */
-static int sb_open(struct sb *s, pid_t pid, char *why, size_t n)
-{
-	struct perf_event_attr a;
-	size_t page = (size_t)sysconf(_SC_PAGESIZE);
-	/* 2 MiB; less where perf_event_mlock_kb allows less (unprivileged:
-	 * 516 KiB by default) */
-	static const size_t pages[] = { 512, 128, 64, 16 };
-	bool user_only = false;
-	long fd;
-
-	memset(s, 0, sizeof(*s));
-	s->owner = s->tree = -1;
-	s->guard.wfd = s->guard.pid = -1;
-	sb_attr(&a, false);
-	a.watermark = 1;
-	a.wakeup_watermark = (uint32_t)(16 * page);
-	fd = syscall(SYS_perf_event_open, &a, pid, -1, -1, PERF_FLAG_FD_CLOEXEC);
-	if (fd < 0 && (errno == EACCES || errno == EPERM)) {
-		/* perf_event_paranoid=2: a user-space-only event is allowed */
-		sb_attr(&a, true);
-		a.watermark = 1;
-		a.wakeup_watermark = (uint32_t)(16 * page);
-		user_only = true;
-		fd = syscall(SYS_perf_event_open, &a, pid, -1, -1, PERF_FLAG_FD_CLOEXEC);
-	}
-	if (fd < 0) {
-		snprintf(why, n, "perf_event_open of a dummy event on the command failed: %s", strerror(errno));
-		return -1;
-	}
-	s->owner = (int)fd;
-	for (size_t i = 0; i < sizeof(pages) / sizeof(*pages); i++) {
-		s->map_len = (1 + pages[i]) * page;
-		s->map = mmap(NULL, s->map_len, PROT_READ | PROT_WRITE, MAP_SHARED, s->owner, 0);
-		if (s->map != MAP_FAILED)
-			break;
-	}
-	if (s->map == MAP_FAILED) {
-		snprintf(why, n, "mmap of the perf ring buffer failed: %s", strerror(errno));
-		sb_close(s);
-		return -1;
-	}
-	sb_attr(&a, user_only);
-	a.inherit = 1;
-	a.task = 1;
-	a.comm = 1;
-	a.comm_exec = 1;
-	a.mmap = 1;
-	a.mmap2 = 1;
-	fd = syscall(SYS_perf_event_open, &a, pid, -1, -1, PERF_FLAG_FD_CLOEXEC);
-	if (fd < 0 || ioctl((int)fd, PERF_EVENT_IOC_SET_OUTPUT, s->owner) < 0) {
-		snprintf(why, n, "the inherited side-band event could not be %s: %s", fd < 0 ? "opened" : "redirected",
-			 strerror(errno));
-		if (fd >= 0)
-			close((int)fd);
-		sb_close(s);
-		return -1;
-	}
-	s->tree = (int)fd;
-	s->ring = calloc(1, sizeof(*s->ring));
-	if (!s->ring) {
-		snprintf(why, n, "out of memory");
-		sb_close(s);
-		return -1;
-	}
-	s->ring->base = s->map;
-	s->ring->data_size = s->map_len - page;
-	return user_only ? 1 : 0;
-}
-
-static int sb_live_add(struct sb *s, pid_t tid, int inc)
-{
-	if (s->nlive == s->caplive) {
-		size_t cap = s->caplive ? 2 * s->caplive : 64;
-		struct sb_live *v = realloc(s->live, cap * sizeof(*v));
-
-		if (!v)
-			return pmu_error(PMU_ERR_NOMEM, "out of memory");
-		s->live = v;
-		s->caplive = cap;
-	}
-	s->live[s->nlive++] = (struct sb_live){ tid, inc };
-	return 0;
-}
-
-/* Remove tid; the incarnation it belonged to (0: not live). */
-static int sb_live_del(struct sb *s, pid_t tid)
-{
-	for (size_t i = s->nlive; i-- > 0;)
-		if (s->live[i].tid == tid) {
-			int inc = s->live[i].inc;
-
-			s->live[i] = s->live[--s->nlive];
-			return inc;
-		}
-	return 0;
-}
-
-static bool sb_inc_live(const struct sb *s, int inc)
-{
-	for (size_t i = 0; i < s->nlive; i++)
-		if (s->live[i].inc == inc)
-			return true;
-	return false;
-}
-
-/* The newest incarnation of pid with tid among its threads, started by t
- * (ended or not): whom a record of (pid, tid) at t belongs to. */
-static struct pmu_incarnation *sb_inc_at(struct pmu_cohort *c, pid_t pid, pid_t tid, uint64_t t)
-{
-	for (size_t i = c->n; i-- > 0;) {
-		struct pmu_incarnation *in = &c->incs[i];
-
-		if (in->pid != pid || in->start_ns > t)
-			continue;
-		for (size_t k = 0; k < in->ntids; k++)
-			if (in->tids[k] == tid)
-				return in;
-	}
-	return NULL;
-}
-
-static void sb_object(struct pmu_cohort *c, const char *file)
-{
-	char **v;
-
-	if (file[0] != '/' || c->nobjects >= 4096)
-		return;
-	for (size_t i = 0; i < c->nobjects; i++)
-		if (!strcmp(c->objects[i], file))
-			return;
-	v = realloc(c->objects, (c->nobjects + 1) * sizeof(*v));
-	if (!v)
-		return;
-	c->objects = v;
-	if ((v[c->nobjects] = strdup(file)))
-		c->nobjects++;
-}
-
-static void sb_end_inc(struct pmu_incarnation *in, uint64_t t)
-{
-	/* short: every field of every incarnation carries them */
-	static const char src[] = "none (light mode)";
-	static const char remedy[] = "--mode full";
-
-	in->ended = true;
-	in->end_ns = t;
-	for (int r = 0; r < PMU_RES_COUNT_; r++)
-		if (!in->res[r].ok)
-			res_unavail(&in->res[r], src, remedy, "light mode never stops a process to read its /proc totals");
-}
-
-/* One record of the buffer into the cohort. */
-static int sb_record(struct sb *s, struct pmu_cohort *c, const struct pmu_perf_rec *r)
-{
-	struct pmu_incarnation *in;
-
-	switch (r->kind) {
-	case PMU_PR_FORK:
-		if (r->pid == r->tid) {
-			/* a new process: its parent is ppid's live incarnation
-			 * (or the root, from which every task here descends) */
-			struct pmu_incarnation *p = inc_of_pid(c, (pid_t)r->ppid);
-			int parent = p ? p->id : 1;
-			char comm[32];
-
-			snprintf(comm, sizeof(comm), "%s", p ? p->comm : "?");
-			in = add_inc_quiet(c, (pid_t)r->pid, parent, r->time);
-			if (!in)
-				return pmu_error(PMU_ERR_NOMEM, "out of memory");
-			snprintf(in->comm, sizeof(in->comm), "%s", comm);
-			return sb_live_add(s, (pid_t)r->tid, in->id);
-		}
-		in = inc_of_pid(c, (pid_t)r->pid);
-		if (!in)
-			return 0; /* a thread of a process never seen: cannot be placed */
-		if (add_tid(in, (pid_t)r->tid) < 0)
-			return -1;
-		c->live_tasks++;
-		return sb_live_add(s, (pid_t)r->tid, in->id);
-	case PMU_PR_COMM:
-		in = inc_of_pid(c, (pid_t)r->pid);
-		if (!in)
-			return 0;
-		if (r->misc & PERF_RECORD_MISC_COMM_EXEC) {
-			struct pmu_exec *e = realloc(in->execs, (in->nexecs + 1) * sizeof(*e));
-			int *pe;
-
-			if (!e)
-				return pmu_error(PMU_ERR_NOMEM, "out of memory");
-			in->execs = e;
-			e[in->nexecs].t_ns = r->time;
-			e[in->nexecs].path = NULL; /* the exec mapping that follows */
-			in->nexecs++;
-			pe = realloc(s->pending_exec, (s->npending + 1) * sizeof(*pe));
-			if (!pe)
-				return pmu_error(PMU_ERR_NOMEM, "out of memory");
-			s->pending_exec = pe;
-			pe[s->npending++] = in->id;
-			/* exec by a thread other than the leader: the old
-			 * leader's exit came first, and the thread that is left
-			 * now has the process id */
-			bool leader_live = false;
-
-			for (size_t i = 0; i < s->nlive; i++)
-				leader_live |= s->live[i].tid == in->pid;
-			for (size_t i = 0; !leader_live && i < s->nlive; i++)
-				if (s->live[i].inc == in->id) {
-					s->live[i].tid = in->pid;
-					break;
-				}
-		}
-		if (r->pid == r->tid)
-			snprintf(in->comm, sizeof(in->comm), "%.31s", r->str);
-		return 0;
-	case PMU_PR_MMAP2:
-		if (!(r->prot & PROT_EXEC))
-			return 0;
-		sb_object(c, r->str);
-		for (size_t i = 0; i < s->npending; i++) {
-			in = &c->incs[s->pending_exec[i] - 1];
-			if (in->pid != (pid_t)r->pid || !in->nexecs || in->execs[in->nexecs - 1].path)
-				continue;
-			in->execs[in->nexecs - 1].path = strdup(r->str);
-			s->pending_exec[i] = s->pending_exec[--s->npending];
-			break;
-		}
-		return 0;
-	case PMU_PR_EXIT: {
-		int id = sb_live_del(s, (pid_t)r->tid);
-
-		if (!id)
-			return 0;
-		if (c->live_tasks)
-			c->live_tasks--;
-		in = &c->incs[id - 1];
-		if (!sb_inc_live(s, id))
-			sb_end_inc(in, r->time);
-		return 0;
-	}
-	case PMU_PR_READ:
-		in = sb_inc_at(c, (pid_t)r->pid, (pid_t)r->tid, r->time);
-		/* the kernel writes a task's exit record, then its counters'
-		 * READs: the values are those at the exit */
-		if (in && s->l->on_read)
-			s->l->on_read(s->l->ctx, in->id, (pid_t)r->tid,
-				      in->ended && in->end_ns < r->time ? in->end_ns : r->time, r);
-		return 0;
-	case PMU_PR_LOST:
-		s->res->sb_lost += r->lost;
-		return 0;
-	default:
-		return 0;
-	}
-}
-
-static int sb_drain(struct sb *s, struct pmu_cohort *c)
-{
-	const void *p;
-	size_t n;
-	int err = 0;
-
-	if (!s->ring)
-		return 0;
-	pmu_perf_ring_begin(s->ring);
-	while (!err && (p = pmu_perf_ring_next(s->ring, &n))) {
-		struct pmu_perf_rec r;
-		const char *why;
-
-		s->res->sb_records++;
-		if (pmu_perf_decode(p, n, s->read_format, &r, &why)) {
-			if (!s->res->sb_malformed++)
-				snprintf(s->res->sb_malformed_why, sizeof(s->res->sb_malformed_why), "%s", why);
-			continue;
-		}
-		err = sb_record(s, c, &r);
-	}
-	pmu_perf_ring_done(s->ring);
-	s->res->sb_broken |= s->ring->broken;
-	return err;
-}
-
-static void guard_update(struct guard *gd, const struct sb *s, const struct pmu_cohort *c)
-{
-	uint32_t n = 0;
-
-	if (!gd->g)
-		return;
-	for (size_t i = 0; i < s->nlive && n < GUARD_MAX; i++) {
-		pid_t p = c->incs[s->live[i].inc - 1].pid;
-
-		if (!n || gd->g->pid[n - 1] != p)
-			gd->g->pid[n++] = p;
-	}
-	gd->g->n = n;
-}
-
-static void guard_stop(struct guard *gd)
-{
-	if (gd->g)
-		gd->g->done = 1;
-	if (gd->wfd > 0)
-		close(gd->wfd);
-	if (gd->pid > 0)
-		waitpid(gd->pid, NULL, 0);
-	if (gd->g)
-		munmap(gd->g, sizeof(*gd->g));
-	gd->g = NULL;
-	gd->wfd = gd->pid = -1;
-}
-
-/* A process's exit record comes before it is a zombie: an orphan of the
- * tree (a child of ours, as subreaper) whose record was the last one may
- * not have been reaped yet.  Reap each, waiting the moment it takes. */
-static void sb_reap_orphans(struct sb *s, struct pmu_cohort *c)
-{
-	for (size_t i = 1; i < c->n; i++) {
-		struct pmu_incarnation *in = &c->incs[i];
-		int st;
-		pid_t w;
-
-		if (in->exit_kind || in->pid == s->guard.pid)
-			continue;
-		while ((w = waitpid(in->pid, &st, __WALL)) < 0 && errno == EINTR)
-			;
-		if (w == in->pid)
-			set_exit(in, st); /* else not ours: its parent reaped it */
-	}
-}
-
-static int sb_follow(struct sb *s, pid_t root, struct pmu_cohort *c, const struct pmu_launch *l,
-		     struct pmu_launch_result *res)
-{
-	uint64_t deadline = l->max_duration_ms ? res->start_ns + (uint64_t)l->max_duration_ms * 1000000u : 0;
-	uint64_t kill_at = 0;
-	int stop_seen = 0, err;
-	bool root_reaped = false;
-	struct rusage ru;
-
-	for (;;) {
-		struct pollfd pf = { s->owner, POLLIN, 0 };
-		pid_t pid;
-		int st;
-
-		police(c, l, res, pmu_now_mono_ns(), deadline, &kill_at, &stop_seen);
-		if ((err = sb_drain(s, c)))
-			return err;
-		guard_update(&s->guard, s, c);
-		while ((pid = wait4(-1, &st, WNOHANG | __WALL, &ru)) > 0) {
-			struct pmu_incarnation *in;
-
-			/* its exit record is in the buffer by now */
-			if ((err = sb_drain(s, c)))
-				return err;
-			in = NULL;
-			for (size_t i = c->n; i-- > 0 && !in;)
-				if (c->incs[i].pid == pid && !c->incs[i].exit_kind)
-					in = &c->incs[i];
-			if (!in && pid == s->guard.pid) {
-				s->guard.pid = -1; /* it died: the cohort runs unguarded */
-				continue;
-			}
-			if (!in) {
-				/* not of the cohort: an external collector */
-				if (l->on_other_exit)
-					l->on_other_exit(l->ctx, pid, st);
-				continue;
-			}
-			/* the root, or an orphan of the tree (we are its
-			 * subreaper): its exit status is known */
-			if (!in->ended)
-				sb_end_inc(in, pmu_now_mono_ns());
-			set_exit(in, st);
-			if (pid == root) {
-				root_reaped = true;
-				res->wait_status = st;
-				keep_rusage(res, &ru);
-				rusage_resources(in, &ru, "record with --mode full to read /proc/PID/io at exit");
-			}
-		}
-		if (pid < 0 && errno != ECHILD && errno != EINTR)
-			return pmu_error(PMU_ERR_IO, "wait4: %s", strerror(errno));
-		if (root_reaped) {
-			bool left = false;
-
-			/* Records lost or unreadable: an exit may be missing,
-			 * so ask the kernel whether each process is still there */
-			for (size_t i = 0; i < c->n; i++) {
-				struct pmu_incarnation *in = &c->incs[i];
-
-				if (in->ended)
-					continue;
-				if ((res->sb_lost || res->sb_broken || res->sb_malformed) && kill(in->pid, 0) < 0 &&
-				    errno == ESRCH)
-					sb_end_inc(in, pmu_now_mono_ns());
-				else
-					left = true;
-			}
-			if (!left) {
-				sb_reap_orphans(s, c);
-				return sb_drain(s, c);
-			}
-		}
-		poll(&pf, 1, 50);
-	}
-}
-
 int pmu_backend_run(const struct pmu_launch *l, struct pmu_cohort *c, struct pmu_launch_result *res)
 {
 	int barrier[2], errpipe[2], e = 0, err = 0;
 	struct sigaction sa = { 0 };
 	struct itimerval it = { { 0, 50000 }, { 0, 50000 } };
 	struct rusage ru;
-	struct sb sb = { .owner = -1, .tree = -1 };
 	pid_t pid;
 	ssize_t n;
 
@@ -1451,35 +827,7 @@ int pmu_backend_run(const struct pmu_launch *l, struct pmu_cohort *c, struct pmu
 		waitpid(pid, NULL, 0);
 		return pmu_error(PMU_ERR_NOMEM, "out of memory");
 	}
-	if (l->follow && l->sideband) {
-		char why[200];
-		int u = sb_open(&sb, pid, why, sizeof(why));
-
-		if (u >= 0) {
-			res->follow_ok = res->sideband = true;
-			res->sb_user_only = u == 1;
-			sb.res = res;
-			sb.l = l;
-			/* every child of ours that is not the command or a
-			 * collector is an orphan of the tree */
-			prctl(PR_SET_CHILD_SUBREAPER, 1);
-			if (l->on_sideband)
-				sb.read_format = l->on_sideband(l->ctx, pid, sb.owner, pmu_now_mono_ns());
-			if (sb_live_add(&sb, pid, c->incs[0].id) < 0 || guard_start(&sb.guard) < 0) {
-				int ge = errno;
-
-				guard_stop(&sb.guard);
-				kill(pid, SIGKILL);
-				waitpid(pid, NULL, 0);
-				sb_close(&sb);
-				return pmu_error(PMU_ERR_IO, "cannot start the cohort's guard: %s", strerror(ge));
-			}
-			guard_update(&sb.guard, &sb, c);
-		} else {
-			snprintf(res->sb_fallback, sizeof(res->sb_fallback), "%s; followed with ptrace instead", why);
-		}
-	}
-	if (l->follow && !res->sideband) {
+	if (l->follow) {
 		if (ptrace(PTRACE_SEIZE, pid, 0,
 			   PTRACE_O_TRACEFORK | PTRACE_O_TRACEVFORK | PTRACE_O_TRACECLONE | PTRACE_O_TRACEEXEC |
 				   PTRACE_O_TRACEEXIT | PTRACE_O_EXITKILL) == 0) {
@@ -1520,7 +868,7 @@ int pmu_backend_run(const struct pmu_launch *l, struct pmu_cohort *c, struct pmu
 	 * outcome is read after following.  Untraced, it is read now; the
 	 * pipe ends at the exec, or carries its errno.
 	 */
-	if (!res->follow_ok || res->sideband) {
+	if (!res->follow_ok) {
 		while ((n = read(errpipe[0], &e, sizeof(e))) < 0 && errno == EINTR)
 			;
 		close(errpipe[0]);
@@ -1533,12 +881,7 @@ int pmu_backend_run(const struct pmu_launch *l, struct pmu_cohort *c, struct pmu
 	sa.sa_handler = on_alarm;
 	sigaction(SIGALRM, &sa, NULL); /* no SA_RESTART: waitpid wakes up */
 	setitimer(ITIMER_REAL, &it, NULL);
-	if (res->sideband) {
-		err = err ? err : sb_follow(&sb, pid, c, l, res);
-		guard_stop(&sb.guard);
-		prctl(PR_SET_CHILD_SUBREAPER, 0);
-		sb_close(&sb);
-	} else if (res->follow_ok) {
+	if (res->follow_ok) {
 		int ferr = follow(pid, c, l, res);
 
 		if (!err)
@@ -1594,7 +937,7 @@ int pmu_backend_run(const struct pmu_launch *l, struct pmu_cohort *c, struct pmu
 			}
 			res->wait_status = st;
 			end_inc(&c->incs[0], st, pmu_now_mono_ns(), false);
-			rusage_resources(&c->incs[0], &ru, "record with --mode light or full to read /proc/PID/io at exit");
+			rusage_resources(&c->incs[0], &ru);
 			keep_rusage(res, &ru);
 			break;
 		}
