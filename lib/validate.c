@@ -25,6 +25,10 @@
 #ifdef __SSE2__
 #include <emmintrin.h>
 #endif
+#if defined(__x86_64__) && defined(__GNUC__)
+#include <immintrin.h>
+#define HAVE_LINE_MASKS 1
+#endif
 
 #include <jansson.h>
 
@@ -40,7 +44,7 @@
 #define DOC_LIMIT (64u << 20)     /* a JSON document */
 #define TAG_LIMIT (64u << 20)     /* a tag file */
 #define LINE_LIMIT (1u << 20)     /* a stream record */
-#define SHAPE_OVERREAD 64         /* bytes shape_match() may read past a line */
+#define SHAPE_OVERREAD 128        /* bytes the shapes may read past the buffered ones */
 #define STACK_LIMIT 4096          /* open enters per thread */
 
 struct vfile {
@@ -1258,8 +1262,9 @@ static int lines_open(struct lines *l, struct v *v, const char *path)
 		return pmu_error(PMU_ERR_IO, "cannot open '%s': %s", path, strerror(errno));
 	(void)posix_fadvise(l->fd, 0, 0, POSIX_FADV_SEQUENTIAL);
 	l->cap = 2 * LINE_LIMIT;
-	/* SHAPE_OVERREAD bytes after the last: shape_match() reads past a
-	 * line's end; zeroed, so every byte it reads is defined */
+	/* SHAPE_OVERREAD bytes after the last: shape_match() reads up to 64
+	 * past a line's end and the line masks MASK_WINDOW (128) from its
+	 * start; zeroed, so every byte they read is defined */
 	l->buf = calloc(1, l->cap + SHAPE_OVERREAD);
 	if (!l->buf) {
 		close(l->fd);
@@ -1504,6 +1509,8 @@ struct shape {
 	char lit[SHAPE_LIT];
 };
 
+struct lmask;
+
 struct shapes {
 	struct shape s[SHAPES];
 	int n, mru;
@@ -1511,6 +1518,7 @@ struct shapes {
 	 * literal, kind and schema field): a line that fails a at field i
 	 * resumes b at field min(i, common[a][b]) */
 	uint8_t common[SHAPES][SHAPES];
+	void (*masks)(const char *p, struct lmask *m); /* NULL: byte scans only */
 };
 
 static bool obj_has_status(const struct pmu_objdef *o)
@@ -1638,6 +1646,112 @@ static inline unsigned plain_run(const char *p)
 }
 #endif
 
+/*
+ * Line masks: one bit per byte of the MASK_WINDOW bytes from a line's
+ * start, made with a few vector compares per 64 bytes.  stop: a byte
+ * plain_run() stops at; nd: a byte that is not a digit.  The last bit of
+ * each is set whatever the byte is, so a search from any bit finds one, and
+ * a find at that bit means "not known in the window": the caller falls back
+ * to the byte scans.  With the masks a value's length is a shift and a
+ * count of trailing zeros, not a load and a scan that the next field
+ * waits for.
+ */
+#define MASK_WINDOW 128
+
+struct lmask {
+	uint64_t stop[2], nd[2];
+};
+
+typedef void (*lmask_fn)(const char *p, struct lmask *m);
+
+#ifdef HAVE_LINE_MASKS
+__attribute__((target("avx512bw"))) static void lmask_avx512(const char *p, struct lmask *m)
+{
+	for (int h = 0; h < 2; h++) {
+		__m512i x = _mm512_loadu_si512((const void *)(p + 64 * h));
+		__mmask64 q = _mm512_cmpeq_epi8_mask(x, _mm512_set1_epi8('"'));
+		__mmask64 b = _mm512_cmpeq_epi8_mask(x, _mm512_set1_epi8('\\'));
+		/* signed: control bytes and, negative, non-ASCII ones */
+		__mmask64 c = _mm512_cmplt_epi8_mask(x, _mm512_set1_epi8(0x20));
+		__mmask64 d = _mm512_cmple_epu8_mask(_mm512_sub_epi8(x, _mm512_set1_epi8('0')), _mm512_set1_epi8(9));
+
+		m->stop[h] = (uint64_t)(q | b | c);
+		m->nd[h] = ~(uint64_t)d;
+	}
+	m->stop[1] |= 1ull << 63;
+	m->nd[1] |= 1ull << 63;
+}
+
+__attribute__((target("avx2"))) static void lmask_avx2(const char *p, struct lmask *m)
+{
+	uint32_t st[4], dg[4];
+
+	for (int k = 0; k < 4; k++) {
+		__m256i x = _mm256_loadu_si256((const void *)(p + 32 * k));
+		__m256i s = _mm256_or_si256(_mm256_or_si256(_mm256_cmpeq_epi8(x, _mm256_set1_epi8('"')),
+							    _mm256_cmpeq_epi8(x, _mm256_set1_epi8('\\'))),
+					    _mm256_cmpgt_epi8(_mm256_set1_epi8(0x20), x));
+		__m256i d = _mm256_and_si256(_mm256_cmpgt_epi8(x, _mm256_set1_epi8('0' - 1)),
+					     _mm256_cmpgt_epi8(_mm256_set1_epi8('9' + 1), x));
+
+		st[k] = (uint32_t)_mm256_movemask_epi8(s);
+		dg[k] = (uint32_t)_mm256_movemask_epi8(d);
+	}
+	m->stop[0] = st[0] | (uint64_t)st[1] << 32;
+	m->stop[1] = st[2] | (uint64_t)st[3] << 32 | 1ull << 63;
+	m->nd[0] = ~(dg[0] | (uint64_t)dg[1] << 32);
+	m->nd[1] = ~(dg[2] | (uint64_t)dg[3] << 32) | 1ull << 63;
+}
+#endif
+
+/* The first set bit of m at or after o (o < MASK_WINDOW): one always is. */
+static inline unsigned mask_next(const uint64_t m[2], unsigned o)
+{
+	/* which word o is in depends on the field, not the line: predicted */
+	if (o < 64) {
+		uint64_t x = m[0] >> o;
+
+		return x ? o + (unsigned)__builtin_ctzll(x) : 64 + (unsigned)__builtin_ctzll(m[1]);
+	}
+	return o + (unsigned)__builtin_ctzll(m[1] >> (o - 64));
+}
+
+/* The mask maker for opts->line_masks on this CPU, or NULL (none, or the
+ * one asked for is not there). */
+static lmask_fn lmask_pick(enum pmu_line_masks want)
+{
+#ifdef HAVE_LINE_MASKS
+	__builtin_cpu_init();
+	bool avx512 = __builtin_cpu_supports("avx512bw"), avx2 = __builtin_cpu_supports("avx2");
+
+	switch (want) {
+	case PMU_LINE_MASKS_AUTO: return avx512 ? lmask_avx512 : avx2 ? lmask_avx2 : NULL;
+	case PMU_LINE_MASKS_AVX512: return avx512 ? lmask_avx512 : NULL;
+	case PMU_LINE_MASKS_AVX2: return avx2 ? lmask_avx2 : NULL;
+	case PMU_LINE_MASKS_NONE: break;
+	}
+#else
+	(void)want;
+#endif
+	return NULL;
+}
+
+enum pmu_line_masks pmu_validate_line_masks(enum pmu_line_masks want)
+{
+	return want == PMU_LINE_MASKS_AUTO || want == PMU_LINE_MASKS_NONE || lmask_pick(want) ? want
+												 : PMU_LINE_MASKS_NONE;
+}
+
+/* The value of the n (1 to 16) digits at p. */
+static inline uint64_t digits_value_n(const char *p, size_t n)
+{
+	uint64_t x = pmu_load_le64(p);
+
+	if (n <= 8)
+		return pmu_digits_value(x, (unsigned)n);
+	return pmu_eight_digits(x) * pow10_u64((unsigned)n - 8) + pmu_digits_value(pmu_load_le64(p + 8), (unsigned)n - 8);
+}
+
 /* Learn the shape of line, which the full path accepted as a record of rd
  * with no finding; silently nothing when it is not compact.  events: the
  * stream is one on_event() checks (on_event_roles() may take the record). */
@@ -1752,7 +1866,20 @@ static void shape_learn(struct shapes *ss, const char *line, size_t len, const s
 		ss->common[k][o] = ss->common[o][k] = (uint8_t)(o == k ? sh.n : shapes_common(&sh, &ss->s[o]));
 }
 
-static bool enum_ok(struct shape *sh, int i, const char *s, size_t n)
+/* enum_ok() of a value not accepted so far: the schema's list, and the
+ * value remembered when there is room */
+static __attribute__((noinline)) bool enum_new(struct shape *sh, int i, const char *s, size_t n)
+{
+	if (!pmu_enum_has(sh->f[i].sf->enumv, s, n))
+		return false;
+	if (sh->f[i].nev < SHAPE_ENUMS && n <= sizeof(sh->f[i].ev[0])) {
+		memcpy(sh->f[i].ev[sh->f[i].nev], s, n);
+		sh->f[i].elen[sh->f[i].nev++] = (uint8_t)n;
+	}
+	return true;
+}
+
+static inline __attribute__((always_inline)) bool enum_ok(struct shape *sh, int i, const char *s, size_t n)
 {
 	if (n <= 8) {
 		/* the value as a word, bytes past it cleared: one compare per
@@ -1769,13 +1896,7 @@ static bool enum_ok(struct shape *sh, int i, const char *s, size_t n)
 			if (sh->f[i].elen[e] == n && lit_eq(sh->f[i].ev[e], s, n))
 				return true;
 	}
-	if (!pmu_enum_has(sh->f[i].sf->enumv, s, n))
-		return false;
-	if (sh->f[i].nev < SHAPE_ENUMS && n <= sizeof(sh->f[i].ev[0])) {
-		memcpy(sh->f[i].ev[sh->f[i].nev], s, n);
-		sh->f[i].elen[sh->f[i].nev++] = (uint8_t)n;
-	}
-	return true;
+	return enum_new(sh, i, s, n);
 }
 
 /*
@@ -1786,12 +1907,13 @@ static bool enum_ok(struct shape *sh, int i, const char *s, size_t n)
  * not match (sh->n: what follows the last value); pos[] holds where each
  * field up to it starts.
  *
- * It reads up to SHAPE_OVERREAD bytes past the line's end (the lines buffer
- * has them): no bound check per byte.  Whatever those bytes are, a match
- * must end exactly at the line's end, and no field starts past it.
+ * It reads up to 64 bytes past the line's end (the lines buffer has
+ * SHAPE_OVERREAD): no bound check per byte.  Whatever those bytes are, a
+ * match must end exactly at the line's end, and no field starts past it.
+ * mk, when not NULL, has the masks of the MASK_WINDOW bytes from line.
  */
 static bool shape_match(struct shape *sh, const char *line, const char *end, bool nl, size_t *len,
-			struct pmu_jrec *r, int i0, const char **pos, int *failed)
+			struct pmu_jrec *r, int i0, const char **pos, int *failed, const struct lmask *mk)
 {
 	const char *p = pos[i0];
 	int i;
@@ -1829,7 +1951,15 @@ static bool shape_match(struct shape *sh, const char *line, const char *end, boo
 		p += sh->f[i].prelen;
 		if (op == OP_INT) {
 			uint64_t v = 0;
-			size_t nd = sh->f[i].need ? digits_over(p, &v) : digits_count(p);
+			size_t nd, o = (size_t)(p - line), e;
+
+			if (mk && o < MASK_WINDOW - 1 && (e = mask_next(mk->nd, (unsigned)o)) < MASK_WINDOW - 1) {
+				nd = e - o;
+				if (sh->f[i].need && nd - 1 <= 15)
+					v = digits_value_n(p, nd);
+			} else {
+				nd = sh->f[i].need ? digits_over(p, &v) : digits_count(p);
+			}
 
 			/* 1 to 16 digits, no leading zero: what follows is the next
 			 * literal, which refuses a fraction or an exponent */
@@ -1840,16 +1970,20 @@ static bool shape_match(struct shape *sh, const char *line, const char *end, boo
 		} else if (op >= OP_STR && op <= OP_HEX) {
 			/* strings: the next literal starts with the closing quote */
 			const char *s = p;
-			size_t n;
+			size_t n, o = (size_t)(p - line), e;
 
-			for (;;) {
-				unsigned k = plain_run(p);
+			if (mk && o < MASK_WINDOW - 1 && (e = mask_next(mk->stop, (unsigned)o)) < MASK_WINDOW - 1) {
+				p = line + e;
+			} else {
+				for (;;) {
+					unsigned k = plain_run(p);
 
-				p += k;
-				if (k < PLAIN_STEP)
-					break;
-				if (p > end)
-					goto fail;
+					p += k;
+					if (k < PLAIN_STEP)
+						break;
+					if (p > end)
+						goto fail;
+				}
 			}
 			n = (size_t)(p - s);
 			f->s = s;
@@ -1895,11 +2029,16 @@ static struct shape *shapes_match(struct shapes *ss, const char *line, const cha
 {
 	const char *pos[SHAPE_FIELDS + 1];
 	int valid, m = ss->mru;
+	struct lmask mask, *mk = NULL;
 
 	if (!ss->n)
 		return NULL;
+	if (ss->masks) {
+		ss->masks(line, &mask);
+		mk = &mask;
+	}
 	pos[0] = line;
-	if (shape_match(&ss->s[m], line, end, nl, len, r, 0, pos, &valid))
+	if (shape_match(&ss->s[m], line, end, nl, len, r, 0, pos, &valid, mk))
 		return &ss->s[m];
 	/* pos[0..valid] and r->f[0..valid) hold what m matched; a try of k
 	 * keeps them for the fields k shares with m */
@@ -1908,7 +2047,7 @@ static struct shape *shapes_match(struct shapes *ss, const char *line, const cha
 
 		if (k == m)
 			continue;
-		if (shape_match(&ss->s[k], line, end, nl, len, r, from, pos, &f2)) {
+		if (shape_match(&ss->s[k], line, end, nl, len, r, from, pos, &f2, mk)) {
 			ss->mru = k;
 			return &ss->s[k];
 		}
@@ -2736,6 +2875,8 @@ static void check_stream(struct v *v, const struct pmu_streamdef *sd, const char
 
 	/* none: every line takes the full path */
 	shp = v->opts->no_shapes ? NULL : calloc(1, sizeof(*shp));
+	if (shp)
+		shp->masks = lmask_pick(v->opts->line_masks);
 	for (;;) {
 		const struct pmu_recdef *rd;
 		const struct pmu_jfield *type;

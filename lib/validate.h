@@ -30,6 +30,15 @@ struct pmu_finding {
 
 typedef void (*pmu_finding_fn)(void *ctx, const struct pmu_finding *f);
 
+/* How the stream fast path finds where a value ends: the verdicts are the
+ * same, only the speed differs.  Tests compare them. */
+enum pmu_line_masks {
+	PMU_LINE_MASKS_AUTO,              /* the widest vectors the CPU has */
+	PMU_LINE_MASKS_NONE,              /* byte scans (SSE2 or SWAR) */
+	PMU_LINE_MASKS_AVX2,
+	PMU_LINE_MASKS_AVX512,            /* AVX-512BW */
+};
+
 struct pmu_validate_opts {
 	const char *tmpbase;              /* where archives are extracted; NULL: $TMPDIR or /tmp */
 	struct pmu_archive_limits limits;
@@ -38,6 +47,7 @@ struct pmu_validate_opts {
 	bool no_shapes;                   /* every stream record through the full parser
 					   * and schema check (the differential tests'
 					   * reference; same verdicts, slower) */
+	enum pmu_line_masks line_masks;   /* the value scans of the fast path */
 };
 
 struct pmu_validate_result {
@@ -53,6 +63,9 @@ struct pmu_validate_result {
 };
 
 void pmu_validate_default_opts(struct pmu_validate_opts *o);
+
+/* want, when this CPU can do it (AUTO and NONE always); else NONE */
+enum pmu_line_masks pmu_validate_line_masks(enum pmu_line_masks want);
 
 /* Returns 0 when validation ran (res says whether the bundle is valid), or a
  * negative error when it could not start (no such path, temporary directory

@@ -26,7 +26,8 @@
  *
  * The bundle is written into a fresh temporary directory, validated twice,
  * with and without learned record shapes (opts.no_shapes), which must give
- * the same findings in the same order, and removed.
+ * the same findings in the same order, and removed.  The shapes' value
+ * scans (opts.line_masks) are picked by the input's length.
  * In mode 0 with a payload file, the bag-level checks must pass (the
  * harness's re-bagging is then consistent with the validator); the base
  * bundle itself must validate without findings.
@@ -398,6 +399,14 @@ static void one(const uint8_t *data, size_t size, struct pmu_validate_result *re
 	pmu_validate_default_opts(&opts);
 	opts.tmpbase = work;
 	opts.hash_thread = data[0] & 0x40;
+	/* the fast path's value scans: byte scans, AVX2 or AVX-512 masks (the
+	 * same verdicts), by the input's length; NONE where the CPU lacks one */
+	{
+		static const enum pmu_line_masks lm[] = { PMU_LINE_MASKS_NONE, PMU_LINE_MASKS_AVX2,
+							  PMU_LINE_MASKS_AVX512 };
+
+		opts.line_masks = pmu_validate_line_masks(lm[size % 3]);
+	}
 	opts.max_per_check = data[0] & 0x80 ? 1 : 20;
 	data++, size--;
 

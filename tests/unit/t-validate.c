@@ -246,12 +246,14 @@ static void log_finding(void *ctx, const struct pmu_finding *f)
 	l->len += (size_t)n;
 }
 
-static int validate_log(const char *path, bool no_shapes, struct log *l, struct pmu_validate_result *r)
+static int validate_log(const char *path, bool no_shapes, enum pmu_line_masks masks, struct log *l,
+			struct pmu_validate_result *r)
 {
 	struct pmu_validate_opts o;
 
 	pmu_validate_default_opts(&o);
 	o.no_shapes = no_shapes;
+	o.line_masks = masks;
 	o.max_per_check = 100000;
 	l->len = 0;
 	if (l->buf)
@@ -259,16 +261,58 @@ static int validate_log(const char *path, bool no_shapes, struct log *l, struct 
 	return pmu_validate_path(path, &o, log_finding, l, r);
 }
 
+/* Lines whose values end on either side of the 64- and 128-byte marks of
+ * the line masks (a name of 20 to 90 bytes moves the name, ph and value
+ * across them), good and bent. */
+static size_t long_lines(char *out)
+{
+	size_t used = 0;
+
+	for (int n = 20; n <= 90; n++) {
+		char name[100];
+
+		memset(name, 'a' + n % 26, (size_t)n);
+		name[n] = '\0';
+		if (!out) {
+			used += 3 * 200;
+			continue;
+		}
+		used += (size_t)sprintf(out + used,
+					"{\"type\":\"event\",\"t_ns\":1000900000,\"inc\":\"i1\",\"pid\":7,\"tid\":7,"
+					"\"name\":\"%s\",\"ph\":\"B\"}\n"
+					"{\"type\":\"event\",\"t_ns\":1000900001,\"inc\":\"i1\",\"pid\":7,\"tid\":7,"
+					"\"name\":\"%s\",\"ph\":\"E\",\"value\":%d}\n",
+					name, name, 1000 * n + 7);
+		/* bent: a value with a leading zero, a long number, a tab */
+		used += (size_t)sprintf(out + used,
+					"{\"type\":\"event\",\"t_ns\":1000900001,\"inc\":\"i1\",\"pid\":7,\"tid\":7,"
+					"\"name\":\"%s\",\"ph\":\"E\",\"value\":%s}\n",
+					name, n % 3 == 0 ? "0123" : n % 3 == 1 ? "12345678901234567" : "\"x\ty\"");
+	}
+	return used;
+}
+
 static void test_shapes(void)
 {
+	static const struct {
+		enum pmu_line_masks m;
+		const char *name;
+	} modes[] = {
+		{ PMU_LINE_MASKS_NONE, "byte scans" },
+		{ PMU_LINE_MASKS_AVX2, "AVX2 line masks" },
+		{ PMU_LINE_MASKS_AVX512, "AVX-512 line masks" },
+		{ PMU_LINE_MASKS_AUTO, "the default" },
+	};
 	char path[600], *tail;
 	size_t cap = 1, used = 0;
 	size_t nv = sizeof(variants) / sizeof(variants[0]);
 	struct log fast = { 0 }, full = { 0 };
 	struct pmu_validate_result rf, rs;
+	uint64_t scan_records = 0;
 
 	for (size_t i = 0; i < nv; i++)
 		cap += 2 * (strlen(GOOD_B) + strlen(GOOD_E)) + strlen(variants[i]);
+	cap += long_lines(NULL);
 	tail = malloc(cap);
 	if (!tail) {
 		ok(0, "out of memory");
@@ -283,18 +327,37 @@ static void test_shapes(void)
 		if (!e) /* close the enter of the good B line */
 			used += (size_t)sprintf(tail + used, "%s", GOOD_E);
 	}
+	used += long_lines(tail + used);
 	snprintf(path, sizeof(path), "%s/shapes.bundle", dir);
-	ok(write_bundle_tail(path, 5000, tail) == 0, "bundle with %zu bent records after 10k good ones written", nv);
-	is_int(validate_log(path, false, &fast, &rf), 0, "validated with learned shapes");
-	is_int(validate_log(path, true, &full, &rs), 0, "validated with the full path only");
-	ok(rf.shape_records >= 10000, "the fast path took %llu records", (unsigned long long)rf.shape_records);
+	ok(write_bundle_tail(path, 5000, tail) == 0, "bundle with %zu bent records and 213 long ones after 10k good ones written",
+	   nv);
+	is_int(validate_log(path, true, PMU_LINE_MASKS_NONE, &full, &rs), 0, "validated with the full path only");
 	is_int((long)rs.shape_records, 0, "no_shapes takes no record through a shape");
-	ok(rf.errors > 30, "the bent records are findings (%u errors)", rf.errors);
-	ok(rf.errors == rs.errors && rf.warnings == rs.warnings, "same counts: %u/%u errors, %u/%u warnings",
-	   rf.errors, rs.errors, rf.warnings, rs.warnings);
-	ok(fast.buf && full.buf && !strcmp(fast.buf, full.buf), "same findings, same order, same words");
-	if (fast.buf && full.buf && strcmp(fast.buf, full.buf))
-		fprintf(stderr, "# with shapes:\n%s\n# full path:\n%s", fast.buf, full.buf);
+	ok(rs.errors > 100, "the bent records are findings (%u errors)", rs.errors);
+	for (size_t m = 0; m < sizeof(modes) / sizeof(modes[0]); m++) {
+		if (pmu_validate_line_masks(modes[m].m) != modes[m].m) {
+			skip("%s: this CPU does not have them", modes[m].name);
+			continue;
+		}
+		ok(validate_log(path, false, modes[m].m, &fast, &rf) == 0, "validated with learned shapes, %s",
+		   modes[m].name);
+		ok(rf.shape_records >= 10000, "%s: the fast path took %llu records", modes[m].name,
+		   (unsigned long long)rf.shape_records);
+		/* the masks find where values end, as the byte scans do: the
+		 * same records match (a wrong end would only send some to the
+		 * full path, with the same verdict) */
+		if (m == 0)
+			scan_records = rf.shape_records;
+		else
+			ok(rf.shape_records == scan_records, "%s: as many records matched as with byte scans (%llu)",
+			   modes[m].name, (unsigned long long)scan_records);
+		ok(rf.errors == rs.errors && rf.warnings == rs.warnings, "%s: same counts: %u/%u errors, %u/%u warnings",
+		   modes[m].name, rf.errors, rs.errors, rf.warnings, rs.warnings);
+		ok(fast.buf && full.buf && !strcmp(fast.buf, full.buf), "%s: same findings, same order, same words",
+		   modes[m].name);
+		if (fast.buf && full.buf && strcmp(fast.buf, full.buf))
+			fprintf(stderr, "# with shapes:\n%s\n# full path:\n%s", fast.buf, full.buf);
+	}
 	free(fast.buf);
 	free(full.buf);
 	free(tail);
