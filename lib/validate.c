@@ -3159,8 +3159,11 @@ static void run_jobs(struct v *v, struct job *jobs, size_t n)
 		jobs[i].f = NULL;
 		jobs[i].nf = jobs[i].cap = 0;
 	}
-	/* the calling thread works too */
-	while (nth + 1 < n && (long)nth + 1 < cpus && nth < 8 &&
+	/* the calling thread works too.  Up to two workers per CPU: a stream
+	 * is one job, and when one CPU runs slower than another (a shared
+	 * host), jobs pinned one per CPU finish at the slower one's pace;
+	 * with more runnable workers than CPUs the scheduler spreads them. */
+	while (nth + 1 < n && (long)nth + 1 < 2 * cpus && nth < 8 &&
 	       pthread_create(&th[nth], NULL, pool_worker, &p) == 0)
 		nth++;
 	pool_worker(&p);
