@@ -1502,6 +1502,7 @@ struct shape {
 		const struct pmu_field *sf;
 		uint8_t nev, elen[SHAPE_ENUMS];/* enum values accepted so far */
 		char ev[SHAPE_ENUMS][15];
+		uint64_t ek[SHAPE_ENUMS];      /* ... up to 7 bytes, as enum_key()s; ~0: none */
 	} f[SHAPE_FIELDS];
 	struct litw postw;
 	uint16_t post, postlen;
@@ -1765,6 +1766,9 @@ static void shape_learn(struct shapes *ss, const char *line, size_t len, const s
 	if (r->n == 0 || r->n > SHAPE_FIELDS || r->too_many || obj_has_status(rd->obj))
 		return;
 	memset(&sh, 0, sizeof(sh));
+	for (int i = 0; i < SHAPE_FIELDS; i++)
+		for (int e = 0; e < SHAPE_ENUMS; e++)
+			sh.f[i].ek[e] = ~0ull;
 	sh.rd = rd;
 	sh.n = r->n;
 	for (int i = 0; i < r->n; i++) {
@@ -1866,6 +1870,13 @@ static void shape_learn(struct shapes *ss, const char *line, size_t len, const s
 		ss->common[k][o] = ss->common[o][k] = (uint8_t)(o == k ? sh.n : shapes_common(&sh, &ss->s[o]));
 }
 
+/* A value of n <= 7 bytes at s as one word: its bytes, then n in the top
+ * byte (which its bytes leave 0) */
+static inline uint64_t enum_key(const char *s, size_t n)
+{
+	return (pmu_load_le64(s) & ((1ull << (8 * n)) - 1)) | (uint64_t)n << 56;
+}
+
 /* enum_ok() of a value not accepted so far: the schema's list, and the
  * value remembered when there is room */
 static __attribute__((noinline)) bool enum_new(struct shape *sh, int i, const char *s, size_t n)
@@ -1873,6 +1884,8 @@ static __attribute__((noinline)) bool enum_new(struct shape *sh, int i, const ch
 	if (!pmu_enum_has(sh->f[i].sf->enumv, s, n))
 		return false;
 	if (sh->f[i].nev < SHAPE_ENUMS && n <= sizeof(sh->f[i].ev[0])) {
+		if (n <= 7)
+			sh->f[i].ek[sh->f[i].nev] = enum_key(s, n);
 		memcpy(sh->f[i].ev[sh->f[i].nev], s, n);
 		sh->f[i].elen[sh->f[i].nev++] = (uint8_t)n;
 	}
@@ -1881,16 +1894,23 @@ static __attribute__((noinline)) bool enum_new(struct shape *sh, int i, const ch
 
 static inline __attribute__((always_inline)) bool enum_ok(struct shape *sh, int i, const char *s, size_t n)
 {
-	if (n <= 8) {
-		/* the value as a word, bytes past it cleared: one compare per
-		 * value accepted so far (ev[] is zero-padded) */
+	if (n <= 7) {
+		/* one word against every value accepted so far, with no branch
+		 * on which one it is (the phases of events alternate) */
+		uint64_t k = enum_key(s, n);
+		const uint64_t *ek = sh->f[i].ek;
+		bool hit = false;
+
+		for (int e = 0; e < SHAPE_ENUMS; e++)
+			hit |= ek[e] == k;
+		if (hit)
+			return true;
+	} else if (n == 8) {
 		uint64_t x = pmu_load_le64(s);
 
-		x &= n == 8 ? ~0ull : (1ull << (8 * n)) - 1;
-		for (int e = 0; e < sh->f[i].nev; e++) {
-			if (sh->f[i].elen[e] == n && pmu_load_le64(sh->f[i].ev[e]) == x)
+		for (int e = 0; e < sh->f[i].nev; e++)
+			if (sh->f[i].elen[e] == 8 && pmu_load_le64(sh->f[i].ev[e]) == x)
 				return true;
-		}
 	} else {
 		for (int e = 0; e < sh->f[i].nev; e++)
 			if (sh->f[i].elen[e] == n && lit_eq(sh->f[i].ev[e], s, n))
@@ -1912,7 +1932,7 @@ static inline __attribute__((always_inline)) bool enum_ok(struct shape *sh, int 
  * match must end exactly at the line's end, and no field starts past it.
  * mk, when not NULL, has the masks of the MASK_WINDOW bytes from line.
  */
-static bool shape_match(struct shape *sh, const char *line, const char *end, bool nl, size_t *len,
+static inline __attribute__((always_inline)) bool shape_match(struct shape *sh, const char *line, const char *end, bool nl, size_t *len,
 			struct pmu_jrec *r, int i0, const char **pos, int *failed, const struct lmask *mk)
 {
 	const char *p = pos[i0];
