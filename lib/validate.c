@@ -25,7 +25,9 @@
 #ifdef __SSE2__
 #include <emmintrin.h>
 #endif
-#if defined(__x86_64__) && defined(__GNUC__)
+/* x86-64 line masks (AVX2, AVX-512BW), picked at run time; build with
+ * -DPMU_NO_LINE_MASKS to check the byte scans other CPUs use */
+#if defined(__x86_64__) && defined(__GNUC__) && !defined(PMU_NO_LINE_MASKS)
 #include <immintrin.h>
 #define HAVE_LINE_MASKS 1
 #endif
