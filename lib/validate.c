@@ -1719,6 +1719,19 @@ static inline unsigned mask_next(const uint64_t m[2], unsigned o)
 	return o + (unsigned)__builtin_ctzll(m[1] >> (o - 64));
 }
 
+/* With masks mk of the window at line, the offset of the first bit of
+ * m (mk->nd or mk->stop) at or after p; 0 when it is not known there (no
+ * masks, p or the find past the window; p is past line's first byte, so
+ * a find is never 0): the caller scans the bytes. */
+static inline size_t mask_end(const struct lmask *mk, const uint64_t m[2], const char *line, const char *p)
+{
+	size_t o = (size_t)(p - line), e;
+
+	if (!mk || o >= MASK_WINDOW - 1 || (e = mask_next(m, (unsigned)o)) >= MASK_WINDOW - 1)
+		return 0;
+	return e;
+}
+
 /* The mask maker for opts->line_masks on this CPU, or NULL (none, or the
  * one asked for is not there). */
 static lmask_fn lmask_pick(enum pmu_line_masks want)
@@ -1973,10 +1986,10 @@ static inline __attribute__((always_inline)) bool shape_match(struct shape *sh, 
 		p += sh->f[i].prelen;
 		if (op == OP_INT) {
 			uint64_t v = 0;
-			size_t nd, o = (size_t)(p - line), e;
+			size_t nd, e = mask_end(mk, mk ? mk->nd : NULL, line, p);
 
-			if (mk && o < MASK_WINDOW - 1 && (e = mask_next(mk->nd, (unsigned)o)) < MASK_WINDOW - 1) {
-				nd = e - o;
+			if (e) {
+				nd = e - (size_t)(p - line);
 				if (sh->f[i].need && nd - 1 <= 15)
 					v = digits_value_n(p, nd);
 			} else {
@@ -1992,9 +2005,9 @@ static inline __attribute__((always_inline)) bool shape_match(struct shape *sh, 
 		} else if (op >= OP_STR && op <= OP_HEX) {
 			/* strings: the next literal starts with the closing quote */
 			const char *s = p;
-			size_t n, o = (size_t)(p - line), e;
+			size_t n, e = mask_end(mk, mk ? mk->stop : NULL, line, p);
 
-			if (mk && o < MASK_WINDOW - 1 && (e = mask_next(mk->stop, (unsigned)o)) < MASK_WINDOW - 1) {
+			if (e) {
 				p = line + e;
 			} else {
 				for (;;) {
