@@ -147,13 +147,23 @@ for i, inc in INC.items():
     r = inc["resources"]
     if len(inc["tids"]) != 1 or "voluntary_switches" not in r:
         continue
-    own = r["voluntary_switches"] + r["involuntary_switches"]
+    vol = r["voluntary_switches"]
+    own = vol + r["involuntary_switches"]
     perf = tot(i, "context-switches")["value"]
-    # /proc counts from fork: the switch into the first ptrace stop (or,
-    # for the root, the wait at the launch barrier) comes before the counter
-    # is enabled; the counter is read at the reap, /proc at the exit stop
-    if not (own - 2 <= perf <= own + 5):
-        bad.append((inc["comm"], own, perf))
+    # /proc counts every switch from fork to the exit stop, the counter
+    # every switch from its enable to perf_event_exit_task().  Before the
+    # enable a task switches voluntarily exactly once (into its first
+    # ptrace stop; the root: blocking on the launch barrier), but it may
+    # be preempted any number of times on a loaded host (the root runs
+    # code there; involuntary switches of the root before the enable made
+    # the old bound own - 2 fail 1 run in 9).  So the lower bound holds for
+    # voluntary switches alone: perf >= vol - 1, whatever the load.  After
+    # the exit stop only the short exit path up to perf_event_exit_task()
+    # can add to the counter (a preemption there): the kernel does not
+    # bound it, so the upper bound keeps a margin (25 loaded runs: never
+    # above own).
+    if not (vol - 1 <= perf <= own + 5):
+        bad.append((inc["comm"], vol, own, perf))
 print(bad)'
 	assert_output "[]"
 }
