@@ -65,8 +65,8 @@ static const char usage[] =
 	"                          them running\n"
 	"      --max-duration MS   stop the cohort after MS milliseconds (SIGTERM, then SIGKILL);\n"
 	"                          the bundle is then marked truncated\n"
-	"      --env-allow NAME    record environment variable NAME (repeatable; values of\n"
-	"                          names that look like secrets are always redacted)\n"
+	"      --env-allow NAME[,NAME...]  record these environment variables (repeatable;\n"
+	"                          values of names that look like secrets are always redacted)\n"
 	"      --seed N            record N and export it to the command as PMUREC_SEED\n"
 	"      --max-output-bytes N  keep at most N bytes of collected records; then stop the\n"
 	"                          cohort as for --max-duration and mark the bundle truncated\n"
@@ -125,7 +125,7 @@ struct opts {
 	bool force, probe, json;
 	int mode;               /* 0 none, 1 light, 2 full */
 	int max_duration_ms;
-	const char **env;
+	char **env;             /* --env-allow names, each malloc'd (env_free()) */
 	size_t nenv;
 	bool have_seed;
 	unsigned long long seed;
@@ -546,6 +546,51 @@ static int num_opt(const char *arg, const char *opt, long long min, long long ma
 	return 0;
 }
 
+/*
+ * --env-allow A,B,C: each name is recorded.  A name that no environment can
+ * hold (the portable rule, [A-Za-z_][A-Za-z0-9_]*) is refused rather than
+ * silently recording nothing; the length bound keeps looks_secret() seeing
+ * the whole name.
+ */
+static int env_allow(struct opts *o, const char *arg)
+{
+	const char *p = arg;
+
+	for (;;) {
+		size_t n = strcspn(p, ","), i;
+		char **v;
+
+		for (i = 0; i < n && (p[i] == '_' || ((p[i] | 0x20) >= 'a' && (p[i] | 0x20) <= 'z') ||
+				      (i && p[i] >= '0' && p[i] <= '9')); i++)
+			;
+		if (n == 0 || i < n || n > 255) {
+			fprintf(stderr, "pmurec: --env-allow '%s': '%.*s' is not an environment variable name "
+				"(letters, digits and '_', not starting with a digit, at most 255)\n", arg, (int)n, p);
+			return -1;
+		}
+		for (i = 0; i < o->nenv && (strlen(o->env[i]) != n || strncmp(o->env[i], p, n)); i++)
+			;
+		if (i == o->nenv) {
+			if (!(v = realloc(o->env, (o->nenv + 1) * sizeof(*v))))
+				return -1;
+			o->env = v;
+			if (!(o->env[o->nenv] = strndup(p, n)))
+				return -1;
+			o->nenv++;
+		}
+		if (!p[n])
+			return 0;
+		p += n + 1;
+	}
+}
+
+static void env_free(struct opts *o)
+{
+	for (size_t i = 0; i < o->nenv; i++)
+		free(o->env[i]);
+	free(o->env);
+}
+
 static int parse(int argc, char **argv, struct opts *o)
 {
 	static const struct option lo[] = {
@@ -584,15 +629,10 @@ static int parse(int argc, char **argv, struct opts *o)
 				return -1;
 			o->max_duration_ms = (int)n;
 			break;
-		case 'E': {
-			const char **e = realloc(o->env, (o->nenv + 1) * sizeof(*e));
-
-			if (!e)
+		case 'E':
+			if (env_allow(o, optarg))
 				return -1;
-			o->env = e;
-			o->env[o->nenv++] = optarg;
 			break;
-		}
 		case 'S':
 			if (num_opt(optarg, "--seed", 0, 1ll << 62, &n))
 				return -1;
@@ -1233,7 +1273,7 @@ int main(int argc, char **argv)
 				json_decref(out[k].seen);
 			}
 			json_decref(modes);
-			free(o.env);
+			env_free(&o);
 			free(o.ext_specs);
 			free(o.ev);
 			return EXIT_RECORDER;
@@ -1312,7 +1352,7 @@ int main(int argc, char **argv)
 	json_decref(host);
 	json_decref(caps);
 	json_decref(modes);
-	free(o.env);
+	env_free(&o);
 	free(o.ext_specs);
 	free(o.ev);
 	return pmu_cli_finish("pmurec", code);
