@@ -16,7 +16,8 @@
  * then nothing exists at the final path; on failure or pmu_bag_abort() the
  * staging area is removed.  A staging area left by a killed writer is
  * recognised by its marker file and removed by the next writer in the same
- * directory.
+ * directory.  Replacing (opts.force) is allowed only over a bundle: see
+ * pmu_bag_replaceable().
  */
 
 enum pmu_bundle_form {
@@ -59,6 +60,18 @@ const char *pmu_bag_staging_path(const struct pmu_bag *bag);
 int pmu_bag_finalize(struct pmu_bag *bag);
 /* Remove everything staged; frees bag.  Safe on NULL. */
 void pmu_bag_abort(struct pmu_bag *bag);
+
+/*
+ * Whether what is at dirfd/name may be replaced by --force: 0 when it is a
+ * pmu bundle (or nothing is there), PMU_ERR_INVAL with a detail naming shown
+ * and the reason when it is not.  A bundle is a directory whose top holds
+ * bagit.txt, a bag-info.txt with a PMU-Spec-Version line and nothing but the
+ * bag's entries (bagit.txt, bag-info.txt, manifest-sha256.txt,
+ * tagmanifest-sha256.txt, data/), or a regular file that is a tar, tar.gz or
+ * tar.zst archive (by content) whose single top directory is such a bag.  A
+ * symbolic link is never replaced, nor followed.  Nothing is modified.
+ */
+int pmu_bag_replaceable(int dirfd, const char *name, const char *shown);
 
 /* Remove stale staging areas for final_path whose writer is gone; returns
  * how many were removed or a negative error. */

@@ -50,7 +50,8 @@ static const char usage[] =
 	"spec " PMU_SPEC_VERSION ": a directory, or a .tar, .tar.gz or .tar.zst archive.\n"
 	"\n"
 	"  -o, --output BUNDLE     where to write the bundle (required)\n"
-	"  -f, --force             replace an existing bundle\n"
+	"  -f, --force             replace an existing bundle; anything at BUNDLE that is\n"
+	"                          not a pmu bundle is refused (exit 2) and left as it is\n"
 	"  -m, --mode MODE         none, light (default) or full\n"
 	"      --repeat N          record N repetitions of the command, each kept on its own in\n"
 	"                          the bundle (data/repeats/<k>/ for k >= 2)\n"
@@ -1264,6 +1265,9 @@ int main(int argc, char **argv)
 		out[i].seen = json_object();
 		err = pmu_bag_open(&out[i].bag, out[i].path, &bo);
 		if (err) {
+			/* a path that cannot or may not be a bundle is a usage error */
+			int refused = err == PMU_ERR_INVAL ? PMU_EXIT_USAGE : EXIT_RECORDER;
+
 			fprintf(stderr, "pmurec: %s\n", pmu_error_detail());
 			for (int k = 0; k <= i; k++) {
 				if (k < i)
@@ -1276,7 +1280,7 @@ int main(int argc, char **argv)
 			env_free(&o);
 			free(o.ext_specs);
 			free(o.ev);
-			return EXIT_RECORDER;
+			return refused;
 		}
 	}
 	host = json_object();

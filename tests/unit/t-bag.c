@@ -1,7 +1,8 @@
 /*
  * The bag writer: atomic finalize, refusal to replace, --force, abort and
  * crash leave nothing at the final path, stale staging is cleaned, names
- * are restricted, archive forms are reproducible.
+ * are restricted, archive forms are reproducible; --force replaces only a
+ * bundle.
  */
 #include <dirent.h>
 #include <errno.h>
@@ -68,6 +69,122 @@ static char *slurp(const char *p)
 	if (pmu_read_file(AT_FDCWD, p, 1 << 20, &s, NULL))
 		return NULL;
 	return s;
+}
+
+static void put_file(const char *p, const char *txt)
+{
+	FILE *f = fopen(p, "w");
+
+	if (f) {
+		fputs(txt, f);
+		fclose(f);
+	}
+}
+
+static void s_check(const char *p, const char *want)
+{
+	char *s = slurp(p);
+
+	is_str(s, want, "what was there is intact");
+	free(s);
+}
+
+/* --force over what is not a bundle: refused, and the thing is untouched. */
+static void refused(const char *p, const char *what, const char *keep, const char *content)
+{
+	struct pmu_bag_opts force = opts;
+
+	force.force = true;
+	is_int(write_bag(p, &force, "{}\n"), PMU_ERR_INVAL, what);
+	ok(strstr(pmu_error_detail(), "refusing to replace '") != NULL &&
+		   strstr(pmu_error_detail(), p) != NULL,
+	   "the message names the path: %s", pmu_error_detail());
+	s_check(keep, content);
+	is_int(count_staging(), 0, "and nothing is left beside it");
+}
+
+static void force_only_bundles(void)
+{
+	struct pmu_bag_opts force = opts;
+	struct pmu_bag *b;
+	char p[600], f[800], t[700];
+	int parent;
+
+	force.force = true;
+	snprintf(p, sizeof(p), "%s/user", dir);
+	mkdir(p, 0755);
+	snprintf(f, sizeof(f), "%s/important.txt", p);
+	put_file(f, "x\n");
+	refused(p, "a directory of user files is refused", f, "x\n");
+	snprintf(t, sizeof(t), "%s/", p);
+	refused(t, "with a trailing slash too", f, "x\n");
+	snprintf(t, sizeof(t), "%s/bagit.txt", p);
+	put_file(t, "BagIt-Version: 1.0\nTag-File-Character-Encoding: UTF-8\n");
+	snprintf(t, sizeof(t), "%s/bag-info.txt", p);
+	put_file(t, "PMU-Spec-Version: 1.2\n");
+	refused(p, "planted bag files beside a user file do not make a bundle", f, "x\n");
+	unlink(f);
+	put_file(t, "Bag-Software-Agent: bagit.py\n");
+	refused(p, "a bag without PMU-Spec-Version is not a pmu bundle", t, "Bag-Software-Agent: bagit.py\n");
+	snprintf(t, sizeof(t), "%s/bagit.txt", p);
+	unlink(t);
+	snprintf(t, sizeof(t), "%s/bag-info.txt", p);
+	unlink(t);
+	is_int(write_bag(p, &force, "{}\n"), PMU_ERR_INVAL, "an empty directory is not a bundle");
+	ok(strstr(pmu_error_detail(), "no bagit.txt") != NULL, "and the reason says so");
+	rmdir(p);
+
+	snprintf(p, sizeof(p), "%s/notes.txt", dir);
+	put_file(p, "my notes\n");
+	refused(p, "a regular file that is no archive is refused", p, "my notes\n");
+	unlink(p);
+
+	snprintf(t, sizeof(t), "%s/target.bundle", dir);
+	is_int(write_bag(t, &opts, "{\"v\":7}\n"), 0, "a bundle to link to");
+	snprintf(p, sizeof(p), "%s/link.bundle", dir);
+	if (symlink("target.bundle", p) < 0)
+		ok(0, "symlink: %s", strerror(errno));
+	snprintf(f, sizeof(f), "%s/data/run.json", t);
+	refused(p, "a symbolic link, even to a bundle, is refused", f, "{\"v\":7}\n");
+	ok(readlink(p, f, sizeof(f)) > 0, "the link is still there");
+	unlink(p);
+
+	/* A real bundle, archive or directory, is what --force replaces. */
+	parent = open(dir, O_RDONLY | O_DIRECTORY);
+	snprintf(p, sizeof(p), "%s/a.bundle.tar.gz", dir);
+	is_int(pmu_bag_replaceable(parent, "a.bundle.tar.gz", p), 0, "a .tar.gz bundle is replaceable");
+	snprintf(p, sizeof(p), "%s/z.bundle.tar.zst", dir);
+	is_int(write_bag(p, &opts, "{}\n"), 0, "a .tar.zst bundle");
+	is_int(pmu_bag_replaceable(parent, "z.bundle.tar.zst", "x"), 0, "is replaceable");
+	is_int(pmu_bag_replaceable(parent, "target.bundle", "x"), 0, "and a directory bundle");
+	is_int(pmu_bag_replaceable(parent, "nothing-here", "x"), 0, "nothing at all is nothing to lose");
+	snprintf(p, sizeof(p), "%s/x.bundle.tar", dir);
+	is_int(write_bag(p, &opts, "{}\n"), 0, "a plain .tar bundle");
+	is_int(pmu_bag_replaceable(parent, "x.bundle.tar", "x"), 0, "is replaceable");
+	is_int(write_bag(p, &force, "{}\n"), 0, "and replaced");
+	close(parent);
+
+	/* Something put at the final path while the bag was staged is checked
+	 * on publication, after the swap, and swapped back. */
+	snprintf(p, sizeof(p), "%s/late.bundle", dir);
+	is_int(pmu_bag_open(&b, p, &force), 0, "forced bag with nothing at its path");
+	pmu_bag_put(b, "run.json", "{}", 2);
+	mkdir(p, 0755);
+	snprintf(f, sizeof(f), "%s/mine.txt", p);
+	put_file(f, "late\n");
+	is_int(pmu_bag_finalize(b), PMU_ERR_INVAL, "a directory that appeared meanwhile is not replaced");
+	s_check(f, "late\n");
+	is_int(count_staging(), 0, "nothing left beside it");
+	unlink(f);
+	rmdir(p);
+	snprintf(p, sizeof(p), "%s/late.bundle.tar.zst", dir);
+	is_int(pmu_bag_open(&b, p, &force), 0, "forced archive with nothing at its path");
+	pmu_bag_put(b, "run.json", "{}", 2);
+	put_file(p, "not an archive\n");
+	is_int(pmu_bag_finalize(b), PMU_ERR_INVAL, "a file that appeared meanwhile is not replaced");
+	s_check(p, "not an archive\n");
+	is_int(count_staging(), 0, "no staging or .part left");
+	unlink(p);
 }
 
 int main(void)
@@ -167,6 +284,7 @@ int main(void)
 
 	snprintf(p2, sizeof(p2), "%s/nodir/x.bundle", dir);
 	ok(write_bag(p2, &opts, "{}") == PMU_ERR_IO, "missing parent directory is an I/O error");
+	force_only_bundles();
 	pmu_rm_rf(AT_FDCWD, dir);
 	return done_testing();
 }
