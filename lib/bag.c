@@ -37,6 +37,7 @@ struct pmu_bag {
 	char *staging;     /* basename of the staging dir inside parent */
 	char *part;        /* basename of the temporary archive inside parent */
 	int parentfd, stagefd;
+	mode_t fmode, dmode;  /* of every file, of every directory once published */
 	enum pmu_bundle_form form;
 	struct pmu_bag_opts opts;
 	struct entry *ents;
@@ -96,6 +97,19 @@ bool pmu_bag_name_ok(const char *p)
 		}
 	}
 	return true;
+}
+
+bool pmu_bag_file_mode_ok(unsigned mode)
+{
+	return (mode & ~0666u) == 0 && (mode & 0600u) == 0600u;
+}
+
+/* Directories are searchable by every class that may read the files. */
+unsigned pmu_bag_dir_mode(unsigned file_mode)
+{
+	if (!file_mode)
+		file_mode = 0600;
+	return file_mode | ((file_mode & 0444) >> 2);
 }
 
 /* ---- what --force may replace --------------------------------------------- */
@@ -513,6 +527,46 @@ int pmu_bag_clean_stale(const char *final_path)
 	return err;
 }
 
+/* The mode is set explicitly: open(2) and mkdir(2) apply the umask. */
+static int set_mode(int fd, mode_t mode, const char *what)
+{
+	if (fchmod(fd, mode) < 0)
+		return pmu_error(PMU_ERR_IO, "cannot set the mode of '%s': %s", what, strerror(errno));
+	return 0;
+}
+
+/* mkdir -p below the staging directory; each directory made gets the bag's
+ * directory mode (nobody else can reach them before publication: the
+ * staging directory is 0700). */
+static int stage_mkdirs(struct pmu_bag *b, const char *path)
+{
+	char tmp[4096];
+	size_t n = strlen(path);
+
+	if (n >= sizeof(tmp))
+		return pmu_error(PMU_ERR_LIMIT, "path too long: '%s'", path);
+	memcpy(tmp, path, n + 1);
+	for (char *p = tmp + 1;; p++) {
+		if (*p == '/' || *p == '\0') {
+			char c = *p;
+
+			*p = '\0';
+			if (mkdirat(b->stagefd, tmp, 0700) == 0) {
+				if (fchmodat(b->stagefd, tmp, b->dmode, 0) < 0)
+					return pmu_error(PMU_ERR_IO, "cannot set the mode of '%s': %s", tmp,
+							 strerror(errno));
+			} else if (errno != EEXIST) {
+				return pmu_error(PMU_ERR_IO, "cannot create directory '%s': %s", tmp,
+						 strerror(errno));
+			}
+			*p = c;
+			if (!c)
+				break;
+		}
+	}
+	return 0;
+}
+
 int pmu_bag_open(struct pmu_bag **out, const char *final_path, const struct pmu_bag_opts *opts)
 {
 	struct pmu_bag *b = calloc(1, sizeof(*b));
@@ -525,6 +579,14 @@ int pmu_bag_open(struct pmu_bag **out, const char *final_path, const struct pmu_
 		return pmu_error(PMU_ERR_NOMEM, "out of memory");
 	b->parentfd = b->stagefd = -1;
 	b->opts = *opts;
+	if (opts->file_mode && !pmu_bag_file_mode_ok(opts->file_mode)) {
+		bag_free(b);
+		return pmu_error(PMU_ERR_INVAL,
+				 "file mode %04o is not allowed (read and write bits only, with 0600)",
+				 opts->file_mode);
+	}
+	b->fmode = opts->file_mode ? (mode_t)opts->file_mode : 0600;
+	b->dmode = (mode_t)pmu_bag_dir_mode(b->fmode);
 	b->form = pmu_bundle_form_of(final_path);
 	b->final_path = strdup(final_path);
 	if (!b->final_path) {
@@ -564,10 +626,17 @@ int pmu_bag_open(struct pmu_bag **out, const char *final_path, const struct pmu_
 		err = pmu_error(PMU_ERR_NOMEM, "out of memory");
 		goto fail;
 	}
-	if (mkdirat(b->parentfd, b->staging, 0755) < 0) {
+	/* Private while staged, whatever the umask (which may even take the
+	 * owner's bits); it gets the bag's directory mode when published. */
+	if (mkdirat(b->parentfd, b->staging, 0700) < 0) {
 		err = pmu_error(PMU_ERR_IO, "cannot create staging directory '%s/%s': %s",
 				b->parent, b->staging, strerror(errno));
 		goto fail;
+	}
+	if (fchmodat(b->parentfd, b->staging, 0700, 0) < 0) {
+		err = pmu_error(PMU_ERR_IO, "cannot set the mode of '%s/%s': %s", b->parent,
+				b->staging, strerror(errno));
+		goto fail_rm;
 	}
 	b->stagefd = openat(b->parentfd, b->staging, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	if (b->stagefd < 0) {
@@ -579,21 +648,22 @@ int pmu_bag_open(struct pmu_bag **out, const char *final_path, const struct pmu_
 	snprintf(marker, sizeof(marker), "pid %d\nstart %llu\nboot %s\n", (int)getpid(),
 		 (unsigned long long)ticks, boot);
 	{
-		int fd = openat(b->stagefd, MARKER, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+		int fd = openat(b->stagefd, MARKER, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
 
 		if (fd < 0) {
 			err = pmu_error(PMU_ERR_IO, "cannot write staging marker: %s", strerror(errno));
 			goto fail_rm;
 		}
-		err = pmu_write_all(fd, marker, strlen(marker), MARKER);
+		err = set_mode(fd, 0600, MARKER);
+		if (!err)
+			err = pmu_write_all(fd, marker, strlen(marker), MARKER);
 		close(fd);
 		if (err)
 			goto fail_rm;
 	}
-	if (mkdirat(b->stagefd, "data", 0755) < 0) {
-		err = pmu_error(PMU_ERR_IO, "cannot create payload directory: %s", strerror(errno));
+	err = stage_mkdirs(b, "data");
+	if (err)
 		goto fail_rm;
-	}
 	*out = b;
 	return 0;
 fail_rm:
@@ -648,7 +718,7 @@ int pmu_bag_file_open(struct pmu_bag *b, const char *relpath, struct pmu_bag_fil
 	f->fd = -1;
 	slash = strrchr(f->path, '/');
 	*slash = '\0';
-	err = pmu_mkdir_p(b->stagefd, f->path);
+	err = stage_mkdirs(b, f->path);
 	*slash = '/';
 	if (err)
 		goto fail;
@@ -658,12 +728,15 @@ int pmu_bag_file_open(struct pmu_bag *b, const char *relpath, struct pmu_bag_fil
 		goto fail;
 	}
 	f->fd = openat(b->stagefd, f->path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC,
-		       0644);
+		       0600);
 	if (f->fd < 0) {
 		err = pmu_error(errno == EEXIST ? PMU_ERR_EXISTS : PMU_ERR_IO,
 				"cannot create '%s': %s", f->path, strerror(errno));
 		goto fail;
 	}
+	err = set_mode(f->fd, b->fmode, f->path);
+	if (err)
+		goto fail;
 	err = pmu_sha256_init(&f->sha);
 	if (err)
 		goto fail;
@@ -750,12 +823,14 @@ static int cmp_entry(const void *a, const void *b)
 /* Write a tag file at the bag's top, fsync it, and hash it. */
 static int put_tag(struct pmu_bag *b, const char *name, const char *txt, char hex[PMU_SHA256_HEX])
 {
-	int fd = openat(b->stagefd, name, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+	int fd = openat(b->stagefd, name, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
 	int err;
 
 	if (fd < 0)
 		return pmu_error(PMU_ERR_IO, "cannot create '%s': %s", name, strerror(errno));
-	err = pmu_write_all(fd, txt, strlen(txt), name);
+	err = set_mode(fd, b->fmode, name);
+	if (!err)
+		err = pmu_write_all(fd, txt, strlen(txt), name);
 	if (!err && fsync(fd) < 0)
 		err = pmu_error(PMU_ERR_IO, "cannot fsync '%s': %s", name, strerror(errno));
 	close(fd);
@@ -910,7 +985,9 @@ int pmu_bag_finalize(struct pmu_bag *b)
 	if (err)
 		goto fail;
 	if (b->form == PMU_FORM_DIR) {
-		err = move_into_place(b, b->staging);
+		err = set_mode(b->stagefd, b->dmode, b->staging);
+		if (!err)
+			err = move_into_place(b, b->staging);
 	} else {
 		char *top = strdup(b->base);
 		int fd;
@@ -930,13 +1007,16 @@ int pmu_bag_finalize(struct pmu_bag *b)
 				break;
 			}
 		}
-		fd = openat(b->parentfd, b->part, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+		fd = openat(b->parentfd, b->part, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC,
+			    0600);
 		if (fd < 0) {
 			free(top);
 			err = pmu_error(PMU_ERR_IO, "cannot create '%s': %s", b->part, strerror(errno));
 			goto fail;
 		}
-		err = pmu_archive_pack(b->stagefd, top, fd, b->form, bag_date(b) / 86400 * 86400);
+		err = set_mode(fd, b->fmode, b->part);
+		if (!err)
+			err = pmu_archive_pack(b->stagefd, top, fd, b->form, bag_date(b) / 86400 * 86400);
 		free(top);
 		if (!err && fsync(fd) < 0)
 			err = pmu_error(PMU_ERR_IO, "cannot fsync '%s': %s", b->part, strerror(errno));

@@ -16,7 +16,12 @@
  * then nothing exists at the final path; on failure or pmu_bag_abort() the
  * staging area is removed.  A staging area left by a killed writer is
  * recognised by its marker file and removed by the next writer in the same
- * directory.  Replacing (opts.force) is allowed only over a bundle: see
+ * directory.
+ *
+ * A bundle holds argv, environment values, paths and host provenance, so it
+ * is private by default: files 0600 and directories 0700, set with fchmod(2)
+ * whatever the umask; the staging directory is 0700 until it is published.
+ * Replacing (opts.force) is allowed only over a bundle: see
  * pmu_bag_replaceable().
  */
 
@@ -32,7 +37,17 @@ struct pmu_bag_opts {
 	const char *agent;      /* Bag-Software-Agent, e.g. "pmurec 0.1.0" */
 	const char *spec;       /* PMU-Spec-Version */
 	int64_t date;           /* Bagging-Date and archive mtime (s since epoch); <0: now */
+	unsigned file_mode;     /* mode of every file and of an archive, 0: 0600; see
+				 * pmu_bag_file_mode_ok(); directories get it plus the
+				 * x bit of every class that may read */
 };
+
+/* True when mode may be given as file_mode: read and write for the owner,
+ * otherwise only read and write bits (no x, setuid, setgid or sticky). */
+bool pmu_bag_file_mode_ok(unsigned mode);
+
+/* The directories' mode for file_mode (0: the default, 0700). */
+unsigned pmu_bag_dir_mode(unsigned file_mode);
 
 struct pmu_bag;
 struct pmu_bag_file;

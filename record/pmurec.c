@@ -52,6 +52,9 @@ static const char usage[] =
 	"  -o, --output BUNDLE     where to write the bundle (required)\n"
 	"  -f, --force             replace an existing bundle; anything at BUNDLE that is\n"
 	"                          not a pmu bundle is refused (exit 2) and left as it is\n"
+	"      --file-mode OCTAL   mode of the bundle's files, 0600 (default: private,\n"
+	"                          whatever the umask) to 0666; its directories get the\n"
+	"                          matching x bits (0644: directories 0755)\n"
 	"  -m, --mode MODE         none, light (default) or full\n"
 	"      --repeat N          record N repetitions of the command, each kept on its own in\n"
 	"                          the bundle (data/repeats/<k>/ for k >= 2)\n"
@@ -124,6 +127,7 @@ static const char *const secret_words[] = { "*TOKEN*", "*SECRET*", "*PASSW*", "*
 struct opts {
 	const char *out;
 	bool force, probe, json;
+	unsigned file_mode;     /* --file-mode, 0: the writer's private default */
 	int mode;               /* 0 none, 1 light, 2 full */
 	int max_duration_ms;
 	char **env;             /* --env-allow names, each malloc'd (env_free()) */
@@ -601,7 +605,7 @@ static int parse(int argc, char **argv, struct opts *o)
 		{ "probe", no_argument, NULL, 'P' },             { "json", no_argument, NULL, 'j' },
 		{ "collector", required_argument, NULL, 'C' },   { "collector-timeout", required_argument, NULL, 'T' },
 		{ "delay", required_argument, NULL, 'd' },    { "max-output-bytes", required_argument, NULL, 'B' },
-		{ "pid", required_argument, NULL, 'p' },
+		{ "pid", required_argument, NULL, 'p' },         { "file-mode", required_argument, NULL, 'M' },
 		{ "repeat", required_argument, NULL, 'R' },      { "warmup", required_argument, NULL, 'W' },
 		{ "ab", required_argument, NULL, 'A' },
 		{ "events", required_argument, NULL, 'e' },      { "scaled", no_argument, NULL, 's' },
@@ -634,6 +638,20 @@ static int parse(int argc, char **argv, struct opts *o)
 			if (env_allow(o, optarg))
 				return -1;
 			break;
+		case 'M': {
+			char *end;
+			unsigned long m;
+
+			errno = 0;
+			m = strtoul(optarg, &end, 8);
+			if (errno || end == optarg || *end || m > 0777 || !pmu_bag_file_mode_ok((unsigned)m)) {
+				fprintf(stderr, "pmurec: --file-mode '%s': give octal read and write bits that "
+					"include 0600, such as 0600, 0640 or 0644\n", optarg);
+				return -1;
+			}
+			o->file_mode = (unsigned)m;
+			break;
+		}
 		case 'S':
 			if (num_opt(optarg, "--seed", 0, 1ll << 62, &n))
 				return -1;
@@ -1231,9 +1249,15 @@ int main(int argc, char **argv)
 		o.repeat = 1;
 	g_argv = argv + optind;
 	bo.force = o.force;
+	bo.file_mode = o.file_mode;
 	if (o.nab) {
-		/* -o names a directory: one bundle per mode */
-		if (mkdir(o.out, 0755) < 0 && errno != EEXIST) {
+		/* -o names a directory: one bundle per mode; one made here is as
+		 * private as the bundles (0700, or --file-mode's directory mode) */
+		mode_t dm = pmu_bag_dir_mode(o.file_mode);
+
+		if (mkdir(o.out, dm) == 0)
+			chmod(o.out, dm);
+		else if (errno != EEXIST) {
 			fprintf(stderr, "pmurec: cannot create directory '%s': %s\n", o.out, strerror(errno));
 			free(o.ev);
 			return EXIT_RECORDER;

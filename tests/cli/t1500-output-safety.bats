@@ -1,6 +1,7 @@
 #!/usr/bin/env bats
 # pmurec's output path (issue 12): --force replaces a pmu bundle and nothing
-# else.
+# else; bundles are private whatever the umask, unless --file-mode shares
+# them.
 
 load helpers
 bats_require_minimum_version 1.5.0
@@ -14,6 +15,11 @@ no_staging() {
 	local left
 	left=$(find . -name '*.pmu-staging*')
 	[ -z "$left" ] || fail "left behind: $left"
+}
+
+# modes_of PATH: the distinct "MODE TYPE" pairs of PATH and everything below it
+modes_of() {
+	find "$1" -printf '%m %y\n' | sort -u | tr '\n' ' '
 }
 
 # refused PATH: pmurec --force over PATH exits 2 naming it, before running
@@ -131,4 +137,33 @@ refused() {
 	assert_success
 	[ -d r.bundle ]
 	no_staging
+}
+
+@test "a fresh bundle is private under umask 022 and 000: files 0600, directories 0700" {
+	for m in 022 000; do
+		(umask $m && pmurec -o "u$m.bundle" -- true && pmurec -o "u$m.bundle.tar.zst" -- true)
+		[ "$(modes_of "u$m.bundle")" = "600 f 700 d " ] || fail "umask $m: $(modes_of "u$m.bundle")"
+		[ "$(stat -c %a "u$m.bundle.tar.zst")" = 600 ]
+	done
+	[ "$(find u022.bundle -type f | wc -l)" -gt 10 ]
+}
+
+@test "--file-mode shares a bundle: files get it, directories the matching x bits" {
+	(umask 077 && pmurec --file-mode 0644 -o s.bundle -- true && pmurec --file-mode 640 -o s.bundle.tar.gz -- true)
+	[ "$(modes_of s.bundle)" = "644 f 755 d " ] || fail "$(modes_of s.bundle)"
+	[ "$(stat -c %a s.bundle.tar.gz)" = 640 ]
+	run pmuvalidate -q s.bundle
+	assert_success
+	for bad in 0755 0400 4600 rw 0; do
+		run pmurec --file-mode $bad -o x.bundle -- touch ran
+		assert_failure 2
+		assert_output --partial "pmurec: --file-mode '$bad': "
+		[ ! -e x.bundle ] && [ ! -e ran ]
+	done
+}
+
+@test "the directory that --ab makes for its bundles is private too" {
+	(umask 022 && pmurec --ab none,none -o ab -- true)
+	[ "$(stat -c %a ab)" = 700 ]
+	[ "$(modes_of ab/none.bundle)" = "600 f 700 d " ]
 }

@@ -2,11 +2,12 @@
  * The bag writer: atomic finalize, refusal to replace, --force, abort and
  * crash leave nothing at the final path, stale staging is cleaned, names
  * are restricted, archive forms are reproducible; --force replaces only a
- * bundle.
+ * bundle; modes are private whatever the umask.
  */
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <ftw.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -71,6 +72,30 @@ static char *slurp(const char *p)
 	return s;
 }
 
+static mode_t want_f, want_d;
+static int bad_modes;
+
+static int check_mode(const char *p, const struct stat *st, int type, struct FTW *ftw)
+{
+	(void)ftw;
+	if ((st->st_mode & 07777) != (type == FTW_D ? want_d : want_f)) {
+		printf("#   %s has mode %04o\n", p, (unsigned)(st->st_mode & 07777));
+		bad_modes++;
+	}
+	return 0;
+}
+
+/* Every file of the tree at p has mode f and every directory mode d. */
+static int modes_are(const char *p, mode_t f, mode_t d)
+{
+	want_f = f;
+	want_d = d;
+	bad_modes = 0;
+	if (nftw(p, check_mode, 16, FTW_PHYS) < 0)
+		return 0;
+	return bad_modes == 0;
+}
+
 static void put_file(const char *p, const char *txt)
 {
 	FILE *f = fopen(p, "w");
@@ -79,6 +104,47 @@ static void put_file(const char *p, const char *txt)
 		fputs(txt, f);
 		fclose(f);
 	}
+}
+
+static void modes(void)
+{
+	struct pmu_bag_opts shared = opts;
+	struct pmu_bag *b;
+	char p[600];
+	struct stat st;
+	static const mode_t masks[] = { 022, 0, 077, 0777 };
+
+	for (size_t i = 0; i < sizeof(masks) / sizeof(*masks); i++) {
+		umask(masks[i]);
+		snprintf(p, sizeof(p), "%s/mode%zu.bundle", dir, i);
+		is_int(write_bag(p, &opts, "{}\n"), 0, "bundle written under a umask");
+		ok(modes_are(p, 0600, 0700), "umask %03o: files 0600, directories 0700", (unsigned)masks[i]);
+		snprintf(p, sizeof(p), "%s/mode%zu.bundle.tar.zst", dir, i);
+		is_int(write_bag(p, &opts, "{}\n"), 0, "archive written under a umask");
+		ok(stat(p, &st) == 0 && (st.st_mode & 07777) == 0600, "umask %03o: archive 0600",
+		   (unsigned)masks[i]);
+	}
+	umask(077);
+	shared.file_mode = 0644;
+	snprintf(p, sizeof(p), "%s/shared.bundle", dir);
+	is_int(pmu_bag_open(&b, p, &shared), 0, "open a shared bundle");
+	ok(stat(pmu_bag_staging_path(b), &st) == 0 && (st.st_mode & 07777) == 0700,
+	   "its staging directory is private all the same");
+	is_int(pmu_bag_put(b, "a/b/c.json", "{}", 2), 0, "nested payload");
+	is_int(pmu_bag_finalize(b), 0, "shared bundle published");
+	ok(modes_are(p, 0644, 0755), "file_mode 0644: files 0644, directories 0755");
+	shared.file_mode = 0640;
+	snprintf(p, sizeof(p), "%s/shared.bundle.tar.gz", dir);
+	is_int(write_bag(p, &shared, "{}\n"), 0, "shared archive written");
+	ok(stat(p, &st) == 0 && (st.st_mode & 07777) == 0640, "file_mode 0640: archive 0640");
+	umask(022);
+	ok(pmu_bag_file_mode_ok(0600) && pmu_bag_file_mode_ok(0666) && pmu_bag_file_mode_ok(0640),
+	   "read and write bits with 0600 are file modes");
+	ok(!pmu_bag_file_mode_ok(0644 | 0100) && !pmu_bag_file_mode_ok(0400) &&
+		   !pmu_bag_file_mode_ok(04600) && !pmu_bag_file_mode_ok(01600) && !pmu_bag_file_mode_ok(0200),
+	   "x, setuid, sticky or missing owner bits are not");
+	shared.file_mode = 0755;
+	ok(pmu_bag_open(&b, p, &shared) == PMU_ERR_INVAL, "the writer refuses file_mode 0755");
 }
 
 static void s_check(const char *p, const char *want)
@@ -284,6 +350,7 @@ int main(void)
 
 	snprintf(p2, sizeof(p2), "%s/nodir/x.bundle", dir);
 	ok(write_bag(p2, &opts, "{}") == PMU_ERR_IO, "missing parent directory is an I/O error");
+	modes();
 	force_only_bundles();
 	pmu_rm_rf(AT_FDCWD, dir);
 	return done_testing();
