@@ -17,6 +17,12 @@
  * staging area is removed.  A staging area left by a killed writer is
  * recognised by its marker file and removed by the next writer in the same
  * directory.
+ *
+ * A bundle holds argv, environment values, paths and host provenance, so it
+ * is private by default: files 0600 and directories 0700, set with fchmod(2)
+ * whatever the umask; the staging directory is 0700 until it is published.
+ * Replacing (opts.force) is allowed only over a bundle: see
+ * pmu_bag_replaceable().
  */
 
 enum pmu_bundle_form {
@@ -31,7 +37,17 @@ struct pmu_bag_opts {
 	const char *agent;      /* Bag-Software-Agent, e.g. "pmurec 0.1.0" */
 	const char *spec;       /* PMU-Spec-Version */
 	int64_t date;           /* Bagging-Date and archive mtime (s since epoch); <0: now */
+	unsigned file_mode;     /* mode of every file and of an archive, 0: 0600; see
+				 * pmu_bag_file_mode_ok(); directories get it plus the
+				 * x bit of every class that may read */
 };
+
+/* True when mode may be given as file_mode: read and write for the owner,
+ * otherwise only read and write bits (no x, setuid, setgid or sticky). */
+bool pmu_bag_file_mode_ok(unsigned mode);
+
+/* The directories' mode for file_mode (0: the default, 0700). */
+unsigned pmu_bag_dir_mode(unsigned file_mode);
 
 struct pmu_bag;
 struct pmu_bag_file;
@@ -59,6 +75,18 @@ const char *pmu_bag_staging_path(const struct pmu_bag *bag);
 int pmu_bag_finalize(struct pmu_bag *bag);
 /* Remove everything staged; frees bag.  Safe on NULL. */
 void pmu_bag_abort(struct pmu_bag *bag);
+
+/*
+ * Whether what is at dirfd/name may be replaced by --force: 0 when it is a
+ * pmu bundle (or nothing is there), PMU_ERR_INVAL with a detail naming shown
+ * and the reason when it is not.  A bundle is a directory whose top holds
+ * bagit.txt, a bag-info.txt with a PMU-Spec-Version line and nothing but the
+ * bag's entries (bagit.txt, bag-info.txt, manifest-sha256.txt,
+ * tagmanifest-sha256.txt, data/), or a regular file that is a tar, tar.gz or
+ * tar.zst archive (by content) whose single top directory is such a bag.  A
+ * symbolic link is never replaced, nor followed.  Nothing is modified.
+ */
+int pmu_bag_replaceable(int dirfd, const char *name, const char *shown);
 
 /* Remove stale staging areas for final_path whose writer is gone; returns
  * how many were removed or a negative error. */

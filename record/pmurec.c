@@ -50,7 +50,11 @@ static const char usage[] =
 	"spec " PMU_SPEC_VERSION ": a directory, or a .tar, .tar.gz or .tar.zst archive.\n"
 	"\n"
 	"  -o, --output BUNDLE     where to write the bundle (required)\n"
-	"  -f, --force             replace an existing bundle\n"
+	"  -f, --force             replace an existing bundle; anything at BUNDLE that is\n"
+	"                          not a pmu bundle is refused (exit 2) and left as it is\n"
+	"      --file-mode OCTAL   mode of the bundle's files, 0600 (default: private,\n"
+	"                          whatever the umask) to 0666; its directories get the\n"
+	"                          matching x bits (0644: directories 0755)\n"
 	"  -m, --mode MODE         none, light (default) or full\n"
 	"      --repeat N          record N repetitions of the command, each kept on its own in\n"
 	"                          the bundle (data/repeats/<k>/ for k >= 2)\n"
@@ -65,8 +69,8 @@ static const char usage[] =
 	"                          them running\n"
 	"      --max-duration MS   stop the cohort after MS milliseconds (SIGTERM, then SIGKILL);\n"
 	"                          the bundle is then marked truncated\n"
-	"      --env-allow NAME    record environment variable NAME (repeatable; values of\n"
-	"                          names that look like secrets are always redacted)\n"
+	"      --env-allow NAME[,NAME...]  record these environment variables (repeatable;\n"
+	"                          values of names that look like secrets are always redacted)\n"
 	"      --seed N            record N and export it to the command as PMUREC_SEED\n"
 	"      --max-output-bytes N  keep at most N bytes of collected records; then stop the\n"
 	"                          cohort as for --max-duration and mark the bundle truncated\n"
@@ -123,9 +127,10 @@ static const char *const secret_words[] = { "*TOKEN*", "*SECRET*", "*PASSW*", "*
 struct opts {
 	const char *out;
 	bool force, probe, json;
+	unsigned file_mode;     /* --file-mode, 0: the writer's private default */
 	int mode;               /* 0 none, 1 light, 2 full */
 	int max_duration_ms;
-	const char **env;
+	char **env;             /* --env-allow names, each malloc'd (env_free()) */
 	size_t nenv;
 	bool have_seed;
 	unsigned long long seed;
@@ -546,6 +551,51 @@ static int num_opt(const char *arg, const char *opt, long long min, long long ma
 	return 0;
 }
 
+/*
+ * --env-allow A,B,C: each name is recorded.  A name that no environment can
+ * hold (the portable rule, [A-Za-z_][A-Za-z0-9_]*) is refused rather than
+ * silently recording nothing; the length bound keeps looks_secret() seeing
+ * the whole name.
+ */
+static int env_allow(struct opts *o, const char *arg)
+{
+	const char *p = arg;
+
+	for (;;) {
+		size_t n = strcspn(p, ","), i;
+		char **v;
+
+		for (i = 0; i < n && (p[i] == '_' || ((p[i] | 0x20) >= 'a' && (p[i] | 0x20) <= 'z') ||
+				      (i && p[i] >= '0' && p[i] <= '9')); i++)
+			;
+		if (n == 0 || i < n || n > 255) {
+			fprintf(stderr, "pmurec: --env-allow '%s': '%.*s' is not an environment variable name "
+				"(letters, digits and '_', not starting with a digit, at most 255)\n", arg, (int)n, p);
+			return -1;
+		}
+		for (i = 0; i < o->nenv && (strlen(o->env[i]) != n || strncmp(o->env[i], p, n)); i++)
+			;
+		if (i == o->nenv) {
+			if (!(v = realloc(o->env, (o->nenv + 1) * sizeof(*v))))
+				return -1;
+			o->env = v;
+			if (!(o->env[o->nenv] = strndup(p, n)))
+				return -1;
+			o->nenv++;
+		}
+		if (!p[n])
+			return 0;
+		p += n + 1;
+	}
+}
+
+static void env_free(struct opts *o)
+{
+	for (size_t i = 0; i < o->nenv; i++)
+		free(o->env[i]);
+	free(o->env);
+}
+
 static int parse(int argc, char **argv, struct opts *o)
 {
 	static const struct option lo[] = {
@@ -555,7 +605,7 @@ static int parse(int argc, char **argv, struct opts *o)
 		{ "probe", no_argument, NULL, 'P' },             { "json", no_argument, NULL, 'j' },
 		{ "collector", required_argument, NULL, 'C' },   { "collector-timeout", required_argument, NULL, 'T' },
 		{ "delay", required_argument, NULL, 'd' },    { "max-output-bytes", required_argument, NULL, 'B' },
-		{ "pid", required_argument, NULL, 'p' },
+		{ "pid", required_argument, NULL, 'p' },         { "file-mode", required_argument, NULL, 'M' },
 		{ "repeat", required_argument, NULL, 'R' },      { "warmup", required_argument, NULL, 'W' },
 		{ "ab", required_argument, NULL, 'A' },
 		{ "events", required_argument, NULL, 'e' },      { "scaled", no_argument, NULL, 's' },
@@ -584,13 +634,22 @@ static int parse(int argc, char **argv, struct opts *o)
 				return -1;
 			o->max_duration_ms = (int)n;
 			break;
-		case 'E': {
-			const char **e = realloc(o->env, (o->nenv + 1) * sizeof(*e));
-
-			if (!e)
+		case 'E':
+			if (env_allow(o, optarg))
 				return -1;
-			o->env = e;
-			o->env[o->nenv++] = optarg;
+			break;
+		case 'M': {
+			char *end;
+			unsigned long m;
+
+			errno = 0;
+			m = strtoul(optarg, &end, 8);
+			if (errno || end == optarg || *end || m > 0777 || !pmu_bag_file_mode_ok((unsigned)m)) {
+				fprintf(stderr, "pmurec: --file-mode '%s': give octal read and write bits that "
+					"include 0600, such as 0600, 0640 or 0644\n", optarg);
+				return -1;
+			}
+			o->file_mode = (unsigned)m;
 			break;
 		}
 		case 'S':
@@ -1190,9 +1249,15 @@ int main(int argc, char **argv)
 		o.repeat = 1;
 	g_argv = argv + optind;
 	bo.force = o.force;
+	bo.file_mode = o.file_mode;
 	if (o.nab) {
-		/* -o names a directory: one bundle per mode */
-		if (mkdir(o.out, 0755) < 0 && errno != EEXIST) {
+		/* -o names a directory: one bundle per mode; one made here is as
+		 * private as the bundles (0700, or --file-mode's directory mode) */
+		mode_t dm = pmu_bag_dir_mode(o.file_mode);
+
+		if (mkdir(o.out, dm) == 0)
+			chmod(o.out, dm);
+		else if (errno != EEXIST) {
 			fprintf(stderr, "pmurec: cannot create directory '%s': %s\n", o.out, strerror(errno));
 			free(o.ev);
 			return EXIT_RECORDER;
@@ -1224,6 +1289,9 @@ int main(int argc, char **argv)
 		out[i].seen = json_object();
 		err = pmu_bag_open(&out[i].bag, out[i].path, &bo);
 		if (err) {
+			/* a path that cannot or may not be a bundle is a usage error */
+			int refused = err == PMU_ERR_INVAL ? PMU_EXIT_USAGE : EXIT_RECORDER;
+
 			fprintf(stderr, "pmurec: %s\n", pmu_error_detail());
 			for (int k = 0; k <= i; k++) {
 				if (k < i)
@@ -1233,10 +1301,10 @@ int main(int argc, char **argv)
 				json_decref(out[k].seen);
 			}
 			json_decref(modes);
-			free(o.env);
+			env_free(&o);
 			free(o.ext_specs);
 			free(o.ev);
-			return EXIT_RECORDER;
+			return refused;
 		}
 	}
 	host = json_object();
@@ -1312,7 +1380,7 @@ int main(int argc, char **argv)
 	json_decref(host);
 	json_decref(caps);
 	json_decref(modes);
-	free(o.env);
+	env_free(&o);
 	free(o.ext_specs);
 	free(o.ev);
 	return pmu_cli_finish("pmurec", code);

@@ -76,7 +76,7 @@ recs() {
 }
 
 @test "an existing bundle is kept unless --force; --force replaces it" {
-	mkdir r.bundle
+	pmurec -m none -o r.bundle -- true
 	run pmurec -o r.bundle -- true
 	assert_failure 125
 	assert_output --partial "already exists (use --force to replace it)"
