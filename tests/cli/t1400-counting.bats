@@ -299,12 +299,12 @@ print(s["used"], s["status"], "Delegate=yes" in s["remedy"])'
 @test "--cohort cgroup: the cgroup is removed after the cohort crashes and leaves a process behind" {
 	[ "$(id -u)" -eq 0 ] || skip "needs root to create a cgroup"
 	grep -q cgroup2 /proc/mounts || skip "no cgroup2 mount"
-	run pmurec --cohort cgroup --max-duration 400 -e task-clock -o "$B" -- sh -c 'sleep 30 & kill -SEGV $$'
+	run pmurec --cohort cgroup --max-duration 400 -e task-clock -o "$B" -- sh -c 'sleep 1430 & kill -SEGV $$'
 	run q "$B" 's = [r for r in R if r["type"] == "scope"][0]; print(s["used"], s["cgroup"])'
 	assert_output --regexp '^cgroup /'
 	leaf=${output##* }
 	[ ! -e "$leaf" ]
-	run pgrep -f 'sleep 30'
+	run pgrep -f '^sleep 1430$'
 	assert_failure
 }
 
