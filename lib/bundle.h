@@ -26,7 +26,8 @@ int pmu_bundle_open(struct pmu_bundle *b, const char *path, const char *tmpbase,
 		    const struct pmu_archive_limits *limits, int *check);
 void pmu_bundle_close(struct pmu_bundle *b);
 
-/* Load data/<name> as a JSON object; the caller owns *out (json_decref). */
+/* Load data/<name> as a JSON object, in bounded memory (jsonbound.h, the
+ * limits of any spec version); the caller owns *out (json_decref). */
 int pmu_bundle_read_doc(const struct pmu_bundle *b, const char *name, json_t **out);
 
 #endif
