@@ -43,7 +43,7 @@ int pmu_bundle_open(struct pmu_bundle *b, const char *path, const char *tmpbase,
 				  check);
 	if (err)
 		return err;
-	if (asprintf(&root, "%s/%s", b->tmpdir, top) < 0) {
+	if (asprintf(&root, "%s/" PMU_ARCHIVE_SUBDIR "/%s", b->tmpdir, top) < 0) {
 		err = pmu_error(PMU_ERR_NOMEM, "out of memory");
 		goto fail;
 	}
@@ -69,7 +69,7 @@ void pmu_bundle_close(struct pmu_bundle *b)
 		close(b->rootfd);
 	b->rootfd = -1;
 	if (b->tmpdir) {
-		pmu_rm_rf(AT_FDCWD, b->tmpdir);
+		pmu_archive_remove(b->tmpdir);
 		free(b->tmpdir);
 		b->tmpdir = NULL;
 	}

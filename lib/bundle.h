@@ -9,7 +9,8 @@
  * Reading a bundle through one interface, whatever its form: a directory
  * is opened in place; an archive is extracted, under the archive-safety
  * limits, into a private temporary directory (mode 0700) that
- * pmu_bundle_close() removes.  Nothing is ever written outside it.
+ * pmu_bundle_close() removes (and a fatal signal, see
+ * pmu_archive_extract()).  Nothing is ever written outside it.
  */
 struct pmu_bundle {
 	int rootfd;         /* the bag's top directory */

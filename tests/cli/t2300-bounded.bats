@@ -1,6 +1,7 @@
 #!/usr/bin/env bats
-# pmuvalidate in bounded memory: documents and manifests that would
-# amplify memory.  The large inputs are made here, at test time.
+# pmuvalidate in bounded memory and without leftovers: documents and
+# manifests that would amplify memory, and signals or kill -9 during the
+# extraction of an archive.  The large inputs are made here, at test time.
 
 load helpers
 
@@ -19,6 +20,17 @@ pack() {
 # json_field FILE EXPR: a Python expression over d = the report's first bundle
 field() {
 	$PY -c 'import json,sys; d=json.load(open(sys.argv[1]))["bundles"][0]; print(eval(sys.argv[2]))' "$1" "$2"
+}
+
+setup_file() {
+	[ -x /usr/bin/time ] || return 0
+	# an archive of 50,000 entries: its extraction takes long enough to be interrupted
+	big=$BATS_FILE_TMPDIR/big.bundle
+	mkfixture minimal "$big" >/dev/null
+	mkdir "$big/data/many"
+	(cd "$big/data/many" && seq -f 'f%05g' 1 50000 | xargs touch)
+	pack "$big" "$BATS_FILE_TMPDIR/big.bundle.tar.zst"
+	rm -rf "$big"
 }
 
 need_tools() {
@@ -102,4 +114,88 @@ w("%064x  data/gone/f%07d.bin\n" % (123456, 123456))' >>"$b/manifest-sha256.txt"
 	run pmuvalidate "$b"
 	assert_failure 1
 	assert_output --partial "tagmanifest-sha256.txt:1: path 'bag-info.txt\\r' is not allowed here"
+}
+
+# start pmuvalidate on the big archive with TMPDIR=$T (SIGINT at its
+# default: a background job of a script ignores it), wait until its
+# extraction is under way; $pid is pmuvalidate
+start_extraction() {
+	T=$BATS_TEST_TMPDIR/tmp
+	mkdir -p "$T"
+	TMPDIR=$T $PY -c 'import os, signal, sys
+signal.signal(signal.SIGINT, signal.SIG_DFL)
+os.execvp(sys.argv[1], sys.argv[1:])' pmuvalidate "$BATS_FILE_TMPDIR/big.bundle.tar.zst" >/dev/null 2>&1 &
+	pid=$!
+	for _ in $(seq 1000); do
+		n=$(find "$T"/pmuvalidate.*/bag/big.bundle/data/many -mindepth 1 2>/dev/null | head -101 | wc -l)
+		[ "$n" -gt 100 ] && return 0
+		sleep 0.01
+	done
+	fail "pmuvalidate did not start extracting"
+}
+
+@test "SIGTERM, SIGHUP or SIGINT during the extraction of an archive leaves no pmuvalidate.* directory" {
+	need_tools
+	for sig in TERM HUP INT; do
+		start_extraction
+		kill -s "$sig" "$pid"
+		st=0
+		wait "$pid" || st=$?
+		[ "$st" -eq $((128 + $(kill -l "$sig"))) ] || fail "SIG$sig: pmuvalidate exited $st, not of the signal"
+		run ls -A "$T"
+		assert_output ""
+	done
+}
+
+@test "a private directory left by a pmuvalidate killed with SIGKILL is removed by the next run" {
+	need_tools
+	start_extraction
+	kill -s KILL "$pid"
+	wait "$pid" || true
+	run ls "$T"
+	assert_output --regexp '^pmuvalidate\.[A-Za-z0-9]{6}$'
+	left=$T/$output
+	[ -f "$left/owner" ]
+	TMPDIR=$T run pmuvalidate "$BATS_TEST_DIRNAME/../../fixtures/valid/minimal.tar.gz"
+	assert_success
+	[ ! -e "$left" ]
+	run ls -A "$T"
+	assert_output ""
+}
+
+@test "a pmuvalidate.* entry that is not provably a dead run's own is left alone" {
+	T=$BATS_TEST_TMPDIR/tmp
+	mkdir -p "$T"
+	boot=$(cat /proc/sys/kernel/random/boot_id)
+	ns=$(readlink /proc/self/ns/pid)
+	marker() { # DIR PID START
+		printf 'pmu private extraction directory\npid %s\nstart %s\nboot %s\npidns %s\n' "$2" "$3" "$boot" "$ns" >"$1/owner"
+		chmod 600 "$1/owner"
+	}
+	mkdir -m 700 "$T/pmuvalidate.nomark" "$T/pmuvalidate.garble" "$T/pmuvalidate.living" \
+		"$T/pmuvalidate.public" "$T/target"
+	echo 'pid 1' >"$T/pmuvalidate.garble/owner"
+	# a live process: this shell, with its true start time
+	marker "$T/pmuvalidate.living" $$ "$(cut -d' ' -f22 /proc/$$/stat)"
+	# a dead process's marker, but the directory is not private
+	marker "$T/pmuvalidate.public" 999999999 1
+	chmod 755 "$T/pmuvalidate.public"
+	# a dead process's marker behind a symbolic link
+	marker "$T/target" 999999999 1
+	ln -s target "$T/pmuvalidate.linked"
+	echo x >"$T/pmuvalidate.regfil"
+	# and one that is provably stale: a dead pid
+	mkdir -m 700 "$T/pmuvalidate.stale1"
+	marker "$T/pmuvalidate.stale1" 999999999 1
+	TMPDIR=$T run pmuvalidate "$BATS_TEST_DIRNAME/../../fixtures/valid/minimal.tar.gz"
+	assert_success
+	run ls "$T"
+	assert_output "pmuvalidate.garble
+pmuvalidate.linked
+pmuvalidate.living
+pmuvalidate.nomark
+pmuvalidate.public
+pmuvalidate.regfil
+target"
+	[ -f "$T/target/owner" ]
 }
