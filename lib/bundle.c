@@ -9,6 +9,7 @@
 #include "bundle.h"
 #include "checks.h"
 #include "error.h"
+#include "jsonbound.h"
 #include "util.h"
 
 int pmu_bundle_open(struct pmu_bundle *b, const char *path, const char *tmpbase,
@@ -42,7 +43,7 @@ int pmu_bundle_open(struct pmu_bundle *b, const char *path, const char *tmpbase,
 				  check);
 	if (err)
 		return err;
-	if (asprintf(&root, "%s/%s", b->tmpdir, top) < 0) {
+	if (asprintf(&root, "%s/" PMU_ARCHIVE_SUBDIR "/%s", b->tmpdir, top) < 0) {
 		err = pmu_error(PMU_ERR_NOMEM, "out of memory");
 		goto fail;
 	}
@@ -68,7 +69,7 @@ void pmu_bundle_close(struct pmu_bundle *b)
 		close(b->rootfd);
 	b->rootfd = -1;
 	if (b->tmpdir) {
-		pmu_rm_rf(AT_FDCWD, b->tmpdir);
+		pmu_archive_remove(b->tmpdir);
 		free(b->tmpdir);
 		b->tmpdir = NULL;
 	}
@@ -76,21 +77,26 @@ void pmu_bundle_close(struct pmu_bundle *b)
 
 int pmu_bundle_read_doc(const struct pmu_bundle *b, const char *name, json_t **out)
 {
-	char path[256], *txt;
-	size_t n;
-	json_error_t je;
-	int err;
+	struct pmu_json_limits lim = pmu_doc_limits(-1);
+	char path[256], why[512];
+	int fd, err;
 
+	*out = NULL;
 	snprintf(path, sizeof(path), "data/%s", name);
-	err = pmu_read_file(b->rootfd, path, 64u << 20, &txt, &n);
-	if (err)
-		return err;
-	*out = json_loadb(txt, n, JSON_REJECT_DUPLICATES, &je);
-	free(txt);
-	if (!*out || !json_is_object(*out)) {
+	fd = openat(b->rootfd, path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+	if (fd < 0)
+		return pmu_error(errno == ENOENT ? PMU_ERR_NOTFOUND : PMU_ERR_IO, "cannot open '%s': %s", path,
+				 strerror(errno));
+	err = pmu_json_load_fd(fd, &lim, out, NULL);
+	close(fd);
+	if (err) {
+		snprintf(why, sizeof(why), "%s", pmu_error_detail());
+		return pmu_error(err, "'%s' is not a JSON object: %s", path, why);
+	}
+	if (!json_is_object(*out)) {
 		json_decref(*out);
 		*out = NULL;
-		return pmu_error(PMU_ERR_CORRUPT, "'%s' is not a JSON object: %s", path, je.text);
+		return pmu_error(PMU_ERR_CORRUPT, "'%s' is not a JSON object", path);
 	}
 	return 0;
 }

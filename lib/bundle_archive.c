@@ -1,11 +1,16 @@
 #include <dirent.h>
 #include <errno.h>
-#include <stdarg.h>
 #include <fcntl.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdatomic.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #include <archive.h>
@@ -474,10 +479,297 @@ next:
 	return err;
 }
 
+/* ---- the private directory ---------------------------------------------- */
+
+/*
+ * An archive is extracted into <tmpbase>/pmuvalidate.XXXXXX/bag/.  Next to
+ * bag/ lies the owner marker, which says who made the directory: its pid,
+ * that process's start time (so a reused pid is not taken for it), the boot
+ * and the pid namespace.  A directory whose marker names a process that is
+ * gone was left by a run that was killed (kill -9, a crash): the next
+ * extraction under the same base removes it.  A directory without a
+ * readable marker of ours, of another user, or naming a live process is
+ * never touched.
+ *
+ * While a directory exists, SIGINT, SIGTERM and SIGHUP remove it before the
+ * process dies of the signal: the handler (installed where the signal's
+ * disposition is the default, so a program's own handling is kept) uses
+ * only async-signal-safe calls.  The directory is created and registered
+ * with those signals blocked, and removed and unregistered likewise, so no
+ * signal finds it half made or half known.
+ */
+#define OWNER_NAME "owner"
+#define OWNER_TAG "pmu private extraction directory\n"
+#define TMP_PREFIX "pmuvalidate."
+#define MAX_LIVE 4
+
+static struct live {
+	atomic_int state;        /* 0 free, 1 being set up, 2 live */
+	int basefd;
+	char name[32];
+	char path[4096];
+} live[MAX_LIVE];
+
+static void fatal_signals(sigset_t *s)
+{
+	sigemptyset(s);
+	sigaddset(s, SIGINT);
+	sigaddset(s, SIGTERM);
+	sigaddset(s, SIGHUP);
+}
+
+#ifdef SYS_getdents64
+struct ldirent64 {
+	uint64_t d_ino;
+	int64_t d_off;
+	unsigned short d_reclen;
+	unsigned char d_type;
+	char d_name[];
+};
+
+/* rm -rf with async-signal-safe calls only (no malloc: no opendir) */
+static void rm_tree_sigsafe(int dirfd, const char *name, int depth)
+{
+	char buf[2048];
+	int fd;
+
+	if (depth > MAX_PATH_DEPTH + 4)
+		return;
+	fd = openat(dirfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (fd < 0) {
+		unlinkat(dirfd, name, 0);
+		return;
+	}
+	/* entries not removed are returned exactly once per pass; a pass
+	 * that removes nothing ends it */
+	for (int pass = 0; pass < 4; pass++) {
+		bool removed = false;
+		long n;
+
+		lseek(fd, 0, SEEK_SET);
+		while ((n = syscall(SYS_getdents64, fd, buf, sizeof(buf))) > 0) {
+			for (long off = 0; off < n;) {
+				struct ldirent64 *d = (struct ldirent64 *)(buf + off);
+				const char *e = d->d_name;
+
+				off += d->d_reclen;
+				if (e[0] == '.' && (!e[1] || (e[1] == '.' && !e[2])))
+					continue;
+				if (d->d_type == DT_DIR || (unlinkat(fd, e, 0) < 0 && errno == EISDIR))
+					rm_tree_sigsafe(fd, e, depth + 1);
+				removed = true;
+			}
+		}
+		if (!removed)
+			break;
+	}
+	close(fd);
+	unlinkat(dirfd, name, AT_REMOVEDIR);
+}
+#else
+static void rm_tree_sigsafe(int dirfd, const char *name, int depth)
+{
+	/* no portable way without malloc: the next run removes it as stale */
+	(void)dirfd, (void)name, (void)depth;
+}
+#endif
+
+static void on_fatal_signal(int sig)
+{
+	int saved = errno;
+
+	for (int i = 0; i < MAX_LIVE; i++)
+		if (atomic_load(&live[i].state) == 2)
+			rm_tree_sigsafe(live[i].basefd, live[i].name, 0);
+	/* SA_RESETHAND restored the default; the signal, blocked while the
+	 * handler runs, kills the process when it returns */
+	raise(sig);
+	errno = saved;
+}
+
+static void install_handlers(void)
+{
+	static atomic_bool done;
+	struct sigaction sa, old;
+	sigset_t s;
+
+	if (atomic_exchange(&done, true))
+		return;
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = on_fatal_signal;
+	sigfillset(&sa.sa_mask);
+	sa.sa_flags = SA_RESETHAND;
+	fatal_signals(&s);
+	for (int sig = 1; sig < 32; sig++)
+		if (sigismember(&s, sig) && sigaction(sig, NULL, &old) == 0 && old.sa_handler == SIG_DFL &&
+		    !(old.sa_flags & SA_SIGINFO))
+			sigaction(sig, &sa, NULL);
+}
+
+static void pidns(char out[64])
+{
+	ssize_t n = readlink("/proc/self/ns/pid", out, 63);
+
+	out[n > 0 ? n : 0] = '\0';
+	if (n <= 0)
+		snprintf(out, 64, "unknown");
+}
+
+/* True only when dirfd/name is a private directory of ours whose marker
+ * names a process that is gone. */
+static bool tmp_is_stale(int dirfd, const char *name)
+{
+	char txt[512], boot[64] = "", mboot[64], ns[64], mns[64], tag[64];
+	unsigned long long mstart;
+	struct stat st;
+	uint64_t start;
+	int fd, mfd, pid;
+	ssize_t n;
+
+	fd = openat(dirfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (fd < 0)
+		return false;
+	if (fstat(fd, &st) < 0 || st.st_uid != geteuid() || (st.st_mode & 077)) {
+		close(fd);
+		return false;
+	}
+	mfd = openat(fd, OWNER_NAME, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+	close(fd);
+	if (mfd < 0)
+		return false;
+	n = fstat(mfd, &st) == 0 && S_ISREG(st.st_mode) && st.st_uid == geteuid()
+		? read(mfd, txt, sizeof(txt) - 1) : -1;
+	close(mfd);
+	if (n <= 0)
+		return false;
+	txt[n] = '\0';
+	if (strncmp(txt, OWNER_TAG, strlen(OWNER_TAG)) ||
+	    sscanf(txt + strlen(OWNER_TAG), "pid %d\nstart %llu\nboot %63s\npidns %63s\n%63s", &pid, &mstart,
+		   mboot, mns, tag) != 4 || pid <= 0)
+		return false;
+	if (pmu_boot_id(boot) == 0 && strcmp(boot, mboot))
+		return true; /* made before this boot */
+	pidns(ns);
+	if (strcmp(ns, mns))
+		return false; /* its pid means nothing here */
+	if (pmu_pid_starttime(pid, &start) < 0)
+		return true;
+	return start != mstart;
+}
+
+static bool tmp_name(const char *n)
+{
+	size_t k = strlen(TMP_PREFIX);
+
+	if (strncmp(n, TMP_PREFIX, k) || strlen(n) != k + 6)
+		return false;
+	for (n += k; *n; n++)
+		if (!((*n >= 'a' && *n <= 'z') || (*n >= 'A' && *n <= 'Z') || (*n >= '0' && *n <= '9')))
+			return false;
+	return true;
+}
+
+/* Remove the private directories under base that killed runs left. */
+static void clean_stale_tmp(const char *base)
+{
+	int fd = open(base, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	DIR *d = fd >= 0 ? fdopendir(fd) : NULL;
+
+	if (!d) {
+		if (fd >= 0)
+			close(fd);
+		return;
+	}
+	for (struct dirent *e; (e = readdir(d));)
+		if (tmp_name(e->d_name) && tmp_is_stale(fd, e->d_name))
+			pmu_rm_rf(fd, e->d_name);
+	closedir(d);
+}
+
+/* Make <base>/pmuvalidate.XXXXXX with its marker and bag/, registered for
+ * removal on a fatal signal; *dir (free()) names it. */
+static int tmp_create(const char *base, char **dir)
+{
+	char marker[512], boot[64] = "unknown", ns[64];
+	sigset_t s, old;
+	struct live *slot = NULL;
+	uint64_t start = 0;
+	int dfd = -1, fd, err = 0;
+
+	if (asprintf(dir, "%s/" TMP_PREFIX "XXXXXX", base) < 0) {
+		*dir = NULL;
+		return pmu_error(PMU_ERR_NOMEM, "out of memory");
+	}
+	fatal_signals(&s);
+	pthread_sigmask(SIG_BLOCK, &s, &old);
+	if (!mkdtemp(*dir)) {
+		err = pmu_error(PMU_ERR_IO, "cannot create temporary directory '%s': %s", *dir, strerror(errno));
+		goto out;
+	}
+	pmu_boot_id(boot);
+	pidns(ns);
+	pmu_pid_starttime((int)getpid(), &start);
+	snprintf(marker, sizeof(marker), OWNER_TAG "pid %d\nstart %llu\nboot %s\npidns %s\n", (int)getpid(),
+		 (unsigned long long)start, boot, ns);
+	dfd = open(*dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	fd = dfd < 0 ? -1 : openat(dfd, OWNER_NAME, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+	if (fd < 0 || pmu_write_all(fd, marker, strlen(marker), OWNER_NAME) ||
+	    mkdirat(dfd, PMU_ARCHIVE_SUBDIR, 0700) < 0) {
+		err = pmu_error(PMU_ERR_IO, "cannot set up temporary directory '%s': %s", *dir, strerror(errno));
+		if (fd >= 0)
+			close(fd);
+		pmu_rm_rf(AT_FDCWD, *dir);
+		goto out;
+	}
+	close(fd);
+	for (int i = 0; !slot && i < MAX_LIVE; i++) {
+		int want = 0;
+
+		if (atomic_compare_exchange_strong(&live[i].state, &want, 1))
+			slot = &live[i];
+	}
+	if (slot) {
+		/* not registered when the slots are taken: then only a
+		 * later run removes it, should a signal come */
+		slot->basefd = open(base, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+		snprintf(slot->name, sizeof(slot->name), "%s", strrchr(*dir, '/') + 1);
+		snprintf(slot->path, sizeof(slot->path), "%s", *dir);
+		atomic_store(&slot->state, slot->basefd >= 0 ? 2 : 0);
+	}
+out:
+	if (dfd >= 0)
+		close(dfd);
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	if (err) {
+		free(*dir);
+		*dir = NULL;
+	}
+	return err;
+}
+
+int pmu_archive_remove(const char *tmpdir)
+{
+	sigset_t s, old;
+	int err;
+
+	fatal_signals(&s);
+	pthread_sigmask(SIG_BLOCK, &s, &old);
+	err = pmu_rm_rf(AT_FDCWD, tmpdir);
+	for (int i = 0; i < MAX_LIVE; i++)
+		if (atomic_load(&live[i].state) == 2 && !strcmp(live[i].path, tmpdir)) {
+			atomic_store(&live[i].state, 1);
+			close(live[i].basefd);
+			atomic_store(&live[i].state, 0);
+		}
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	return err;
+}
+
 int pmu_archive_extract(const char *path, const char *tmpbase, const struct pmu_archive_limits *l,
 			char **tmpdir, char **top, int *check)
 {
 	struct archive *a = archive_read_new();
+	const char *base = tmpbase ? tmpbase : "/tmp";
 	char *dir = NULL;
 	int rootfd = -1, err = 0;
 
@@ -485,19 +777,23 @@ int pmu_archive_extract(const char *path, const char *tmpbase, const struct pmu_
 	*check = -1;
 	if (!a)
 		return pmu_error(PMU_ERR_NOMEM, "out of memory");
-	if (asprintf(&dir, "%s/pmuvalidate.XXXXXX", tmpbase ? tmpbase : "/tmp") < 0) {
-		archive_read_free(a);
-		return pmu_error(PMU_ERR_NOMEM, "out of memory");
-	}
-	if (!mkdtemp(dir)) {
-		err = pmu_error(PMU_ERR_IO, "cannot create temporary directory '%s': %s", dir,
-				strerror(errno));
+	install_handlers();
+	clean_stale_tmp(base);
+	if ((err = tmp_create(base, &dir)))
 		goto out;
-	}
-	rootfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	if (rootfd < 0) {
-		err = pmu_error(PMU_ERR_IO, "cannot open '%s': %s", dir, strerror(errno));
-		goto out;
+	{
+		char *root = NULL;
+
+		if (asprintf(&root, "%s/" PMU_ARCHIVE_SUBDIR, dir) < 0) {
+			err = pmu_error(PMU_ERR_NOMEM, "out of memory");
+			goto out;
+		}
+		rootfd = open(root, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+		if (rootfd < 0)
+			err = pmu_error(PMU_ERR_IO, "cannot open '%s': %s", root, strerror(errno));
+		free(root);
+		if (err)
+			goto out;
 	}
 	/* Only tar, with no compression, gzip or zstd: the formats the spec allows. */
 	archive_read_support_format_tar(a);
@@ -521,7 +817,7 @@ out:
 		close(rootfd);
 	if (err) {
 		if (dir)
-			pmu_rm_rf(AT_FDCWD, dir);
+			pmu_archive_remove(dir);
 		free(dir);
 		free(*top);
 		*top = NULL;

@@ -3,6 +3,7 @@
 
 #include "bag.h"
 #include "error.h"
+#include "jsonbound.h"
 #include "jsonl.h"
 #include "spec.h"
 #include "spec_json.h"
@@ -80,6 +81,8 @@ json_t *pmu_json_text(const char *s)
 int pmu_bag_put_json(struct pmu_bag *bag, const char *relpath, json_t *j)
 {
 	char *s = j ? json_dumps(j, JSON_INDENT(2) | JSON_PRESERVE_ORDER) : NULL;
+	struct pmu_json_limits lim;
+	json_t *back;
 	size_t n;
 	int err;
 
@@ -95,6 +98,18 @@ int pmu_bag_put_json(struct pmu_bag *bag, const char *relpath, json_t *j)
 	}
 	t[n] = '\n';
 	t[n + 1] = '\0';
+	/* what pmuvalidate would refuse is never written: the same bounded
+	 * parse, with the limits of the spec version this library writes */
+	lim = pmu_doc_limits(PMU_SPEC_MINOR);
+	err = pmu_json_load_buf(t, n + 1, &lim, &back, NULL);
+	json_decref(back);
+	if (err) {
+		char why[512];
+
+		snprintf(why, sizeof(why), "%s", pmu_error_detail());
+		free(t);
+		return pmu_error(err, "cannot write '%s', readers would refuse it: %s", relpath, why);
+	}
 	err = pmu_bag_put(bag, relpath, t, n + 1);
 	free(t);
 	return err;

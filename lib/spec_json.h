@@ -17,7 +17,9 @@ struct pmu_bag;
 
 /* Write document j into the bag at relpath the way every pmu writer does:
  * indented by 2, members in their order, one trailing newline.  Takes j's
- * reference; returns 0 or a negative error. */
+ * reference; returns 0 or a negative error.  A document that readers would
+ * refuse (over the byte limit of spec PMU_SPEC_VERSION or the parse
+ * budget, jsonbound.h) is not written: PMU_ERR_LIMIT, naming relpath. */
 int pmu_bag_put_json(struct pmu_bag *bag, const char *relpath, json_t *j);
 
 /*

@@ -18,8 +18,10 @@
 #include <stdarg.h>
 #include <stdatomic.h>
 #include <stdio.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/random.h>
 #include <sys/stat.h>
 #include <unistd.h>
 #ifdef __SSE2__
@@ -37,13 +39,13 @@
 #include "bag.h"
 #include "bundle.h"
 #include "error.h"
+#include "jsonbound.h"
 #include "jsonl.h"
 #include "sha256.h"
 #include "spec.h"
 #include "util.h"
 #include "validate.h"
 
-#define DOC_LIMIT (64u << 20)     /* a JSON document */
 #define TAG_LIMIT (64u << 20)     /* a tag file */
 #define LINE_LIMIT (1u << 20)     /* a stream record */
 #define SHAPE_OVERREAD 128        /* bytes the shapes may read past the buffered ones */
@@ -59,12 +61,6 @@ struct vfile {
 	uint64_t line;             /* manifest line */
 	atomic_bool claimed;       /* listed: somebody hashes it (the hashing
 				    * thread, or the stream check that reads it) */
-};
-
-struct ment {
-	char *path;
-	char hex[PMU_SHA256_HEX];
-	uint64_t line;
 };
 
 struct inc {
@@ -478,100 +474,391 @@ static bool is_hex64(const char *s, size_t n)
 	return true;
 }
 
-static int cmp_ment(const void *a, const void *b)
+/*
+ * Manifests are checked line by line against the payload walk (v->files,
+ * sorted), in memory that does not grow with the manifest: a listed path
+ * is looked up by binary search and marked on its file, so a second line
+ * naming an existing file is found by the mark; a listed path that does
+ * not exist costs a 64-bit hash (to find it listed twice) and, for the
+ * first max_per_check of them, its text (to report it).
+ *
+ * What is reported is what reading the whole manifest first would give:
+ * a file that is not text lines (a NUL byte, no final LF) outranks a
+ * malformed line, which outranks a path listed twice; any of them makes
+ * the manifest unusable, so its marks are undone and the checks that need
+ * it are not evaluated.
+ */
+#define MAN_LINE_MAX 2048         /* bytes of a manifest line kept; the rest is
+				   * a path over the 1024-byte name limit anyway */
+
+struct mreader {
+	const char *name;
+	int fd;
+	uint64_t total, lineno;
+	bool nul;
+	char last;                 /* the last byte read */
+	size_t len, pos;
+	char blk[1 << 16];
+	char line[MAN_LINE_MAX + 1];
+};
+
+/* Open a tag file with pmu_read_file()'s checks and messages. */
+static int mreader_open(struct mreader *r, struct v *v, const char *name)
 {
-	return strcmp(((const struct ment *)a)->path, ((const struct ment *)b)->path);
+	struct stat st;
+
+	memset(r, 0, offsetof(struct mreader, blk));
+	r->name = name;
+	r->fd = openat(v->rootfd, name, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+	if (r->fd < 0)
+		return pmu_error(errno == ENOENT ? PMU_ERR_NOTFOUND : PMU_ERR_IO, "cannot open '%s': %s", name,
+				 strerror(errno));
+	if (fstat(r->fd, &st) < 0 || !S_ISREG(st.st_mode)) {
+		close(r->fd);
+		return pmu_error(PMU_ERR_IO, "cannot read '%s': not a regular file", name);
+	}
+	if ((uint64_t)st.st_size > TAG_LIMIT) {
+		close(r->fd);
+		return pmu_error(PMU_ERR_LIMIT, "'%s' is %lld bytes, over the %zu-byte limit", name,
+				 (long long)st.st_size, (size_t)TAG_LIMIT);
+	}
+	return 0;
 }
 
-/* Parse a manifest; returns entries sorted by path (caller frees), or NULL
- * with *ok false when the file is missing or malformed. */
-static struct ment *read_manifest(struct v *v, const char *f, bool tag, size_t *count, bool *ok)
+/* The next line, without its LF, NUL-terminated in r->line (*cut: longer
+ * than MAN_LINE_MAX, the rest skipped): 1, or 0 at the end, or a negative
+ * error (detail recorded).  A last line without LF is returned too. */
+static int mreader_next(struct mreader *r, size_t *len, bool *cut)
 {
-	char *txt = NULL;
-	size_t n, cap = 0, nm = 0;
-	struct ment *m = NULL;
-	uint64_t lineno = 0;
+	size_t n = 0;
+	bool any = false;
 
-	*ok = false;
-	*count = 0;
-	if (pmu_read_file(v->rootfd, f, TAG_LIMIT, &txt, &n)) {
-		report(v, PMU_CHECK_MANIFEST_FORMAT, f, 0, "%s", pmu_error_detail());
-		return NULL;
-	}
-	*ok = true;
-	if (strlen(txt) != n || (n && txt[n - 1] != '\n')) {
-		report(v, PMU_CHECK_MANIFEST_FORMAT, f, 0, "must be text lines, each ending in a newline");
-		*ok = false;
-	}
-	for (char *p = txt; *ok && *p;) {
-		char *nl = strchr(p, '\n'), *path = p + 66;
-		size_t len = nl ? (size_t)(nl - p) : strlen(p);
+	*cut = false;
+	for (;;) {
+		char *s, *nl;
+		size_t avail, take, room;
 
-		lineno++;
+		if (r->pos == r->len) {
+			ssize_t k;
+
+			do
+				k = read(r->fd, r->blk, sizeof(r->blk));
+			while (k < 0 && errno == EINTR);
+			if (k < 0)
+				return pmu_error(PMU_ERR_IO, "cannot read '%s': %s", r->name, strerror(errno));
+			if (k == 0) {
+				if (!any)
+					return 0;
+				break;
+			}
+			if (r->total + (uint64_t)k > TAG_LIMIT)
+				return pmu_error(PMU_ERR_LIMIT, "'%s' is over the %zu-byte limit", r->name,
+						 (size_t)TAG_LIMIT);
+			r->nul |= memchr(r->blk, '\0', (size_t)k) != NULL;
+			r->total += (uint64_t)k;
+			r->last = r->blk[k - 1];
+			r->len = (size_t)k;
+			r->pos = 0;
+		}
+		any = true;
+		s = r->blk + r->pos;
+		avail = r->len - r->pos;
+		nl = memchr(s, '\n', avail);
+		take = nl ? (size_t)(nl - s) : avail;
+		room = MAN_LINE_MAX - n;
+		memcpy(r->line + n, s, take < room ? take : room);
+		*cut |= take > room;
+		n += take < room ? take : room;
+		r->pos += take + (nl != NULL);
+		if (nl)
+			break;
+	}
+	r->line[n] = '\0';
+	*len = n;
+	r->lineno++;
+	return 1;
+}
+
+static void mreader_close(struct mreader *r)
+{
+	if (r->fd >= 0)
+		close(r->fd);
+	r->fd = -1;
+}
+
+/* s for a message: control characters, backslashes and non-ASCII bytes
+ * escaped ("\r", "\x01"), so that a carriage return shows */
+static const char *esc(char *buf, size_t bsz, const char *s)
+{
+	size_t o = 0;
+
+	for (; *s && o + 5 < bsz; s++) {
+		unsigned char c = (unsigned char)*s;
+
+		if (c == '\r' || c == '\t' || c == '\\')
+			o += (size_t)snprintf(buf + o, bsz - o, "\\%c", c == '\r' ? 'r' : c == '\t' ? 't' : '\\');
+		else if (c < 0x20 || c >= 0x7f)
+			o += (size_t)snprintf(buf + o, bsz - o, "\\x%02x", c);
+		else
+			buf[o++] = (char)c;
+	}
+	buf[o] = '\0';
+	return buf;
+}
+
+struct mshown {
+	char *path;
+	uint64_t line;
+};
+
+struct mpass {
+	const char *f;
+	bool tag;
+	int id;                    /* vfile.listed of its entries: 1 manifest, 2 tagmanifest */
+	bool ok;
+	uint64_t *miss;            /* hashes of the listed paths that do not exist */
+	size_t nmiss, capmiss;
+	struct mshown *shown;      /* the first of them, to report */
+	size_t nshown, maxshown;
+	unsigned want;             /* tagmanifest: bits of the tag files listed */
+};
+
+static const char *const tag_want[] = { "bag-info.txt", "bagit.txt", "manifest-sha256.txt" };
+
+/* A keyed 64-bit hash of a path, so that paths chosen to collide cannot
+ * make the listed-twice check rescan the manifest again and again. */
+static uint64_t path_hash(uint64_t key, const char *s, size_t n)
+{
+	uint64_t h = key ^ (n * 0x9e3779b97f4a7c15ull), w;
+
+	for (; n >= 8; s += 8, n -= 8) {
+		memcpy(&w, s, 8);
+		h = (h ^ w) * 0xff51afd7ed558ccdull;
+		h ^= h >> 29;
+	}
+	w = 0;
+	memcpy(&w, s, n);
+	h = (h ^ w ^ key) * 0xc4ceb9fe1a85ec53ull;
+	h ^= h >> 32;
+	h *= 0xbf58476d1ce4e5b9ull;
+	return h ^ (h >> 29);
+}
+
+static uint64_t hash_key(void)
+{
+	static uint64_t key;
+	uint64_t k = 0;
+
+	if (!key) {
+		if (getrandom(&k, sizeof(k), GRND_NONBLOCK) != sizeof(k))
+			k = pmu_now_mono_ns() ^ ((uint64_t)getpid() << 32);
+		key = k | 1;
+	}
+	return key;
+}
+
+static int cmp_u64(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+/* The line that lists again a path that does not exist and has hash h, or
+ * 0 when the paths of hash h all differ.  Read again from the start: this
+ * runs only when two missing paths share a hash. */
+static uint64_t missing_twice(struct v *v, struct mpass *mp, uint64_t h, char *first, size_t firstsz)
+{
+	struct mreader *r = malloc(sizeof(*r));
+	uint64_t found = 0;
+	size_t len;
+	bool cut, have = false;
+
+	if (!r || mreader_open(r, v, mp->f)) {
+		free(r);
+		return 0;
+	}
+	while (!found && mreader_next(r, &len, &cut) > 0) {
+		const char *path = r->line + 66;
+
+		if (find_file(v, path) || path_hash(hash_key(), path, len - 66) != h)
+			continue;
+		if (!have) {
+			snprintf(first, firstsz, "%s", path);
+			have = true;
+		} else if (!strcmp(first, path)) {
+			found = r->lineno;
+		}
+	}
+	mreader_close(r);
+	free(r);
+	return found;
+}
+
+static void mpass_forget(struct v *v, struct mpass *mp)
+{
+	for (size_t i = 0; i < v->nfiles; i++)
+		if (v->files[i].listed == mp->id) {
+			v->files[i].listed = 0;
+			v->files[i].line = 0;
+			memset(v->files[i].expect, 0, sizeof(v->files[i].expect));
+		}
+	for (size_t i = 0; i < mp->nshown; i++)
+		free(mp->shown[i].path);
+	mp->nshown = 0;
+	free(mp->miss);
+	mp->miss = NULL;
+	mp->nmiss = mp->capmiss = 0;
+}
+
+static void mpass_release(struct mpass *mp)
+{
+	for (size_t i = 0; i < mp->nshown; i++)
+		free(mp->shown[i].path);
+	free(mp->shown);
+	free(mp->miss);
+}
+
+/* Read one manifest: check its form, mark the files it lists and remember
+ * the listed paths that do not exist.  mp->ok says whether it was usable. */
+static void read_manifest(struct v *v, struct mpass *mp)
+{
+	struct mreader *r = malloc(sizeof(*r));
+	char msg[1024] = "", dup[1024] = "", e[960];
+	uint64_t msg_line = 0, dup_line = 0;
+	size_t len;
+	bool cut;
+	int got;
+
+	mp->ok = false;
+	mp->maxshown = v->opts->max_per_check;
+	mp->shown = calloc(mp->maxshown ? mp->maxshown : 1, sizeof(*mp->shown));
+	if (!r || !mp->shown) {
+		free(r);
+		report(v, PMU_CHECK_MANIFEST_FORMAT, mp->f, 0, "out of memory");
+		return;
+	}
+	if (mreader_open(r, v, mp->f)) {
+		free(r);
+		report(v, PMU_CHECK_MANIFEST_FORMAT, mp->f, 0, "%s", pmu_error_detail());
+		return;
+	}
+	while ((got = mreader_next(r, &len, &cut)) > 0) {
+		const char *p = r->line, *path = p + 66;
+		struct vfile *f;
+
+		if (msg[0])
+			continue; /* still read to the end: a NUL byte outranks it */
 		if (len < 67 || !is_hex64(p, 64) || p[64] != ' ' || p[65] != ' ') {
-			report(v, PMU_CHECK_MANIFEST_FORMAT, f, lineno, "line is not '<64 lowercase hex>  <path>'");
-			*ok = false;
-			break;
+			snprintf(msg, sizeof(msg), "line is not '<64 lowercase hex>  <path>'");
+			msg_line = r->lineno;
+			continue;
 		}
-		p[len] = '\0';
-		if (tag ? !is_tag_name(path) || !strcmp(path, "tagmanifest-sha256.txt")
-			: strncmp(path, "data/", 5) || !pmu_bag_name_ok(path)) {
-			report(v, PMU_CHECK_MANIFEST_FORMAT, f, lineno, "path '%s' is not allowed here", path);
-			*ok = false;
-			break;
+		if (cut || (mp->tag ? !is_tag_name(path) || !strcmp(path, "tagmanifest-sha256.txt")
+				    : strncmp(path, "data/", 5) || !pmu_bag_name_ok(path))) {
+			snprintf(msg, sizeof(msg), "path '%s' is not allowed here", esc(e, sizeof(e), path));
+			msg_line = r->lineno;
+			continue;
 		}
-		if (nm == cap) {
-			struct ment *nmv;
+		for (size_t w = 0; mp->tag && w < 3; w++)
+			if (!strcmp(path, tag_want[w]))
+				mp->want |= 1u << w;
+		if ((f = find_file(v, path))) {
+			if (f->listed == mp->id) {
+				if (!dup[0]) {
+					snprintf(dup, sizeof(dup), "'%s' is listed twice", path);
+					dup_line = r->lineno;
+				}
+				continue;
+			}
+			f->listed = mp->id;
+			f->line = r->lineno;
+			memcpy(f->expect, p, 64);
+			f->expect[64] = '\0';
+			continue;
+		}
+		if (mp->nmiss == mp->capmiss) {
+			size_t cap = mp->capmiss ? 2 * mp->capmiss : 256;
+			uint64_t *m = realloc(mp->miss, cap * sizeof(*m));
 
-			cap = cap ? 2 * cap : 32;
-			nmv = realloc(m, cap * sizeof(*m));
-			if (!nmv) {
-				*ok = false;
-				break;
+			if (!m) {
+				snprintf(msg, sizeof(msg), "out of memory");
+				continue;
 			}
-			m = nmv;
+			mp->miss = m;
+			mp->capmiss = cap;
 		}
-		m[nm].path = strdup(path);
-		memcpy(m[nm].hex, p, 64);
-		m[nm].hex[64] = '\0';
-		m[nm].line = lineno;
-		if (!m[nm].path) {
-			*ok = false;
-			break;
+		mp->miss[mp->nmiss++] = path_hash(hash_key(), path, len - 66);
+		if (mp->nshown < mp->maxshown) {
+			mp->shown[mp->nshown].path = strdup(path);
+			mp->shown[mp->nshown].line = r->lineno;
+			if (mp->shown[mp->nshown].path)
+				mp->nshown++;
 		}
-		nm++;
-		p += len + 1;
 	}
-	free(txt);
-	if (*ok) {
-		qsort(m, nm, sizeof(*m), cmp_ment);
-		for (size_t i = 1; i < nm; i++)
-			if (!strcmp(m[i].path, m[i - 1].path)) {
-				report(v, PMU_CHECK_MANIFEST_FORMAT, f, m[i].line, "'%s' is listed twice", m[i].path);
-				*ok = false;
-				break;
+	mreader_close(r);
+	if (got < 0) {
+		report(v, PMU_CHECK_MANIFEST_FORMAT, mp->f, 0, "%s", pmu_error_detail());
+	} else if (r->nul || (r->total && r->last != '\n')) {
+		report(v, PMU_CHECK_MANIFEST_FORMAT, mp->f, 0, "must be text lines, each ending in a newline");
+	} else if (msg[0]) {
+		report(v, PMU_CHECK_MANIFEST_FORMAT, mp->f, msg_line, "%s", msg);
+	} else if (dup[0]) {
+		report(v, PMU_CHECK_MANIFEST_FORMAT, mp->f, dup_line, "%s", dup);
+	} else {
+		/* a path that does not exist, listed twice: equal hashes, then
+		 * the text (a few tries: a second pair of equal hashes with
+		 * different paths takes a key made to collide) */
+		unsigned tries = 0;
+
+		mp->ok = true;
+		qsort(mp->miss, mp->nmiss, sizeof(*mp->miss), cmp_u64);
+		for (size_t i = 1; mp->ok && i < mp->nmiss; i++) {
+			char first[MAN_LINE_MAX + 1];
+			uint64_t line;
+
+			if (mp->miss[i] != mp->miss[i - 1] || (i > 1 && mp->miss[i] == mp->miss[i - 2]))
+				continue;
+			if ((line = missing_twice(v, mp, mp->miss[i], first, sizeof(first)))) {
+				report(v, PMU_CHECK_MANIFEST_FORMAT, mp->f, line, "'%s' is listed twice", first);
+				mp->ok = false;
+			} else if (++tries == 8) {
+				report(v, PMU_CHECK_MANIFEST_FORMAT, mp->f, 0,
+				       "cannot tell whether a path is listed twice (paths made to collide)");
+				mp->ok = false;
 			}
+		}
 	}
-	if (!*ok) {
-		for (size_t i = 0; i < nm; i++)
-			free(m[i].path);
-		free(m);
-		return NULL;
-	}
-	*count = nm;
-	return m;
+	free(r);
+	free(mp->miss);
+	mp->miss = NULL;
+	if (!mp->ok)
+		mpass_forget(v, mp);
+}
+
+/* Count n findings of check c that are not listed (the first
+ * max_per_check of c were reported already). */
+static void count_unreported(struct v *v, enum pmu_check c, uint64_t n)
+{
+	if (!n)
+		return;
+	v->res->count[c] += (unsigned)n;
+	v->res->suppressed[c] += (unsigned)n;
+	if (pmu_checks[c].severity == PMU_SEV_ERROR)
+		v->res->errors += (unsigned)n;
+	else
+		v->res->warnings += (unsigned)n;
 }
 
 static void check_manifests(struct v *v)
 {
-	struct ment *man, *tag;
-	size_t nman, ntag;
-	bool man_ok, tag_ok;
+	struct mpass man = { .f = "manifest-sha256.txt", .id = 1 };
+	struct mpass tag = { .f = "tagmanifest-sha256.txt", .tag = true, .id = 2 };
 	uint64_t bytes = 0, count = 0;
 
 	eval(v, PMU_CHECK_MANIFEST_FORMAT);
-	man = read_manifest(v, "manifest-sha256.txt", false, &nman, &man_ok);
-	tag = read_manifest(v, "tagmanifest-sha256.txt", true, &ntag, &tag_ok);
+	read_manifest(v, &man);
+	read_manifest(v, &tag);
 
 	for (size_t i = 0; i < v->nfiles; i++)
 		if (!strncmp(v->files[i].path, "data/", 5)) {
@@ -588,58 +875,30 @@ static void check_manifests(struct v *v)
 			       (unsigned long long)v->oxum_bytes, (unsigned long long)v->oxum_count,
 			       (unsigned long long)bytes, (unsigned long long)count);
 	}
-	if (man_ok) {
+	if (man.ok) {
 		eval(v, PMU_CHECK_MANIFEST_UNLISTED);
 		eval(v, PMU_CHECK_MANIFEST_MISSING);
-		for (size_t i = 0; i < nman; i++) {
-			struct vfile *f = find_file(v, man[i].path);
-
-			if (!f) {
-				report(v, PMU_CHECK_MANIFEST_MISSING, "manifest-sha256.txt", man[i].line,
-				       "'%s' is listed but does not exist", man[i].path);
-				continue;
-			}
-			f->listed = 1;
-			f->line = man[i].line;
-			memcpy(f->expect, man[i].hex, PMU_SHA256_HEX);
-		}
+		for (size_t i = 0; i < man.nshown; i++)
+			report(v, PMU_CHECK_MANIFEST_MISSING, man.f, man.shown[i].line,
+			       "'%s' is listed but does not exist", man.shown[i].path);
+		count_unreported(v, PMU_CHECK_MANIFEST_MISSING, man.nmiss - man.nshown);
 		for (size_t i = 0; i < v->nfiles; i++)
 			if (!strncmp(v->files[i].path, "data/", 5) && !v->files[i].listed)
 				report(v, PMU_CHECK_MANIFEST_UNLISTED, v->files[i].path, 0,
 				       "payload file is not listed in manifest-sha256.txt");
 	}
-	if (tag_ok) {
-		static const char *const want[] = { "bag-info.txt", "bagit.txt", "manifest-sha256.txt" };
-
+	if (tag.ok) {
 		eval(v, PMU_CHECK_TAGMANIFEST);
-		for (size_t w = 0; w < 3; w++) {
-			bool found = false;
-
-			for (size_t i = 0; i < ntag; i++)
-				found |= !strcmp(tag[i].path, want[w]);
-			if (!found)
-				report(v, PMU_CHECK_TAGMANIFEST, "tagmanifest-sha256.txt", 0,
-				       "'%s' is not listed", want[w]);
-		}
-		for (size_t i = 0; i < ntag; i++) {
-			struct vfile *f = find_file(v, tag[i].path);
-
-			if (!f) {
-				report(v, PMU_CHECK_TAGMANIFEST, "tagmanifest-sha256.txt", tag[i].line,
-				       "'%s' is listed but does not exist", tag[i].path);
-				continue;
-			}
-			f->listed = 2;
-			f->line = tag[i].line;
-			memcpy(f->expect, tag[i].hex, PMU_SHA256_HEX);
-		}
+		for (size_t w = 0; w < 3; w++)
+			if (!(tag.want & 1u << w))
+				report(v, PMU_CHECK_TAGMANIFEST, tag.f, 0, "'%s' is not listed", tag_want[w]);
+		for (size_t i = 0; i < tag.nshown; i++)
+			report(v, PMU_CHECK_TAGMANIFEST, tag.f, tag.shown[i].line,
+			       "'%s' is listed but does not exist", tag.shown[i].path);
+		count_unreported(v, PMU_CHECK_TAGMANIFEST, tag.nmiss - tag.nshown);
 	}
-	for (size_t i = 0; i < nman; i++)
-		free(man[i].path);
-	for (size_t i = 0; i < ntag; i++)
-		free(tag[i].path);
-	free(man);
-	free(tag);
+	mpass_release(&man);
+	mpass_release(&tag);
 }
 
 /* ---- hashing ------------------------------------------------------------ */
@@ -934,32 +1193,28 @@ static void check_units(struct v *v, const char *file, uint64_t rec, json_t *uni
 	json_decref(u.seen);
 }
 
-/* Load a document; returns NULL when it is missing or not JSON (reported). */
+/* Load a document in bounded memory (jsonbound.h: the byte limit of its
+ * spec version and the parse budget); returns NULL when it is missing, over
+ * a limit or not JSON (reported). */
 static json_t *load_doc(struct v *v, const char *file)
 {
-	json_error_t je;
+	struct pmu_json_limits lim = pmu_doc_limits(v->minor);
+	uint64_t line = 0;
 	json_t *j;
-	char *txt;
-	size_t n;
+	int fd, err;
 
 	if (!find_file(v, file))
 		return NULL; /* FILE-REQUIRED */
 	eval(v, PMU_CHECK_JSON_SYNTAX);
-	if (pmu_read_file(v->rootfd, file, DOC_LIMIT, &txt, &n)) {
-		report(v, PMU_CHECK_JSON_SYNTAX, file, 0, "%s", pmu_error_detail());
+	fd = openat(v->rootfd, file, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+	if (fd < 0) {
+		report(v, PMU_CHECK_JSON_SYNTAX, file, 0, "cannot open '%s': %s", file, strerror(errno));
 		return NULL;
 	}
-	if (memchr(txt, '\0', n)) {
-		/* jansson drops a NUL byte that follows a number or literal */
-		report(v, PMU_CHECK_JSON_SYNTAX, file, 0, "NUL byte at offset %zu",
-		       (size_t)((char *)memchr(txt, '\0', n) - txt));
-		free(txt);
-		return NULL;
-	}
-	j = json_loadb(txt, n, JSON_REJECT_DUPLICATES, &je);
-	free(txt);
-	if (!j) {
-		report(v, PMU_CHECK_JSON_SYNTAX, file, (uint64_t)je.line, "%s (column %d)", je.text, je.column);
+	err = pmu_json_load_fd(fd, &lim, &j, &line);
+	close(fd);
+	if (err) {
+		report(v, PMU_CHECK_JSON_SYNTAX, file, line, "%s", pmu_error_detail());
 		return NULL;
 	}
 	if (!json_is_object(j)) {

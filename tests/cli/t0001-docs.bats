@@ -25,3 +25,22 @@ top="$BATS_TEST_DIRNAME/../.."
 	run grep -c -E '^make (demo|check) +#' "$top/README.md"
 	assert_output 2
 }
+
+@test "the man pages, --help and the spec name the spec version the tools implement" {
+	v=$(pmuvalidate --version | sed -n 's/.*(spec \([0-9]*\.[0-9]*\),.*/\1/p')
+	[ -n "$v" ] || fail "no spec version in pmuvalidate --version"
+	for t in pmurec pmuanalyze; do
+		run $t --version
+		assert_output --partial "(spec $v,"
+	done
+	# the first version each names is the current one
+	first() { grep -o -m1 -E "$1 [0-9]+\.[0-9]+" | head -1; }
+	for t in pmurec pmuvalidate; do
+		[ "$($t --help | first spec)" = "spec $v" ] || fail "$t --help: '$($t --help | first spec)', not spec $v"
+		[ "$(first spec <"$top/man/$t.1")" = "spec $v" ] ||
+			fail "man/$t.1: '$(first spec <"$top/man/$t.1")', not spec $v"
+	done
+	[ "$(first spec <"$top/man/pmu-bundle.5")" = "spec $v" ] || fail "man/pmu-bundle.5 does not name spec $v first"
+	[ "$(first version <"$top/bundle-spec/README.md")" = "version $v" ] ||
+		fail "bundle-spec/README.md does not name version $v first"
+}

@@ -5,9 +5,10 @@
  * The input is written to a file in a private work directory and extracted
  * under <work>/x with small limits so every run stays fast.  Asserted:
  *   - on success: the returned tmpdir is a fresh directory (mode 0700)
- *     directly under <work>/x, *top is one safe path component naming a
- *     directory inside it, and pmu_rm_rf() removes the whole tree again
- *     (what pmu_bundle_close() does);
+ *     directly under <work>/x holding only its owner marker and
+ *     PMU_ARCHIVE_SUBDIR/, *top is one safe path component naming the one
+ *     directory inside that, and pmu_archive_remove() removes the whole
+ *     tree again (what pmu_bundle_close() does);
  *   - on failure: nothing is returned, *check is -1 or an ARCHIVE-* check,
  *     and nothing is left behind under <work>/x;
  *   - nothing escapes: <work>/x is empty after each run, <work> holds only
@@ -113,17 +114,22 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			fail("tmpdir is not a private directory", tmpdir);
 		if (!top[0] || strchr(top, '/') || !strcmp(top, ".") || !strcmp(top, ".."))
 			fail("top is not a single safe component", top);
-		if (asprintf(&root, "%s/%s", tmpdir, top) < 0)
+		if (asprintf(&root, "%s/" PMU_ARCHIVE_SUBDIR "/%s", tmpdir, top) < 0)
 			abort();
 		if (lstat(root, &st) < 0 || !S_ISDIR(st.st_mode))
 			fail("top is not a directory inside tmpdir", root);
-		if (count_entries(tmpdir) != 1)
-			fail("tmpdir holds more than the top directory", tmpdir);
 		free(root);
-		if (pmu_rm_rf(AT_FDCWD, tmpdir))
-			fail("pmu_rm_rf cannot remove the extracted tree", pmu_error_detail());
+		if (count_entries(tmpdir) != 2)
+			fail("tmpdir holds more than its marker and the extraction directory", tmpdir);
+		if (asprintf(&root, "%s/" PMU_ARCHIVE_SUBDIR, tmpdir) < 0)
+			abort();
+		if (count_entries(root) != 1)
+			fail("the extraction directory holds more than the top directory", root);
+		free(root);
+		if (pmu_archive_remove(tmpdir))
+			fail("pmu_archive_remove cannot remove the extracted tree", pmu_error_detail());
 		if (lstat(tmpdir, &st) == 0)
-			fail("extracted tree still exists after pmu_rm_rf", tmpdir);
+			fail("extracted tree still exists after pmu_archive_remove", tmpdir);
 		free(tmpdir);
 		free(top);
 	}
