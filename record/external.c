@@ -7,6 +7,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
+#include <sys/prctl.h>
+#include <sys/resource.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -27,15 +31,18 @@ struct pmu_ext {
 	char name[64];
 	char version[64];
 	int timeout_ms;
-	pid_t pid;
+	pid_t pid;             /* the collector's keeper (see keeper()), pmurec's child */
 	int in_fd, out_fd;
+	int life_fd;           /* closing it tells the keeper to end everything */
+	int status_fd;         /* the collector's wait status, from the keeper */
 	pthread_t th;
 	bool started, thread_started;
 	pthread_mutex_t mu;
 	pthread_cond_t cv;
 	bool hello, bye, eof, reaped, unavailable;
+	bool exited;           /* the collector's own status is known */
 	volatile bool stop_reading; /* the collector is gone: stop waiting for EOF */
-	int status;
+	int status;            /* the collector's wait status (the keeper's if it never said) */
 	char bye_status[16];
 	char reason[600];      /* why it failed or is unavailable */
 	char first_bad[200];   /* the first malformed line, described */
@@ -72,7 +79,7 @@ struct pmu_ext *pmu_ext_new(const char *spec, int timeout_ms)
 	}
 	e->path = e->argv[0];
 	e->timeout_ms = timeout_ms;
-	e->in_fd = e->out_fd = -1;
+	e->in_fd = e->out_fd = e->life_fd = e->status_fd = -1;
 	e->pid = -1;
 	pthread_mutex_init(&e->mu, NULL);
 	pthread_cond_init(&e->cv, NULL);
@@ -103,6 +110,10 @@ void pmu_ext_free(struct pmu_ext *e)
 		fclose(e->tmp);
 	if (e->in_fd >= 0)
 		close(e->in_fd);
+	if (e->life_fd >= 0)
+		close(e->life_fd); /* a keeper still running ends its collector now */
+	if (e->status_fd >= 0)
+		close(e->status_fd);
 	pthread_mutex_destroy(&e->mu);
 	pthread_cond_destroy(&e->cv);
 	free(e);
@@ -332,9 +343,349 @@ static void *reader(void *arg)
 	return NULL;
 }
 
+/*
+ * The keeper: nothing a collector starts outlives it, or pmurec.
+ *
+ * A collector is not pmurec's child but its grandchild: pmurec forks a
+ * keeper, which forks and execs the collector and then only waits.
+ *  - The keeper is a child subreaper (PR_SET_CHILD_SUBREAPER, prctl(2)):
+ *    whatever the collector starts and orphans (a helper that left its
+ *    process group with setsid, then lost its parent) reparents to the
+ *    keeper, not to init, and can still be found.
+ *  - It waits on the read end of a pipe whose one write end pmurec holds.
+ *    EOF comes when pmurec closes it (a collector past its timeout, or with
+ *    no hello) and when pmurec dies, also by SIGKILL, which no handler of
+ *    pmurec's could see.  PR_SET_PDEATHSIG could not do that job: it ends
+ *    the collector alone, not what the collector started.
+ *  - When the collector exits, or at that EOF, it SIGKILLs the collector's
+ *    process group, then every process descended from itself, found by the
+ *    PPid chains in /proc/PID/stat (/proc/PID/task/TID/children needs
+ *    CONFIG_PROC_CHILDREN, which not every kernel has), and reaps until it
+ *    has no child left; then it reports the collector's wait status on a
+ *    second pipe and exits.
+ * The collector gets PR_SET_PDEATHSIG (SIGKILL) for the case where the
+ * keeper itself is killed.  Keeper and collector each lead a process group
+ * of their own: a ^C to the terminal is pmurec's to forward.
+ *
+ * The keeper is forked from a threaded process and never execs: it makes
+ * only async-signal-safe calls (system calls; no malloc, no stdio, no
+ * exit()) and touches no lock.
+ */
+static volatile sig_atomic_t keeper_told; /* SIGTERM, SIGINT or SIGHUP: end everything */
+
+static void keeper_on_signal(int sig)
+{
+	if (sig != SIGCHLD)
+		keeper_told = 1;
+}
+
+static void close_fds(unsigned lo, unsigned hi)
+{
+	struct rlimit rl;
+	unsigned max = 1u << 20;
+
+#ifdef SYS_close_range
+	if (syscall(SYS_close_range, lo, hi, 0) == 0)
+		return;
+#endif
+	if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur < max)
+		max = (unsigned)rl.rlim_cur;
+	for (unsigned fd = lo; fd <= hi && fd < max; fd++)
+		close((int)fd);
+}
+
+/* Close every descriptor but the n in keep (n <= 8). */
+static void close_all_but(const int *keep, int n)
+{
+	int k[8];
+	unsigned lo = 0;
+
+	for (int i = 0; i < n; i++) {
+		int j = i;
+
+		for (; j > 0 && k[j - 1] > keep[i]; j--)
+			k[j] = k[j - 1];
+		k[j] = keep[i];
+	}
+	for (int i = 0; i < n; i++) {
+		if ((unsigned)k[i] > lo)
+			close_fds(lo, (unsigned)k[i] - 1);
+		lo = (unsigned)k[i] + 1;
+	}
+	close_fds(lo, ~0u);
+}
+
+/* PPid and state from /proc/NAME/stat; false when it is gone or unreadable. */
+static bool proc_parent(int procfd, const char *name, pid_t *ppid, char *state)
+{
+	char path[32], buf[512];
+	size_t k = 0;
+	ssize_t n;
+	char *p;
+	int fd;
+	long v = 0;
+
+	while (name[k] && k < 20) {
+		path[k] = name[k];
+		k++;
+	}
+	memcpy(path + k, "/stat", 6);
+	fd = openat(procfd, path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return false;
+	n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (n <= 0)
+		return false;
+	/* "PID (COMM) S PPID ...": COMM may hold ')' and spaces, and nothing
+	 * after it does, so its end is the last ')' */
+	p = memrchr(buf, ')', (size_t)n);
+	if (!p || p + 4 >= buf + n)
+		return false;
+	*state = p[2];
+	for (p += 4; p < buf + n && *p >= '0' && *p <= '9'; p++)
+		v = v * 10 + (*p - '0');
+	*ppid = (pid_t)v;
+	return true;
+}
+
+/* The set of pids found so far, sorted: a pid's index, or -(insertion point)-1. */
+static long set_find(const pid_t *set, size_t n, pid_t pid)
+{
+	size_t lo = 0, hi = n;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (set[mid] == pid)
+			return (long)mid;
+		if (set[mid] < pid)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return -(long)lo - 1;
+}
+
+/*
+ * SIGKILL pid, found with a parent in the set.  Through a pidfd when the
+ * kernel has them: the pid is looked at again once the pidfd holds the
+ * process, so a pid that was reaped and reused since /proc was read is not
+ * signalled (only a descendant has its parent in the set).
+ */
+static void kill_descendant(int procfd, const char *name, pid_t pid, const pid_t *set, size_t n)
+{
+#if defined(SYS_pidfd_open) && defined(SYS_pidfd_send_signal)
+	int pfd = (int)syscall(SYS_pidfd_open, pid, 0);
+	pid_t ppid;
+	char st;
+
+	if (pfd >= 0) {
+		if (proc_parent(procfd, name, &ppid, &st) && set_find(set, n, ppid) >= 0)
+			syscall(SYS_pidfd_send_signal, pfd, SIGKILL, NULL, 0);
+		close(pfd);
+		return;
+	}
+	if (errno != ENOSYS)
+		return; /* gone */
+#else
+	(void)procfd;
+	(void)name;
+	(void)set;
+	(void)n;
+#endif
+	kill(pid, SIGKILL);
+}
+
+/*
+ * SIGKILL every process descended from self: passes over /proc add the
+ * processes whose parent is in the set until a pass adds none.  set has
+ * room for cap pids; what does not fit is found in the next sweep, once
+ * its killed parents have made it the keeper's child.
+ */
+static void sweep(pid_t self, pid_t *set, size_t cap)
+{
+	size_t n = 1;
+	bool added = true;
+
+	set[0] = self;
+	while (added && n < cap) {
+		char dents[4096];
+		long got;
+		int procfd = open("/proc", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+
+		if (procfd < 0)
+			return;
+		added = false;
+		while (n < cap && (got = syscall(SYS_getdents64, procfd, dents, sizeof(dents))) > 0) {
+			for (long off = 0; off < got && n < cap;) {
+				/* struct linux_dirent64: ino, off, reclen, type, name */
+				unsigned short reclen;
+				const char *name = dents + off + 19;
+				pid_t pid = 0, ppid;
+				long at;
+				char st;
+
+				memcpy(&reclen, dents + off + 16, sizeof(reclen));
+				off += reclen;
+				for (const char *c = name; pid >= 0 && *c; c++)
+					pid = *c >= '0' && *c <= '9' && pid < 1 << 27 ? pid * 10 + (*c - '0') : -1;
+				/* not a process directory, the keeper, or one seen */
+				if (pid <= 0 || set_find(set, n, pid) >= 0 || !proc_parent(procfd, name, &ppid, &st) ||
+				    set_find(set, n, ppid) < 0)
+					continue;
+				if (st != 'Z')
+					kill_descendant(procfd, name, pid, set, n);
+				at = -set_find(set, n, pid) - 1;
+				memmove(set + at + 1, set + at, (n - (size_t)at) * sizeof(*set));
+				set[at] = pid;
+				n++;
+				added = true;
+			}
+		}
+		close(procfd);
+	}
+}
+
+static void keeper(const struct pmu_ext *e, int in_r, int out_w, int err_w, int life_r, int status_w)
+{
+	struct sigaction sa = { 0 };
+	sigset_t block, orig, waitmask;
+	pid_t self = getpid(), child;
+	size_t cap = 1u << 16;
+	pid_t *set;
+	int err;
+	bool exited = false;
+
+	setpgid(0, 0);
+	prctl(PR_SET_NAME, "pmurec-keeper", 0, 0, 0);
+	/* without it (Linux < 3.4) orphans go to init: the sweeps still find
+	 * whatever is alive when they run */
+	prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0);
+	/* the collector's stdin and stdout must be above 2 for dup2 below */
+	if ((in_r <= 2 && (in_r = fcntl(in_r, F_DUPFD_CLOEXEC, 3)) < 0) ||
+	    (out_w <= 2 && (out_w = fcntl(out_w, F_DUPFD_CLOEXEC, 3)) < 0)) {
+		err = errno;
+		if (write(err_w, &err, sizeof(err)) < 0)
+			_exit(127);
+		_exit(127);
+	}
+	sigemptyset(&block);
+	sigaddset(&block, SIGCHLD);
+	sigaddset(&block, SIGTERM);
+	sigaddset(&block, SIGINT);
+	sigaddset(&block, SIGHUP);
+	sigprocmask(SIG_BLOCK, &block, &orig);
+	waitmask = orig;
+	sigdelset(&waitmask, SIGCHLD);
+	sigdelset(&waitmask, SIGTERM);
+	sigdelset(&waitmask, SIGINT);
+	sigdelset(&waitmask, SIGHUP);
+#if defined(__GLIBC__) && (__GLIBC__ > 2 || (__GLIBC__ == 2 && __GLIBC_MINOR__ >= 34))
+	child = _Fork(); /* no atfork handlers: they could wait on a lock of pmurec's */
+#else
+	child = fork();
+#endif
+	if (child == 0) {
+		setpgid(0, 0);
+		/* dies with the keeper; and if the keeper is gone already, its
+		 * parent is someone else now and it must not run at all */
+		if (prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0) < 0 || getppid() != self)
+			_exit(127);
+		sigprocmask(SIG_SETMASK, &orig, NULL);
+		if (dup2(in_r, 0) >= 0 && dup2(out_w, 1) >= 0)
+			execv(e->path, e->argv);
+		err = errno;
+		if (write(err_w, &err, sizeof(err)) < 0)
+			_exit(127);
+		_exit(127);
+	}
+	if (child < 0) {
+		err = errno;
+		if (write(err_w, &err, sizeof(err)) < 0)
+			_exit(127);
+		_exit(127);
+	}
+	/* The collector has what it inherits from pmurec (close-on-exec
+	 * descriptors go at its exec).  The keeper execs nothing: it closes
+	 * all, or it would hold the collector's stdout open, and the pipes of
+	 * other collectors (whose input would not close while it lives). */
+	close_all_but((int[]){ life_r, status_w }, 2);
+	sa.sa_handler = keeper_on_signal;
+	sa.sa_flags = SA_NOCLDSTOP;
+	sigaction(SIGCHLD, &sa, NULL);
+	sigaction(SIGTERM, &sa, NULL);
+	sigaction(SIGINT, &sa, NULL);
+	sigaction(SIGHUP, &sa, NULL);
+	sa.sa_handler = SIG_IGN;
+	sigaction(SIGPIPE, &sa, NULL); /* pmurec may be gone when the status is written */
+
+	/* Wait: reap the orphans that reparent here, until the collector exits
+	 * (seen, not reaped: its pid stays its group's id) or the pipe ends. */
+	while (!keeper_told) {
+		struct pollfd pf = { life_r, POLLIN, 0 };
+		siginfo_t si;
+
+		si.si_pid = 0;
+		if (waitid(P_ALL, 0, &si, WEXITED | WNOHANG | WNOWAIT) == 0 && si.si_pid > 0) {
+			if (si.si_pid == child)
+				break;
+			waitpid(si.si_pid, NULL, 0);
+			continue;
+		}
+		if (ppoll(&pf, 1, NULL, &waitmask) > 0)
+			break; /* EOF (or anything): end now */
+	}
+
+	/* End everything: the group at once, then all the descendants, until
+	 * none is left. */
+	kill(-child, SIGKILL);
+	kill(child, SIGKILL);
+	set = mmap(NULL, cap * sizeof(*set), PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+	for (;;) {
+		struct timespec ts = { 0, 10 * 1000000L };
+		pid_t w;
+		int s;
+
+		if (set != MAP_FAILED)
+			sweep(self, set, cap);
+		while ((w = waitpid(-1, &s, WNOHANG)) > 0)
+			if (w == child && !exited) {
+				/* reported now: pmurec times the collector, not the clean-up */
+				exited = true;
+				if (write(status_w, &s, sizeof(s)) < 0)
+					close(status_w); /* pmurec is gone */
+			}
+		if (w < 0 && errno == ECHILD)
+			break;
+		ppoll(NULL, 0, &ts, &waitmask); /* a child's exit, or 10 ms */
+	}
+	_exit(0);
+}
+
+/* Tell the keeper to end the collector and what it started (no wait). */
+static void end_collector(struct pmu_ext *e)
+{
+	if (e->life_fd >= 0)
+		close(e->life_fd);
+	e->life_fd = -1;
+}
+
+/* The keeper's report of the collector's wait status, if it has come. */
+static void read_status(struct pmu_ext *e)
+{
+	int st;
+
+	if (!e->exited && e->status_fd >= 0 && read(e->status_fd, &st, sizeof(st)) == (ssize_t)sizeof(st)) {
+		e->exited = true;
+		e->status = st;
+	}
+}
+
 void pmu_ext_start(struct pmu_ext *e, pid_t root)
 {
-	int in[2], out[2], errp[2], err = 0;
+	int in[2] = { -1, -1 }, out[2] = { -1, -1 }, errp[2] = { -1, -1 }, life[2] = { -1, -1 }, stp[2] = { -1, -1 };
+	int err = 0;
 	char pidbuf[24];
 	struct timespec dl;
 	ssize_t n;
@@ -345,8 +696,15 @@ void pmu_ext_start(struct pmu_ext *e, pid_t root)
 		set_reason(e, "cannot run '%s': %s", e->path, strerror(errno));
 		return;
 	}
-	if (pipe2(in, O_CLOEXEC) < 0 || pipe2(out, O_CLOEXEC) < 0 || pipe2(errp, O_CLOEXEC) < 0) {
+	if (pipe2(in, O_CLOEXEC) < 0 || pipe2(out, O_CLOEXEC) < 0 || pipe2(errp, O_CLOEXEC) < 0 ||
+	    pipe2(life, O_CLOEXEC) < 0 || pipe2(stp, O_CLOEXEC | O_NONBLOCK) < 0) {
+		int *fds[] = { in, out, errp, life, stp };
+
 		set_reason(e, "pipe: %s", strerror(errno));
+		for (size_t i = 0; i < PMU_ARRAY_SIZE(fds); i++)
+			for (int k = 0; k < 2; k++)
+				if (fds[i][k] >= 0)
+					close(fds[i][k]);
 		return;
 	}
 	snprintf(pidbuf, sizeof(pidbuf), "%d", (int)root);
@@ -355,32 +713,29 @@ void pmu_ext_start(struct pmu_ext *e, pid_t root)
 	 * while other threads (earlier collectors' readers) run */
 	setenv("PMU_COHORT_PID", pidbuf, 1);
 	e->pid = fork();
-	if (e->pid == 0) {
-		/* its own process group: a ^C to the terminal is pmurec's to forward */
-		setpgid(0, 0);
-		dup2(in[0], 0);
-		dup2(out[1], 1);
-		execv(e->path, e->argv);
-		err = errno;
-		if (write(errp[1], &err, sizeof(err)) < 0)
-			_exit(127);
-		_exit(127);
-	}
+	if (e->pid == 0)
+		keeper(e, in[0], out[1], errp[1], life[0], stp[1]); /* does not return */
 	unsetenv("PMU_COHORT_PID");
 	close(in[0]);
 	close(out[1]);
 	close(errp[1]);
+	close(life[0]);
+	close(stp[1]);
 	if (e->pid < 0) {
 		set_reason(e, "fork: %s", strerror(errno));
 		close(in[1]);
 		close(out[0]);
 		close(errp[0]);
+		close(life[1]);
+		close(stp[0]);
 		return;
 	}
 	e->started = true;
 	e->t_opened = pmu_now_mono_ns();
 	e->in_fd = in[1];
 	e->out_fd = out[0];
+	e->life_fd = life[1];
+	e->status_fd = stp[0];
 	while ((n = read(errp[0], &err, sizeof(err))) < 0 && errno == EINTR)
 		;
 	close(errp[0]);
@@ -388,6 +743,9 @@ void pmu_ext_start(struct pmu_ext *e, pid_t root)
 		set_reason(e, "cannot run '%s': %s", e->path, strerror(err));
 	if (pthread_create(&e->th, NULL, reader, e) != 0) {
 		set_reason(e, "cannot start a reader thread");
+		close(e->out_fd);
+		e->out_fd = -1;
+		end_collector(e);
 		return;
 	}
 	e->thread_started = true;
@@ -403,8 +761,11 @@ void pmu_ext_start(struct pmu_ext *e, pid_t root)
 	while (!e->hello && !e->eof)
 		if (pthread_cond_timedwait(&e->cv, &e->mu, &dl) == ETIMEDOUT)
 			break;
-	if (!e->hello)
+	if (!e->hello) {
 		set_reason(e, e->eof ? "the collector ended before its hello" : "no hello within %d ms", e->timeout_ms);
+		/* failed now: it does not run on beside the command, nor its helpers */
+		end_collector(e);
+	}
 	pthread_mutex_unlock(&e->mu);
 }
 
@@ -413,46 +774,61 @@ bool pmu_ext_reaped(struct pmu_ext *e, pid_t pid, int status)
 	if (!e->started || pid != e->pid || e->reaped)
 		return false;
 	e->reaped = true;
-	e->status = status;
+	read_status(e);
+	if (!e->exited)
+		e->status = status; /* the keeper died without a report */
 	return true;
 }
 
-void pmu_ext_stop(struct pmu_ext *e)
+/* Wait up to ms for the keeper to exit (until_exited: or for the
+ * collector's status to come); true once the keeper has exited. */
+static bool wait_keeper(struct pmu_ext *e, uint64_t ms, bool until_exited)
 {
-	uint64_t deadline;
+	uint64_t deadline = pmu_now_mono_ns() + ms * 1000000u;
 
-	if (!e->started)
-		return;
-	e->t_stopped = pmu_now_mono_ns();
-	close(e->in_fd);
-	e->in_fd = -1;
-	deadline = e->t_stopped + (uint64_t)e->timeout_ms * 1000000u;
 	while (!e->reaped) {
 		int st;
 		pid_t w = waitpid(e->pid, &st, WNOHANG);
 
 		if (w == e->pid) {
-			e->reaped = true;
-			e->status = st;
+			pmu_ext_reaped(e, w, st);
 			break;
 		}
 		if (w < 0 && errno != EINTR)
 			break;
-		if (pmu_now_mono_ns() >= deadline) {
-			set_reason(e, "the collector did not exit within %d ms after its input closed", e->timeout_ms);
-			kill(e->pid, SIGKILL);
-			if (waitpid(e->pid, &st, 0) == e->pid) {
-				e->reaped = true;
-				e->status = st;
-			}
-			break;
-		}
+		read_status(e);
+		if ((until_exited && e->exited) || pmu_now_mono_ns() >= deadline)
+			return false;
 		usleep(2000);
 	}
-	/* Its helpers go with it (it runs in its own process group), then
-	 * whatever it wrote is read to the end, for one more timeout at most. */
-	if (e->reaped)
-		kill(-e->pid, SIGKILL);
+	return true;
+}
+
+void pmu_ext_stop(struct pmu_ext *e)
+{
+	if (!e->started)
+		return;
+	e->t_stopped = pmu_now_mono_ns();
+	close(e->in_fd);
+	e->in_fd = -1;
+	/* the collector's own exit, within the timeout */
+	if (!wait_keeper(e, (uint64_t)e->timeout_ms, true) && !e->exited && e->life_fd >= 0)
+		set_reason(e, "the collector did not exit within %d ms after its input closed", e->timeout_ms);
+	/* Then everything it started is ended by its keeper: at once when it
+	 * ran past the timeout; a keeper that cannot end it all in another
+	 * timeout (a process in uninterruptible sleep) is killed. */
+	end_collector(e);
+	if (!wait_keeper(e, (uint64_t)e->timeout_ms, false)) {
+		set_reason(e, "its processes did not end within %d ms after it was stopped", e->timeout_ms);
+		kill(e->pid, SIGKILL);
+		while (waitpid(e->pid, NULL, 0) < 0 && errno == EINTR)
+			;
+		e->reaped = true;
+		read_status(e);
+		if (!e->exited)
+			e->status = W_EXITCODE(0, SIGKILL);
+	}
+	/* whatever it wrote is read to the end, for one more timeout at most */
 	if (e->thread_started) {
 		uint64_t until = pmu_now_mono_ns() + (uint64_t)e->timeout_ms * 1000000u;
 
@@ -476,7 +852,6 @@ void pmu_ext_stop(struct pmu_ext *e)
 	if (e->malformed)
 		add_reason(e, "%llu malformed line(s), the first: %s", (unsigned long long)e->malformed, e->first_bad);
 }
-
 
 const char *pmu_ext_reason(const struct pmu_ext *e)
 {

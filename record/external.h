@@ -16,6 +16,10 @@
  * A crash, a hang past the timeout, a malformed line or no bye is a
  * failed collector.  Records go to data/collectors/<name>/events.jsonl,
  * each attributed to the incarnation its pid belonged to at its time.
+ *
+ * pmurec's child is the collector's keeper (external.c), which starts the
+ * collector and, when it exits or fails, when the run ends or when pmurec
+ * dies (also by SIGKILL), ends it and everything it started.
  */
 #include <stdbool.h>
 #include <stdint.h>
@@ -34,11 +38,12 @@ void pmu_ext_set_timeout(struct pmu_ext *e, int timeout_ms);
 /* Give it another bundle name (when two collectors would share one). */
 void pmu_ext_rename(struct pmu_ext *e, const char *name);
 
-/* Start, and wait for the hello (or the timeout). */
+/* Start, and wait for the hello (or the timeout, then end it). */
 void pmu_ext_start(struct pmu_ext *e, pid_t root);
-/* The exit status of the program, if the follower reaped it. */
+/* pid was reaped by the follower: true if it was this collector's keeper. */
 bool pmu_ext_reaped(struct pmu_ext *e, pid_t pid, int status);
-/* Close its stdin, wait for bye and exit (or the timeout, then SIGKILL). */
+/* Close its stdin, wait for bye and exit (or the timeout, then SIGKILL),
+ * and until nothing it started is left. */
 void pmu_ext_stop(struct pmu_ext *e);
 
 /* Its name in the bundle (from hello when valid, else from the path). */

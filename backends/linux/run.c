@@ -23,6 +23,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/ptrace.h>
 #include <sys/resource.h>
 #include <sys/time.h>
@@ -780,7 +781,7 @@ int pmu_backend_run(const struct pmu_launch *l, struct pmu_cohort *c, struct pmu
 	struct sigaction sa = { 0 };
 	struct itimerval it = { { 0, 50000 }, { 0, 50000 } };
 	struct rusage ru;
-	pid_t pid;
+	pid_t pid, recorder = getpid();
 	ssize_t n;
 
 	memset(res, 0, sizeof(*res));
@@ -795,6 +796,11 @@ int pmu_backend_run(const struct pmu_launch *l, struct pmu_cohort *c, struct pmu
 	if (pid == 0) {
 		char go;
 
+		/* The command dies with the recorder: traced, by EXITKILL;
+		 * untraced (mode none), by this alone.  It is sent when the
+		 * forking thread exits: the fork stays on the main thread. */
+		if (prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0) < 0 || getppid() != recorder)
+			_exit(127);
 		close(barrier[1]);
 		close(errpipe[0]);
 		ssize_t got;
