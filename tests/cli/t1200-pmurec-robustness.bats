@@ -104,7 +104,7 @@ time.sleep(1.5)' &
 	assert_success
 	run pmuvalidate a.bundle b.bundle
 	assert_success
-	run grep -c 'tr\\ufffdue\|tr�ue' a.bundle/data/cohort.json
+	run grep -c 'tr\\ufffdue\|tr�ue' a.bundle/data/cohort.jsonl
 	assert_output --regexp '^[1-9]'
 }
 
