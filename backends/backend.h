@@ -14,6 +14,8 @@
 
 #include <jansson.h>
 
+#include "spec.h"
+
 /* ---- capability probe --------------------------------------------------- */
 
 /*
@@ -104,14 +106,9 @@ struct pmu_cohort_sink {
 	void *ctx;
 };
 
-/* Bounds of one repetition's cohort (lib/spec.h once spec 1.3 is merged):
+/* The bounds of one repetition's cohort are lib/spec.h's
+ * PMU_COHORT_MAX_INCARNATIONS / PMU_COHORT_MAX_THREADS, the validator's:
  * the recorder ends the run as truncated rather than exceed them. */
-#ifndef PMU_COHORT_MAX_INCARNATIONS
-#define PMU_COHORT_MAX_INCARNATIONS 262144
-#endif
-#ifndef PMU_COHORT_MAX_THREADS
-#define PMU_COHORT_MAX_THREADS 1048576
-#endif
 
 struct pmu_launch;
 struct pmu_tidmap;

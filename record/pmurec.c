@@ -197,12 +197,14 @@ static json_t *doc(const char *type)
 struct stream_out {
 	struct pmu_bag_file *f;
 	int err;
+	uint64_t records, bytes, ns; /* written, and the time it took (evidence, bench/record) */
 };
 
 static int stream_put(struct stream_out *s, json_t *rec)
 {
 	char buf[8192], *big = NULL;
 	const char *p = buf;
+	uint64_t t0 = pmu_now_mono_ns();
 	size_t n;
 
 	if (!rec && !s->err)
@@ -226,6 +228,11 @@ static int stream_put(struct stream_out *s, json_t *rec)
 		s->err = pmu_bag_file_write(s->f, "\n", 1);
 	}
 	free(big);
+	if (!s->err) {
+		s->records++;
+		s->bytes += n + (p != buf);
+	}
+	s->ns += pmu_now_mono_ns() - t0;
 	return s->err;
 }
 
@@ -288,8 +295,7 @@ static json_t *exit_json(int kind, int value)
  * provenance.json describes (and hashes) them at the end of each
  * repetition.  The list is bounded in number and in bytes, so that the
  * document stays far below the size a validator reads (1.3: 4 MiB): the
- * images left out are counted, written as images_omitted, and said on
- * stderr.  Distinctness is kept as 64-bit hashes of the paths, a few bytes
+ * images left out are counted, said in images_note, and on stderr.  Distinctness is kept as 64-bit hashes of the paths, a few bytes
  * per path however long.
  */
 #define IMAGES_MAX 1024
@@ -630,8 +636,8 @@ static void lc_ok(json_t *recs, uint64_t t0, uint64_t t1, const char *evidence)
 
 /* Each known collector's lifecycle, and the run's collector list. */
 static int write_collectors(const struct rep_out *w, const struct opts *o, const struct pmu_launch_result *lr,
-			    const struct pmu_cohort *c, uint64_t run_start, struct counts_out *counts, json_t *list,
-			    bool *any_failed)
+			    const struct pmu_cohort *c, const struct stream_out *cs, uint64_t run_start,
+			    struct counts_out *counts, json_t *list, bool *any_failed)
 {
 	int err = 0;
 
@@ -682,14 +688,17 @@ static int write_collectors(const struct rep_out *w, const struct opts *o, const
 		} else if (!lr->follow_ok) {
 			pmu_lc_unavailable(recs, lr->start_ns, lr->follow_reason, lr->follow_remedy);
 		} else {
-			char ev[200];
+			char ev[300], wr[120];
 
+			/* what the cohort stream took: bench/record reads it */
+			snprintf(wr, sizeof(wr), "; cohort.jsonl: %llu records, %llu bytes, written in %.1f ms",
+				 (unsigned long long)cs->records, (unsigned long long)cs->bytes, (double)cs->ns / 1e6);
 			if (o->attach)
-				snprintf(ev, sizeof(ev), "PTRACE_SEIZE of the running tree of pid %d; %zu incarnation(s) followed",
-					 (int)o->attach, c->n);
+				snprintf(ev, sizeof(ev), "PTRACE_SEIZE of the running tree of pid %d; %zu incarnation(s) followed%s",
+					 (int)o->attach, c->n, wr);
 			else
-				snprintf(ev, sizeof(ev), "PTRACE_SEIZE of the command before its exec; %zu incarnation(s) followed",
-					 c->n);
+				snprintf(ev, sizeof(ev), "PTRACE_SEIZE of the command before its exec; %zu incarnation(s) followed%s",
+					 c->n, wr);
 			lc_ok(recs, lr->start_ns, lr->end_ns, ev);
 		}
 		snprintf(rel, sizeof(rel), "collectors/%s/lifecycle.jsonl", d->name);
@@ -1054,8 +1063,8 @@ static int record_repetition(struct opts *o, struct bundle_out *b, int k, const 
 	struct pmu_launch_result lr;
 	struct pmu_cohort cohort = { 0 };
 	struct rep_out w = { b->bag, "" };
-	struct cohort_out cw = { { NULL, 0 }, NULL, &b->images, "" };
-	struct counts_out counts = { &w, { NULL, 0 }, false };
+	struct cohort_out cw = { { NULL, 0, 0, 0, 0 }, NULL, &b->images, "" };
+	struct counts_out counts = { &w, { NULL, 0, 0, 0, 0 }, false };
 	struct pmu_cohort_sink sink = cohort_sink_ops;
 	json_t *run, *list, *spans;
 	char cwd[4096], runid[33], reason[300] = "";
@@ -1181,7 +1190,7 @@ static int record_repetition(struct opts *o, struct bundle_out *b, int k, const 
 	list = json_array();
 	spans = o->ctl ? pmu_ctl_records(o->ctl, &cohort, lr.start_ns < mono ? lr.start_ns : mono, lr.end_ns)
 		       : json_array();
-	err = write_collectors(&w, o, &lr, &cohort, mono, &counts, list, &failed);
+	err = write_collectors(&w, o, &lr, &cohort, &cw.s, mono, &counts, list, &failed);
 	run = doc("run");
 	json_object_set_new(run, "run_id", json_string(runid));
 	json_object_set_new(run, "tool", json_pack("{s:s,s:s}", "name", "pmurec", "version", PMU_VERSION));
@@ -1326,13 +1335,14 @@ static int finish_bundle(struct opts *o, struct bundle_out *b, json_t *host, jso
 						    "revision", PMU_REVISION, "build_flags", PMU_BUILD_FLAGS));
 	json_object_set_new(prov, "config_hash", json_string(hex));
 	json_object_set_new(prov, "images", json_incref(b->images.list));
-#if PMU_SPEC_MINOR >= 3
-	json_object_set_new(prov, "images_omitted", json_integer((json_int_t)b->images.omitted));
-#endif
-	if (b->images.omitted)
-		fprintf(stderr, "pmurec: %zu distinct image(s) not described in provenance.json (at most %d, %u KiB of "
-			"descriptions); the bundle counts them as images_omitted\n", b->images.omitted, IMAGES_MAX,
-			IMAGES_BYTES >> 10);
+	if (b->images.omitted) {
+		char note[200];
+
+		snprintf(note, sizeof(note), "%zu distinct image(s) seen were not described: the list holds at most %d "
+			 "images and %u KiB of descriptions", b->images.omitted, IMAGES_MAX, IMAGES_BYTES >> 10);
+		json_object_set_new(prov, "images_note", json_string(note));
+		fprintf(stderr, "pmurec: provenance.json: %s\n", note);
+	}
 	json_object_set_new(prov, "environment", environment_json(o));
 	pmu_backend_settings(st);
 	json_object_set_new(prov, "settings", st);
