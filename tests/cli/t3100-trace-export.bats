@@ -17,6 +17,8 @@ setup() {
 tpy() {
 	$PY - "$2" "$3" "${4:-1}" <<EOF
 import json, sys
+sys.path.insert(0, "$BATS_TEST_DIRNAME")
+import cohort_doc
 d = json.load(open(sys.argv[1]))
 k = int(sys.argv[3])
 base = sys.argv[2] + "/data/" + ("repeats/%d/" % k if k > 1 else "")
@@ -24,16 +26,7 @@ run = json.load(open(base + "run.json"))
 try:
     inc = json.load(open(base + "cohort.json"))["incarnations"]
 except FileNotFoundError:
-    inc = {}
-    for r in map(json.loads, open(base + "cohort.jsonl")):
-        if r["type"] == "incarnation":
-            inc[r["id"]] = dict(r, tids=[])
-        elif r["type"] == "thread":
-            inc[r["inc"]]["tids"].append(r["tid"])
-        elif r["type"] == "end":
-            inc[r["inc"]].update({k: r[k] for k in ("end_ns", "comm") if k in r})
-            inc[r["inc"]]["exit"] = dict({"kind": r["exit"]}, **{k: r[k] for k in ("code", "signal") if k in r})
-    inc = list(inc.values())
+    inc = cohort_doc.load(base + "cohort.jsonl")["incarnations"]
 ev = d["traceEvents"]
 X = [e for e in ev if e["ph"] == "X"]
 def us(ns):
