@@ -825,7 +825,7 @@ json_t *an_load(const char *path, bool allow_invalid, int trace_rep, const char 
 	if (!err)
 		err = pmu_bundle_read_doc(&b, "capabilities.json", &caps);
 	if (!err)
-		err = pmu_bundle_read_doc(&b, "cohort.json", &cohort);
+		err = pmu_bundle_read_cohort(&b, 1, &cohort);
 	if (!err)
 		err = pmu_bundle_read_doc(&b, "provenance.json", &prov);
 	if (!err && trace_path) {
@@ -936,8 +936,7 @@ json_t *an_load(const char *path, bool allow_invalid, int trace_rep, const char 
 		if (r > 1) {
 			snprintf(p, sizeof(p), "repeats/%d/run.json", r);
 			pmu_bundle_read_doc(&b, p, &rr);
-			snprintf(p, sizeof(p), "repeats/%d/cohort.json", r);
-			pmu_bundle_read_doc(&b, p, &rc);
+			pmu_bundle_read_cohort(&b, r, &rc);
 		}
 		if (rr && rc) {
 			json_t *o = json_pack("{s:i,s:o}", "repetition", r, "metrics",

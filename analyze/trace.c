@@ -329,10 +329,8 @@ int pmu_export_chrome_trace(const struct pmu_bundle *b, int rep, FILE *out)
 		snprintf(doc, sizeof(doc), "repeats/%d/run.json", rep);
 		err = pmu_bundle_read_doc(b, doc, &run);
 	}
-	if (!err) {
-		snprintf(doc, sizeof(doc), "%scohort.json", dir + strlen("data/"));
-		err = pmu_bundle_read_doc(b, doc, &cohort);
-	}
+	if (!err)
+		err = pmu_bundle_read_cohort(b, rep, &cohort);
 	if (err)
 		goto out;
 	if (!uint_of(run, "start_ns", &t.start_ns))

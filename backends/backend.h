@@ -14,6 +14,8 @@
 
 #include <jansson.h>
 
+#include "spec.h"
+
 /* ---- capability probe --------------------------------------------------- */
 
 /*
@@ -51,37 +53,83 @@ struct pmu_resource {
 	const char *remedy;    /* static, when !ok */
 };
 
-struct pmu_exec {
-	uint64_t t_ns;
-	char *path;
+/*
+ * The cohort as the follower keeps it.  Each incarnation is written out as
+ * it goes (pmu_cohort_sink: its joining, its threads and execs, its
+ * resources and end), so what stays in memory for the whole run is the
+ * compact part below: what attributes records of other collectors to an
+ * incarnation (pid, threads, start, end, id).  The detail (comm, resource
+ * totals, exit) lives only while the incarnation does: once its end is
+ * written, d is freed and NULL.
+ */
+struct pmu_inc_detail {
+	char comm[32];
+	uint64_t io_read, io_write; /* own bytes, summed over threads at their exits */
+	uint32_t io_threads;    /* threads whose exit was seen and read */
+	bool io_failed;
+	int exit_kind;          /* 0 unknown, 1 exited, 2 signaled */
+	int exit_value;
+	/* the nine totals, read at the exit event; NULL until then (their
+	 * reason is then that the end was not observed) */
+	struct pmu_resource *res;
 };
 
 struct pmu_incarnation {
 	int id;                 /* 1-based; "i<id>" in the bundle */
 	int parent;             /* 0 for the root */
 	pid_t pid;
+	uint32_t ntids;
 	uint64_t boot_start;    /* /proc/PID/stat starttime, for identity */
 	uint64_t start_ns, end_ns;
 	bool ended, preexisting;
-	char comm[32];
-	pid_t *tids;
-	size_t ntids;
-	struct pmu_exec *execs;
-	size_t nexecs;
-	uint64_t io_read, io_write; /* own bytes, summed over threads at their exits */
-	size_t io_threads;      /* threads whose exit was seen and read */
-	bool io_failed;
-	int exit_kind;          /* 0 unknown, 1 exited, 2 signaled */
-	int exit_value;
-	struct pmu_resource res[PMU_RES_COUNT_];
+	pid_t *tids;            /* the pid first */
+	struct pmu_inc_detail *d; /* while not yet written out */
 };
+
+/*
+ * Where the cohort goes as it grows.  The follower calls these in the
+ * order the cohort stream needs (an incarnation before its threads, execs
+ * and end; a parent before its children): joined when an incarnation
+ * joins, thread for each of its threads (its pid first), exec at each
+ * successful exec, object for each executable mapping seen at an exit,
+ * and ended when it ends (in->ended) or, still alive, when the run is
+ * over (!in->ended); in->d is valid in every call.  A call that fails
+ * returns a negative pmu_err: the follower keeps the first (pmu_cohort.err)
+ * and calls the sink no more.
+ */
+struct pmu_cohort_sink {
+	int (*joined)(void *ctx, const struct pmu_incarnation *in);
+	int (*thread)(void *ctx, const struct pmu_incarnation *in, pid_t tid);
+	int (*exec)(void *ctx, const struct pmu_incarnation *in, uint64_t t, const char *path);
+	int (*object)(void *ctx, const char *path);
+	int (*ended)(void *ctx, const struct pmu_incarnation *in);
+	void *ctx;
+};
+
+/* The bounds of one repetition's cohort are lib/spec.h's
+ * PMU_COHORT_MAX_INCARNATIONS / PMU_COHORT_MAX_THREADS, the validator's:
+ * the recorder ends the run as truncated rather than exceed them. */
+
+struct pmu_launch;
+struct pmu_tidmap;
 
 struct pmu_cohort {
 	struct pmu_incarnation *incs;
 	size_t n, cap;
-	char **objects;         /* executable file mappings seen at exits */
-	size_t nobjects;
+	size_t nthreads;        /* thread records, over all incarnations */
 	size_t live_tasks;      /* traced tasks not yet reaped */
+	/* the bounds in force (0: the spec's), and why the cohort stopped
+	 * growing ("" while it grows) */
+	size_t max_incs, max_threads;
+	char limit_reason[120];
+	int err;                /* the sink's first error */
+	const struct pmu_cohort_sink *sink;
+	size_t live_incs;       /* incarnations not yet ended */
+	struct pmu_tidmap *tidmap; /* live tid -> incarnation, while following */
+	/* the follower's: who hears of tasks joining, and how */
+	const struct pmu_launch *launch;
+	unsigned task_flags;
+	uint32_t *by_pid;       /* indices sorted by (pid, start), after the run */
 };
 
 extern const char *const pmu_res_names[PMU_RES_COUNT_];
@@ -115,6 +163,8 @@ struct pmu_launch {
 	 * as truncated, with the reason written to why. */
 	bool (*over_bound)(void *ctx, char *why, size_t n);
 	void *ctx;
+	/* the cohort's records, as they happen (NULL: kept in memory only) */
+	const struct pmu_cohort_sink *sink;
 };
 
 #define PMU_TASK_ROOT_PREEXEC 1u   /* the launched root, held before its exec */
@@ -156,7 +206,8 @@ extern volatile int pmu_backend_abort;
 void pmu_cohort_release(struct pmu_cohort *c);
 
 /* The incarnation that pid was during [t0, t1], with tid among its
- * threads, or NULL: how records from outside the follower are attributed. */
+ * threads, or NULL: how records from outside the follower are attributed.
+ * After pmu_backend_run() it is a binary search over the pid index. */
 const struct pmu_incarnation *pmu_cohort_find(const struct pmu_cohort *c, pid_t pid, pid_t tid, uint64_t t0,
 					      uint64_t t1);
 
@@ -201,10 +252,22 @@ const char *pmu_counting_cgroup_problem(const struct pmu_counting *k);
 bool pmu_counting_usable(const struct pmu_counting *k, char *why, size_t n, const char **remedy);
 /*
  * The records of data/collectors/counting/counts.jsonl (header excluded),
- * in stream order, as a new JSON array the caller json_decref()s; evidence
- * gets the lifecycle's attach evidence.  run_start/run_end bound the times.
+ * in stream order, handed to emit as they are made, each a new reference
+ * that emit releases: a thread's counts when it is reaped, an
+ * incarnation's totals once it and all its counted threads have ended
+ * (pmu_counting_inc_end), the rest at pmu_counting_finish().  So memory
+ * holds only what is still running.  Set before the run; run_start bounds
+ * the fallback times.  Without an output the counts are dropped.
  */
-json_t *pmu_counting_records(struct pmu_counting *k, const struct pmu_cohort *c, uint64_t run_start,
-			     uint64_t run_end, char *evidence, size_t n);
+void pmu_counting_set_output(struct pmu_counting *k, int (*emit)(void *ctx, json_t *rec), void *ctx,
+			     uint64_t run_start);
+/* Incarnation inc has ended at end_ns (its totals may be written). */
+void pmu_counting_inc_end(struct pmu_counting *k, int inc, uint64_t end_ns);
+/*
+ * After pmu_counting_stop(): the totals of what was still running, the
+ * cohort totals and cgroup statistics; evidence gets the lifecycle's
+ * attach evidence.  Returns 0 or the first negative pmu_err of emit.
+ */
+int pmu_counting_finish(struct pmu_counting *k, uint64_t run_end, char *evidence, size_t n);
 
 #endif

@@ -3,8 +3,9 @@
  *
  * The spine: probe the host, fork the command behind a barrier, follow
  * its process tree (backends/), and write run.json, capabilities.json,
- * provenance.json, cohort.json, spans.jsonl and one lifecycle per known
- * collector through the bag writer, which finalizes atomically.  The
+ * provenance.json, cohort.jsonl (while following), spans.jsonl and one
+ * lifecycle per known collector through the bag writer, which finalizes
+ * atomically.  The
  * collectors that later versions add (counting, sampling, syscalls,
  * scheduling) are recorded as unavailable, with that reason, when the
  * mode asks for them.
@@ -155,9 +156,13 @@ struct opts {
 };
 
 static const char *const mode_names[] = { "none", "light", "full" };
-static struct pmu_bag *bag;
-/* the repetition being written: "" for the first, "repeats/<k>/" after */
-static char scope[32];
+
+/* Where one repetition's files go: its bag, and "" for the first
+ * repetition or "repeats/<k>/" after. */
+struct rep_out {
+	struct pmu_bag *bag;
+	char scope[32];
+};
 
 static void on_signal(int sig, siginfo_t *si, void *uc)
 {
@@ -169,13 +174,13 @@ static void on_signal(int sig, siginfo_t *si, void *uc)
 		pmu_backend_stop_signal = sig;
 }
 
-static int put_json(const char *rel0, json_t *j)
+static int put_json(const struct rep_out *w, const char *rel0, json_t *j)
 {
 	char rel[256];
 
 	snprintf(rel, sizeof(rel), "%s%s",
-		 strcmp(rel0, "capabilities.json") && strcmp(rel0, "provenance.json") ? scope : "", rel0);
-	return pmu_bag_put_json(bag, rel, j);
+		 strcmp(rel0, "capabilities.json") && strcmp(rel0, "provenance.json") ? w->scope : "", rel0);
+	return pmu_bag_put_json(w->bag, rel, j);
 }
 
 static json_t *units_of(const char *doc_type, const char *stream)
@@ -188,42 +193,96 @@ static json_t *doc(const char *type)
 	return json_pack("{s:s,s:s,s:o}", "spec", PMU_SPEC_VERSION, "type", type, "units", units_of(type, NULL));
 }
 
-/* A JSON Lines stream: header, then records, one per line. */
-static int put_stream(const char *rel0, const char *kind, json_t *records)
+/*
+ * A JSON Lines stream written as its records come: the bag file buffers
+ * and hashes (lib/bag.c), a record is formatted on the stack when it fits.
+ * The first error sticks: later records are not written, and the close
+ * returns it, so a short stream is never taken for a whole one.
+ */
+struct stream_out {
+	struct pmu_bag_file *f;
+	int err;
+	uint64_t records, bytes, ns; /* written, and the time it took (evidence, bench/record) */
+};
+
+static int stream_put(struct stream_out *s, json_t *rec)
+{
+	char buf[8192], *big = NULL;
+	const char *p = buf;
+	uint64_t t0 = pmu_now_mono_ns();
+	size_t n;
+
+	if (!rec && !s->err)
+		s->err = pmu_error(PMU_ERR_NOMEM, "out of memory");
+	if (s->err || !s->f) {
+		json_decref(rec);
+		return s->err;
+	}
+	n = json_dumpb(rec, buf, sizeof(buf) - 1, JSON_COMPACT | JSON_PRESERVE_ORDER);
+	if (n >= sizeof(buf) - 1) {
+		p = big = json_dumps(rec, JSON_COMPACT | JSON_PRESERVE_ORDER);
+		n = big ? strlen(big) : 0;
+	}
+	json_decref(rec);
+	if (!p || !n) {
+		s->err = pmu_error(PMU_ERR_NOMEM, "out of memory");
+	} else if (p == buf) {
+		buf[n++] = '\n';
+		s->err = pmu_bag_file_write(s->f, buf, n);
+	} else if (!(s->err = pmu_bag_file_write(s->f, p, n))) {
+		s->err = pmu_bag_file_write(s->f, "\n", 1);
+	}
+	free(big);
+	if (!s->err) {
+		s->records++;
+		s->bytes += n + (p != buf);
+	}
+	s->ns += pmu_now_mono_ns() - t0;
+	return s->err;
+}
+
+/* Open w's stream rel0 of kind and write its header. */
+static int stream_open(const struct rep_out *w, struct stream_out *s, const char *rel0, const char *kind)
 {
 	char rel[256];
-	struct pmu_bag_file *f;
-	json_t *h = json_pack("{s:s,s:s,s:s,s:o}", "type", "header", "spec", PMU_SPEC_VERSION, "stream", kind,
-			      "units", units_of(NULL, kind));
+
+	snprintf(rel, sizeof(rel), "%s%s", w->scope, rel0);
+	s->f = NULL;
+	s->err = pmu_bag_file_open(w->bag, rel, &s->f);
+	if (s->err)
+		return s->err;
+	return stream_put(s, json_pack("{s:s,s:s,s:s,s:o}", "type", "header", "spec", PMU_SPEC_VERSION, "stream",
+				       kind, "units", units_of(NULL, kind)));
+}
+
+/* Close s (if open); 0 only when every record was written and the file is durable. */
+static int stream_close(struct stream_out *s)
+{
+	int err = s->err;
+
+	if (s->f) {
+		int e2 = pmu_bag_file_close(s->f);
+
+		err = err ? err : e2;
+	}
+	s->f = NULL;
+	s->err = err;
+	return err;
+}
+
+/* A JSON Lines stream: header, then records (taken), one per line. */
+static int put_stream(const struct rep_out *w, const char *rel0, const char *kind, json_t *records)
+{
+	struct stream_out s;
 	size_t i;
 	json_t *r;
-	int err;
 
-	snprintf(rel, sizeof(rel), "%s%s", scope, rel0);
-	err = pmu_bag_file_open(bag, rel, &f);
-
-	if (err) {
-		json_decref(h);
-		json_decref(records);
-		return err;
-	}
-	json_array_insert_new(records, 0, h);
-	json_array_foreach(records, i, r) {
-		char *s = json_dumps(r, JSON_COMPACT | JSON_PRESERVE_ORDER);
-
-		err = s ? pmu_bag_file_write(f, s, strlen(s)) : pmu_error(PMU_ERR_NOMEM, "out of memory");
-		if (!err)
-			err = pmu_bag_file_write(f, "\n", 1);
-		free(s);
-		if (err)
-			break;
-	}
+	if (!stream_open(w, &s, rel0, kind))
+		json_array_foreach(records, i, r)
+			if (stream_put(&s, json_incref(r)))
+				break;
 	json_decref(records);
-	if (err) {
-		pmu_bag_file_close(f);
-		return err;
-	}
-	return pmu_bag_file_close(f);
+	return stream_close(&s);
 }
 
 static json_t *exit_json(int kind, int value)
@@ -235,58 +294,259 @@ static json_t *exit_json(int kind, int value)
 	return json_pack("{s:s}", "kind", "unknown");
 }
 
-static json_t *cohort_json(const struct pmu_cohort *c)
+/* ---- the images of provenance.json ---------------------------------------
+ *
+ * Every distinct exec path and executable mapping is noted as it is seen;
+ * provenance.json describes (and hashes) them at the end of each
+ * repetition.  The list is bounded in number and in bytes, so that the
+ * document stays far below the size a validator reads (1.3: 4 MiB): the
+ * images left out are counted, said in images_note, and on stderr.  Distinctness is kept as 64-bit hashes of the paths, a few bytes
+ * per path however long.
+ */
+#define IMAGES_MAX 1024
+#define IMAGES_BYTES (2u << 20)
+
+struct images {
+	json_t *list;           /* the described images */
+	size_t bytes;           /* their serialized size */
+	char **pending;         /* noted, to describe at the repetition's end */
+	const char **pending_role;
+	size_t npending;
+	size_t omitted;
+	uint64_t *seen;         /* open addressing, 0 empty */
+	size_t seen_cap, nseen;
+};
+
+static uint64_t path_hash(const char *p)
 {
-	json_t *incs = json_array();
+	uint64_t h = 1469598103934665603ull;
 
-	for (size_t i = 0; i < c->n; i++) {
-		const struct pmu_incarnation *in = &c->incs[i];
-		json_t *o = json_object(), *tids = json_array(), *ex = json_array(), *res = json_object(),
-		       *fields = json_object();
-		char id[32];
+	for (; *p; p++)
+		h = (h ^ (unsigned char)*p) * 1099511628211ull;
+	return h ? h : 1;
+}
 
-		snprintf(id, sizeof(id), "i%d", in->id);
-		json_object_set_new(o, "id", json_string(id));
-		json_object_set_new(o, "pid", json_integer(in->pid));
-		json_object_set_new(o, "start_ns", json_integer((json_int_t)in->start_ns));
-		if (in->ended)
-			json_object_set_new(o, "end_ns", json_integer((json_int_t)in->end_ns));
-		if (in->parent) {
-			snprintf(id, sizeof(id), "i%d", in->parent);
-			json_object_set_new(o, "parent", json_string(id));
-		}
-		json_object_set_new(o, "preexisting", json_boolean(in->preexisting));
-		json_object_set_new(o, "comm", pmu_json_text(in->comm[0] ? in->comm : "?"));
-		for (size_t k = 0; k < in->ntids; k++)
-			json_array_append_new(tids, json_integer(in->tids[k]));
-		json_object_set_new(o, "tids", tids);
-		for (size_t k = 0; k < in->nexecs; k++)
-			json_array_append_new(ex, json_pack("{s:I,s:o}", "t_ns", (json_int_t)in->execs[k].t_ns, "path",
-							    pmu_json_text(in->execs[k].path)));
-		json_object_set_new(o, "exec", ex);
-		json_object_set_new(o, "exit", exit_json(in->exit_kind, in->exit_value));
-		for (int r = 0; r < PMU_RES_COUNT_; r++) {
-			const struct pmu_resource *x = &in->res[r];
-			json_t *st;
+/* True when p was not seen before (it is now). */
+static bool images_first(struct images *im, const char *p)
+{
+	uint64_t h = path_hash(p);
+	size_t i;
 
-			if (x->ok) {
-				json_object_set_new(res, pmu_res_names[r], json_integer((json_int_t)x->value));
-				st = json_pack("{s:s,s:s}", "status", "ok", "source", x->source);
-			} else {
-				st = json_pack("{s:s,s:s,s:s}", "status", "unavailable", "reason", x->reason, "remedy",
-					       x->remedy ? x->remedy
-					       : in->ended ? "none: the process ended before it could be read"
-							   : "none: it was still running when the recording ended");
-				if (x->source)
-					json_object_set_new(st, "source", json_string(x->source));
+	if (2 * (im->nseen + 1) > im->seen_cap) {
+		size_t cap = im->seen_cap ? 2 * im->seen_cap : 1024;
+		uint64_t *v = calloc(cap, sizeof(*v));
+
+		if (!v)
+			return false; /* out of memory: count it as seen */
+		for (size_t k = 0; k < im->seen_cap; k++)
+			if (im->seen[k]) {
+				for (i = im->seen[k] & (cap - 1); v[i]; i = (i + 1) & (cap - 1))
+					;
+				v[i] = im->seen[k];
 			}
-			json_object_set_new(fields, pmu_res_names[r], st);
-		}
-		json_object_set_new(res, "fields", fields);
-		json_object_set_new(o, "resources", res);
-		json_array_append_new(incs, o);
+		free(im->seen);
+		im->seen = v;
+		im->seen_cap = cap;
 	}
-	return incs;
+	for (i = h & (im->seen_cap - 1); im->seen[i]; i = (i + 1) & (im->seen_cap - 1))
+		if (im->seen[i] == h)
+			return false;
+	im->seen[i] = h;
+	im->nseen++;
+	return true;
+}
+
+static void images_note(struct images *im, const char *path, const char *role)
+{
+	char **v;
+	const char **r;
+
+	if (!images_first(im, path))
+		return;
+	if (json_array_size(im->list) + im->npending >= IMAGES_MAX) {
+		im->omitted++;
+		return;
+	}
+	v = realloc(im->pending, (im->npending + 1) * sizeof(*v));
+	if (v)
+		im->pending = v;
+	r = v ? realloc(im->pending_role, (im->npending + 1) * sizeof(*r)) : NULL;
+	if (r)
+		im->pending_role = r;
+	if (!v || !r || !(v[im->npending] = strdup(path))) {
+		im->omitted++;
+		return;
+	}
+	r[im->npending++] = role;
+}
+
+/* Describe what was noted, within the byte bound. */
+static void images_describe(struct images *im)
+{
+	for (size_t i = 0; i < im->npending; i++) {
+		json_t *d = pmu_image_describe(im->pending[i], im->pending_role[i]);
+		size_t n = d ? json_dumpb(d, NULL, 0, JSON_COMPACT) : 0;
+
+		if (!d || im->bytes + n > IMAGES_BYTES) {
+			json_decref(d);
+			im->omitted++;
+		} else {
+			im->bytes += n;
+			json_array_append_new(im->list, d);
+		}
+		free(im->pending[i]);
+	}
+	im->npending = 0;
+}
+
+static void images_release(struct images *im)
+{
+	for (size_t i = 0; i < im->npending; i++)
+		free(im->pending[i]);
+	free(im->pending);
+	free(im->pending_role);
+	free(im->seen);
+	json_decref(im->list);
+	memset(im, 0, sizeof(*im));
+}
+
+/* ---- the cohort stream (spec 1.3: data/cohort.jsonl) ---------------------
+ *
+ * The follower hands each incarnation over as it joins, execs and ends
+ * (backend.h, pmu_cohort_sink); its records go to the stream at once, in
+ * the follower's order, so a parent's record precedes its children's and
+ * every record of an incarnation precedes its end.  Nothing of a finished
+ * incarnation stays here.
+ */
+struct cohort_out {
+	struct stream_out s;
+	struct pmu_counting *counting; /* told of each end, to total its counts */
+	struct images *images;
+	char root_comm[32];     /* the root's last comm, for run.json of an attached tree */
+};
+
+static int cohort_joined(void *ctx, const struct pmu_incarnation *in)
+{
+	struct cohort_out *w = ctx;
+	char id[24], parent[24];
+	json_t *r;
+
+	snprintf(id, sizeof(id), "i%d", in->id);
+	r = json_pack("{s:s,s:s,s:i,s:I,s:b}", "type", "incarnation", "id", id, "pid", (int)in->pid, "start_ns",
+		      (json_int_t)in->start_ns, "preexisting", in->preexisting);
+	if (r && in->parent) {
+		snprintf(parent, sizeof(parent), "i%d", in->parent);
+		json_object_set_new(r, "parent", json_string(parent));
+	}
+	if (in->id == 1)
+		snprintf(w->root_comm, sizeof(w->root_comm), "%s", in->d->comm);
+	return stream_put(&w->s, r);
+}
+
+static int cohort_thread(void *ctx, const struct pmu_incarnation *in, pid_t tid)
+{
+	struct cohort_out *w = ctx;
+	char id[24];
+
+	snprintf(id, sizeof(id), "i%d", in->id);
+	return stream_put(&w->s, json_pack("{s:s,s:s,s:i}", "type", "thread", "inc", id, "tid", (int)tid));
+}
+
+static int cohort_exec(void *ctx, const struct pmu_incarnation *in, uint64_t t, const char *path)
+{
+	struct cohort_out *w = ctx;
+	char id[24];
+
+	snprintf(id, sizeof(id), "i%d", in->id);
+	if (w->images && strcmp(path, "?"))
+		images_note(w->images, path, "exec");
+	return stream_put(&w->s, json_pack("{s:s,s:s,s:I,s:o}", "type", "exec", "inc", id, "t_ns", (json_int_t)t,
+					   "path", pmu_json_text(path)));
+}
+
+static int cohort_object(void *ctx, const char *path)
+{
+	struct cohort_out *w = ctx;
+
+	if (w->images)
+		images_note(w->images, path, "object");
+	return 0;
+}
+
+static int cohort_ended(void *ctx, const struct pmu_incarnation *in)
+{
+	struct cohort_out *w = ctx;
+	const struct pmu_inc_detail *d = in->d;
+	char id[24];
+	json_t *r;
+	int err = 0;
+
+	snprintf(id, sizeof(id), "i%d", in->id);
+	for (int k = 0; !err && k < PMU_RES_COUNT_; k++) {
+		const struct pmu_resource *x = d->res ? &d->res[k] : NULL;
+
+		r = json_pack("{s:s,s:s,s:s,s:s}", "type", "resource", "inc", id, "field", pmu_res_names[k], "status",
+			      x && x->ok ? "ok" : "unavailable");
+		if (r && x && x->source)
+			json_object_set_new(r, "source", json_string(x->source));
+		if (r && x && x->ok) {
+			json_object_set_new(r, pmu_res_names[k], json_integer((json_int_t)x->value));
+		} else if (r) {
+			json_object_set_new(r, "reason",
+					    pmu_json_text(x ? x->reason : "the incarnation's end was not observed"));
+			json_object_set_new(r, "remedy",
+					    json_string(x && x->remedy ? x->remedy
+							: in->ended ? "none: the process ended before it could be read"
+								    : "none: it was still running when the recording ended"));
+		}
+		err = stream_put(&w->s, r);
+	}
+	r = json_pack("{s:s,s:s}", "type", "end", "inc", id);
+	if (r && in->ended)
+		json_object_set_new(r, "end_ns", json_integer((json_int_t)in->end_ns));
+	if (r) {
+		json_object_set_new(r, "comm", pmu_json_text(d->comm[0] ? d->comm : "?"));
+		json_object_set_new(r, "exit", json_string(d->exit_kind == 1 ? "exited" : d->exit_kind == 2 ? "signaled"
+											    : "unknown"));
+		if (d->exit_kind == 1)
+			json_object_set_new(r, "code", json_integer(d->exit_value));
+		else if (d->exit_kind == 2)
+			json_object_set_new(r, "signal", json_integer(d->exit_value));
+	}
+	if (in->id == 1)
+		snprintf(w->root_comm, sizeof(w->root_comm), "%s", d->comm);
+	if (!err)
+		err = stream_put(&w->s, r);
+	else
+		json_decref(r);
+	if (in->ended)
+		pmu_counting_inc_end(w->counting, in->id, in->end_ns);
+	return err;
+}
+
+static const struct pmu_cohort_sink cohort_sink_ops = {
+	cohort_joined, cohort_thread, cohort_exec, cohort_object, cohort_ended, NULL,
+};
+
+/* The counting collector's records, to their stream as they come. */
+struct counts_out {
+	const struct rep_out *w;
+	struct stream_out s;
+	bool opened;
+};
+
+static int counts_emit(void *ctx, json_t *rec)
+{
+	struct counts_out *c = ctx;
+
+	if (!c->opened) {
+		c->opened = true;
+		if (stream_open(c->w, &c->s, "collectors/counting/counts.jsonl", "counts")) {
+			json_decref(rec);
+			return c->s.err;
+		}
+	}
+	return stream_put(&c->s, rec);
 }
 
 static bool looks_secret(const char *name)
@@ -338,26 +598,6 @@ static int config_hash(const struct opts *o, char hex[PMU_SHA256_HEX])
 	return err;
 }
 
-/* Add the images a repetition executed and mapped to imgs (seen: paths so far). */
-static void images_add(json_t *imgs, json_t *seen, const struct pmu_cohort *c)
-{
-	for (size_t i = 0; i < c->n; i++)
-		for (size_t k = 0; k < c->incs[i].nexecs; k++) {
-			const char *p = c->incs[i].execs[k].path;
-
-			if (json_object_get(seen, p))
-				continue;
-			json_object_set_new(seen, p, json_true());
-			json_array_append_new(imgs, pmu_image_describe(p, "exec"));
-		}
-	for (size_t i = 0; i < c->nobjects; i++) {
-		if (json_object_get(seen, c->objects[i]))
-			continue;
-		json_object_set_new(seen, c->objects[i], json_true());
-		json_array_append_new(imgs, pmu_image_describe(c->objects[i], "object"));
-	}
-}
-
 static int probe(bool json)
 {
 	json_t *host = json_object(), *caps = json_array(), *x;
@@ -400,8 +640,9 @@ static void lc_ok(json_t *recs, uint64_t t0, uint64_t t1, const char *evidence)
 }
 
 /* Each known collector's lifecycle, and the run's collector list. */
-static int write_collectors(const struct opts *o, const struct pmu_launch_result *lr,
-			    const struct pmu_cohort *c, uint64_t run_start, json_t *list, bool *any_failed)
+static int write_collectors(const struct rep_out *w, const struct opts *o, const struct pmu_launch_result *lr,
+			    const struct pmu_cohort *c, const struct stream_out *cs, uint64_t run_start,
+			    struct counts_out *counts, json_t *list, bool *any_failed)
 {
 	int err = 0;
 
@@ -429,19 +670,21 @@ static int write_collectors(const struct opts *o, const struct pmu_launch_result
 		} else if (!strcmp(d->name, "counting") && lr->follow_ok && o->counting) {
 			char why[512], ev[400];
 			const char *remedy = NULL;
-			json_t *recs2 = pmu_counting_records(o->counting, c, run_start < lr->start_ns ? run_start : lr->start_ns,
-							     lr->end_ns, ev, sizeof(ev));
 
-			if (!recs2)
-				err = pmu_error(PMU_ERR_NOMEM, "out of memory");
+			/* the counts written while following, then the rest */
+			err = pmu_counting_finish(o->counting, lr->end_ns, ev, sizeof(ev));
+			if (!err && !counts->opened) {
+				counts->opened = true;
+				err = stream_open(w, &counts->s, "collectors/counting/counts.jsonl", "counts");
+			}
+			if (!err)
+				err = stream_close(&counts->s);
+			if (err)
+				; /* the recorder's own failure: no bundle */
 			else if (!pmu_counting_usable(o->counting, why, sizeof(why), &remedy))
 				pmu_lc_unavailable(recs, lr->start_ns, why, remedy);
 			else
 				lc_ok(recs, lr->start_ns, lr->end_ns, ev);
-			if (recs2 && !err)
-				err = put_stream("collectors/counting/counts.jsonl", "counts", recs2);
-			else
-				json_decref(recs2);
 		} else if (!d->built) {
 			char why[200];
 
@@ -450,18 +693,24 @@ static int write_collectors(const struct opts *o, const struct pmu_launch_result
 		} else if (!lr->follow_ok) {
 			pmu_lc_unavailable(recs, lr->start_ns, lr->follow_reason, lr->follow_remedy);
 		} else {
-			char ev[200];
+			char ev[300], wr[120];
 
+			/* what the cohort stream took: bench/record reads it */
+			snprintf(wr, sizeof(wr), "; cohort.jsonl: %llu records, %llu bytes, written in %.1f ms",
+				 (unsigned long long)cs->records, (unsigned long long)cs->bytes, (double)cs->ns / 1e6);
 			if (o->attach)
-				snprintf(ev, sizeof(ev), "PTRACE_SEIZE of the running tree of pid %d; %zu incarnation(s) followed",
-					 (int)o->attach, c->n);
+				snprintf(ev, sizeof(ev), "PTRACE_SEIZE of the running tree of pid %d; %zu incarnation(s) followed%s",
+					 (int)o->attach, c->n, wr);
 			else
-				snprintf(ev, sizeof(ev), "PTRACE_SEIZE of the command before its exec; %zu incarnation(s) followed",
-					 c->n);
+				snprintf(ev, sizeof(ev), "PTRACE_SEIZE of the command before its exec; %zu incarnation(s) followed%s",
+					 c->n, wr);
 			lc_ok(recs, lr->start_ns, lr->end_ns, ev);
 		}
 		snprintf(rel, sizeof(rel), "collectors/%s/lifecycle.jsonl", d->name);
-		err = put_stream(rel, "lifecycle", recs);
+		if (!err)
+			err = put_stream(w, rel, "lifecycle", recs);
+		else
+			json_decref(recs);
 	}
 	for (size_t i = 0; !err && i < o->next; i++) {
 		struct pmu_ext *e = o->ext[i];
@@ -471,13 +720,13 @@ static int write_collectors(const struct opts *o, const struct pmu_launch_result
 		json_array_append_new(list, json_pack("{s:s,s:b}", "name", pmu_ext_name(e), "requested", 1));
 		if (json_array_size(ev)) {
 			snprintf(rel, sizeof(rel), "collectors/%s/events.jsonl", pmu_ext_name(e));
-			err = put_stream(rel, "events", ev);
+			err = put_stream(w, rel, "events", ev);
 		} else {
 			json_decref(ev);
 		}
 		snprintf(rel, sizeof(rel), "collectors/%s/lifecycle.jsonl", pmu_ext_name(e));
 		if (!err)
-			err = put_stream(rel, "lifecycle", pmu_ext_lifecycle(e, c));
+			err = put_stream(w, rel, "lifecycle", pmu_ext_lifecycle(e, c));
 		*any_failed |= pmu_ext_failed(e);
 	}
 	return err;
@@ -782,7 +1031,7 @@ struct bundle_out {
 	struct pmu_bag *bag;
 	int mode;
 	json_t *runs;           /* each repetition's run.json, written at the end */
-	json_t *images, *seen;
+	struct images images;
 	int reps, code;
 	bool failed;
 };
@@ -806,7 +1055,7 @@ static void random_hex(char *out, size_t bytes)
 		snprintf(out + 2 * i, 3, "%02x", rnd[i]);
 }
 
-static json_t *argv_json(const struct opts *o, const struct pmu_cohort *cohort, char *cwd, size_t cwdsz)
+static json_t *argv_json(const struct opts *o, const char *root_comm, char *cwd, size_t cwdsz)
 {
 	json_t *argvj = json_array();
 
@@ -825,7 +1074,7 @@ static json_t *argv_json(const struct opts *o, const struct pmu_cohort *cohort, 
 					json_array_append_new(argvj, pmu_json_text(cl + i));
 		free(cl);
 		if (!json_array_size(argvj))
-			json_array_append_new(argvj, pmu_json_text(cohort->n ? cohort->incs[0].comm : "?"));
+			json_array_append_new(argvj, pmu_json_text(root_comm[0] ? root_comm : "?"));
 		snprintf(path, sizeof(path), "/proc/%d/cwd", (int)o->attach);
 		k = readlink(path, cwd, cwdsz - 1);
 		if (k > 0)
@@ -872,18 +1121,24 @@ static int record_repetition(struct opts *o, struct bundle_out *b, int k, const 
 	struct pmu_launch l = { 0 };
 	struct pmu_launch_result lr;
 	struct pmu_cohort cohort = { 0 };
-	json_t *run, *coh, *list, *spans;
+	struct rep_out w = { b->bag, "" };
+	struct cohort_out cw = { { NULL, 0, 0, 0, 0 }, NULL, &b->images, "" };
+	struct counts_out counts = { &w, { NULL, 0, 0, 0, 0 }, false };
+	struct pmu_cohort_sink sink = cohort_sink_ops;
+	json_t *run, *list, *spans;
 	char cwd[4096], runid[33], reason[300] = "";
 	const char *result = "complete";
 	uint64_t mono = pmu_now_mono_ns();
 	int saved_mode = o->mode, err, code;
 	bool failed;
+	const char *lim = getenv("PMUREC_TEST_MAX_INCARNATIONS");
 
-	bag = b->bag;
-	if (k == 1)
-		scope[0] = '\0';
-	else
-		snprintf(scope, sizeof(scope), "repeats/%d/", k);
+	if (k > 1)
+		snprintf(w.scope, sizeof(w.scope), "repeats/%d/", k);
+	sink.ctx = &cw;
+	/* tests reach the cohort's bound with a lower one; it is never raised */
+	if (lim && strtoull(lim, NULL, 10) > 0 && strtoull(lim, NULL, 10) < PMU_COHORT_MAX_INCARNATIONS)
+		cohort.max_incs = (size_t)strtoull(lim, NULL, 10);
 	o->mode = b->mode;
 	o->ext = calloc(o->next_specs + 1, sizeof(*o->ext));
 	o->next = 0;
@@ -906,7 +1161,17 @@ static int record_repetition(struct opts *o, struct bundle_out *b, int k, const 
 		l.on_task = task_joined;
 		l.on_task_end = task_ended;
 		l.on_task_exec = task_exec;
+		pmu_counting_set_output(o->counting, counts_emit, &counts, mono);
 	}
+	cw.counting = o->counting;
+	err = stream_open(&w, &cw.s, "cohort.jsonl", "cohort");
+	if (err) {
+		fprintf(stderr, "pmurec: cannot write '%s': %s\n", b->path, pmu_error_detail());
+		*exit_code = EXIT_RECORDER;
+		code = REP_ABORT;
+		goto out;
+	}
+	l.sink = &sink;
 	l.argv = g_argv;
 	l.child_nofile = g_nofile;
 	l.attach_pid = o->attach;
@@ -918,6 +1183,12 @@ static int record_repetition(struct opts *o, struct bundle_out *b, int k, const 
 	l.over_bound = over_bound;
 	l.ctx = o;
 	err = pmu_backend_run(&l, &cohort, &lr);
+	{
+		/* every incarnation has its end now: the stream is whole */
+		int e2 = stream_close(&cw.s);
+
+		err = err ? err : e2;
+	}
 	if (o->ctl)
 		pmu_ctl_stop(o->ctl);
 	for (size_t i = 0; i < o->next; i++)
@@ -978,12 +1249,12 @@ static int record_repetition(struct opts *o, struct bundle_out *b, int k, const 
 	list = json_array();
 	spans = o->ctl ? pmu_ctl_records(o->ctl, &cohort, lr.start_ns < mono ? lr.start_ns : mono, lr.end_ns)
 		       : json_array();
-	err = write_collectors(o, &lr, &cohort, mono, list, &failed);
+	err = write_collectors(&w, o, &lr, &cohort, &cw.s, mono, &counts, list, &failed);
 	run = doc("run");
 	json_object_set_new(run, "run_id", json_string(runid));
 	json_object_set_new(run, "tool", json_pack("{s:s,s:s}", "name", "pmurec", "version", PMU_VERSION));
 	json_object_set_new(run, "mode", json_string(mode_names[o->mode]));
-	json_object_set_new(run, "argv", argv_json(o, &cohort, cwd, sizeof(cwd)));
+	json_object_set_new(run, "argv", argv_json(o, cw.root_comm, cwd, sizeof(cwd)));
 	json_object_set_new(run, "cwd", pmu_json_text(cwd));
 	json_object_set_new(run, "start_ns", json_integer((json_int_t)(lr.start_ns < mono ? lr.start_ns : mono)));
 	json_object_set_new(run, "end_ns", json_integer((json_int_t)lr.end_ns));
@@ -1017,28 +1288,19 @@ static int record_repetition(struct opts *o, struct bundle_out *b, int k, const 
 					      "wait4 rusage of the command (includes the descendants it waited for)"));
 	json_array_append_new(b->runs, run);
 
-	coh = doc("cohort");
-	json_object_set_new(coh, "root", json_string("i1"));
-	json_object_set_new(coh, "incarnations", cohort_json(&cohort));
 	if (!err)
-		err = put_json("cohort.json", coh);
-	else
-		json_decref(coh);
-	if (!err)
-		err = put_stream("spans.jsonl", "spans", spans);
+		err = put_stream(&w, "spans.jsonl", "spans", spans);
 	else
 		json_decref(spans);
-	images_add(b->images, b->seen, &cohort);
 	if (!l.follow && !o->attach) {
 		/* mode none follows no exec: describe the command that was run */
 		char *path = resolve_command(g_argv[0]);
 
-		if (path && !json_object_get(b->seen, path)) {
-			json_object_set_new(b->seen, path, json_true());
-			json_array_append_new(b->images, pmu_image_describe(path, "exec"));
-		}
+		if (path)
+			images_note(&b->images, path, "exec");
 		free(path);
 	}
+	images_describe(&b->images);
 	b->reps = k;
 	if (lr.detached)
 		fprintf(stderr, "pmurec: %s\n", lr.detach_reason);
@@ -1080,6 +1342,9 @@ static int record_repetition(struct opts *o, struct bundle_out *b, int k, const 
 		code = REP_OK;
 	}
 out:
+	/* on the way out after a failure: the bag is aborted, the handles go */
+	stream_close(&cw.s);
+	stream_close(&counts.s);
 	for (size_t i = 0; i < o->next; i++)
 		pmu_ext_free(o->ext[i]);
 	free(o->ext);
@@ -1102,25 +1367,25 @@ static int finish_bundle(struct opts *o, struct bundle_out *b, json_t *host, jso
 	size_t i;
 	json_t *run;
 	int err = 0;
+	struct rep_out w = { b->bag, "" };
 
-	bag = b->bag;
 	json_array_foreach(b->runs, i, run) {
 		if (i == 0 && o->repeat > 1)
 			json_object_set_new(run, "repeat", json_integer(b->reps));
 		if (i == 0 && o->warmup)
 			json_object_set_new(run, "warmup", json_integer(o->warmup));
 		if (i == 0)
-			scope[0] = '\0';
+			w.scope[0] = '\0';
 		else
-			snprintf(scope, sizeof(scope), "repeats/%zu/", i + 1);
+			snprintf(w.scope, sizeof(w.scope), "repeats/%zu/", i + 1);
 		if (!err)
-			err = put_json("run.json", json_incref(run));
+			err = put_json(&w, "run.json", json_incref(run));
 	}
-	scope[0] = '\0';
+	w.scope[0] = '\0';
 	c = json_pack("{s:s,s:s,s:o,s:O,s:O}", "spec", PMU_SPEC_VERSION, "type", "capabilities", "units",
 		      units_of("capabilities", NULL), "host", host, "capabilities", caps);
 	if (!err)
-		err = put_json("capabilities.json", c);
+		err = put_json(&w, "capabilities.json", c);
 	else
 		json_decref(c);
 	config_hash(o, hex);
@@ -1128,12 +1393,20 @@ static int finish_bundle(struct opts *o, struct bundle_out *b, json_t *host, jso
 	json_object_set_new(prov, "tool", json_pack("{s:s,s:s,s:s,s:s}", "name", "pmurec", "version", PMU_VERSION,
 						    "revision", PMU_REVISION, "build_flags", PMU_BUILD_FLAGS));
 	json_object_set_new(prov, "config_hash", json_string(hex));
-	json_object_set_new(prov, "images", json_incref(b->images));
+	json_object_set_new(prov, "images", json_incref(b->images.list));
+	if (b->images.omitted) {
+		char note[200];
+
+		snprintf(note, sizeof(note), "%zu distinct image(s) seen were not described: the list holds at most %d "
+			 "images and %u KiB of descriptions", b->images.omitted, IMAGES_MAX, IMAGES_BYTES >> 10);
+		json_object_set_new(prov, "images_note", json_string(note));
+		fprintf(stderr, "pmurec: provenance.json: %s\n", note);
+	}
 	json_object_set_new(prov, "environment", environment_json(o));
 	pmu_backend_settings(st);
 	json_object_set_new(prov, "settings", st);
 	if (!err)
-		err = put_json("provenance.json", prov);
+		err = put_json(&w, "provenance.json", prov);
 	else
 		json_decref(prov);
 	if (!err)
@@ -1285,8 +1558,7 @@ int main(int argc, char **argv)
 		else
 			snprintf(out[i].path, sizeof(out[i].path), "%s", o.out);
 		out[i].runs = json_array();
-		out[i].images = json_array();
-		out[i].seen = json_object();
+		out[i].images.list = json_array();
 		err = pmu_bag_open(&out[i].bag, out[i].path, &bo);
 		if (err) {
 			/* a path that cannot or may not be a bundle is a usage error */
@@ -1297,8 +1569,7 @@ int main(int argc, char **argv)
 				if (k < i)
 					pmu_bag_abort(out[k].bag);
 				json_decref(out[k].runs);
-				json_decref(out[k].images);
-				json_decref(out[k].seen);
+				images_release(&out[k].images);
 			}
 			json_decref(modes);
 			env_free(&o);
@@ -1371,8 +1642,7 @@ int main(int argc, char **argv)
 				code = EXIT_RECORDER;
 		}
 		json_decref(out[i].runs);
-		json_decref(out[i].images);
-		json_decref(out[i].seen);
+		images_release(&out[i].images);
 	}
 	for (int i = 0; !aborted && i < nout; i++)
 		if (out[i].failed)

@@ -80,6 +80,15 @@ struct ktask {
 	struct kread r[];       /* per event */
 };
 
+/* An incarnation's counts, summed as its threads end. */
+struct kinc {
+	size_t tasks, open;     /* counted threads, and those still open */
+	uint64_t t_last;        /* the latest end among its threads */
+	uint64_t end_ns;
+	bool ended;
+	struct pmu_cnt_sum *sum; /* [event], from the first thread's end */
+};
+
 struct fallback {
 	uint64_t t;
 	char what[64];
@@ -98,11 +107,21 @@ struct pmu_counting {
 	long long paranoid;
 	struct fallback fb[8];
 	int nfb;
+	/* the tasks whose counters are open; a task's counts are written
+	 * (and it is freed) when it ends */
 	struct ktask **tasks;
-	size_t ntasks, cap;
-	size_t *open_idx;       /* indices of tasks with open fds */
-	size_t nopen, open_cap;
+	size_t nopen, cap;
 	size_t threads_counted, open_failures;
+	/* per incarnation (by id - 1), while it has counts not yet totalled */
+	struct kinc **incs;
+	size_t nincs;
+	size_t incs_counted;
+	struct pmu_cnt_sum *cohort;  /* [event]: the totals so far */
+	int (*emit)(void *ctx, json_t *rec);
+	void *emit_ctx;
+	uint64_t run_start;
+	bool prelude_done;
+	int err;                /* emit's first error */
 	/* cohort cgroup */
 	bool cg_tried, cg_ok, cg_made;
 	char cg_reason[400];
@@ -528,11 +547,37 @@ int pmu_counting_new(const struct pmu_counting_opts *o, struct pmu_counting **ou
 	return 0;
 }
 
+static struct kinc *kinc_of(struct pmu_counting *k, int inc, bool make)
+{
+	if (inc < 1)
+		return NULL;
+	if ((size_t)inc > k->nincs) {
+		size_t n = k->nincs ? k->nincs : 64;
+		struct kinc **v;
+
+		if (!make)
+			return NULL;
+		while (n < (size_t)inc)
+			n *= 2;
+		if (!(v = realloc(k->incs, n * sizeof(*v))))
+			return NULL;
+		memset(v + k->nincs, 0, (n - k->nincs) * sizeof(*v));
+		k->incs = v;
+		k->nincs = n;
+	}
+	if (!k->incs[inc - 1] && make)
+		k->incs[inc - 1] = calloc(1, sizeof(struct kinc));
+	return k->incs[inc - 1];
+}
+
 static struct ktask *task_new(struct pmu_counting *k, int inc, pid_t tid)
 {
+	struct kinc *ki = kinc_of(k, inc, true);
 	struct ktask *t;
 
-	if (k->ntasks == k->cap) {
+	if (!ki)
+		return NULL;
+	if (k->nopen == k->cap) {
 		size_t cap = k->cap ? 2 * k->cap : 64;
 		struct ktask **v = realloc(k->tasks, cap * sizeof(*v));
 
@@ -540,15 +585,6 @@ static struct ktask *task_new(struct pmu_counting *k, int inc, pid_t tid)
 			return NULL;
 		k->tasks = v;
 		k->cap = cap;
-	}
-	if (k->nopen == k->open_cap) {
-		size_t cap = k->open_cap ? 2 * k->open_cap : 64;
-		size_t *v = realloc(k->open_idx, cap * sizeof(*v));
-
-		if (!v)
-			return NULL;
-		k->open_idx = v;
-		k->open_cap = cap;
 	}
 	t = calloc(1, sizeof(*t) + (size_t)k->nev * sizeof(struct kread));
 	if (!t)
@@ -563,8 +599,9 @@ static struct ktask *task_new(struct pmu_counting *k, int inc, pid_t tid)
 	t->tid = tid;
 	t->inc = inc;
 	t->open = true;
-	k->open_idx[k->nopen++] = k->ntasks;
-	k->tasks[k->ntasks++] = t;
+	k->tasks[k->nopen++] = t;
+	ki->tasks++;
+	ki->open++;
 	return t;
 }
 
@@ -613,7 +650,7 @@ void pmu_counting_task(struct pmu_counting *k, int inc, pid_t pid, pid_t tid, un
 		return;
 	/* a tid seen again while its counters are open: the same task */
 	for (size_t i = 0; i < k->nopen; i++)
-		if (k->tasks[k->open_idx[i]]->tid == tid)
+		if (k->tasks[i]->tid == tid)
 			return;
 	task = task_new(k, inc, tid);
 	if (!task) {
@@ -685,9 +722,15 @@ static void close_fds(struct pmu_counting *k, int *fds)
 		}
 }
 
+static void emit_counts(struct pmu_counting *k, const struct ktask *task, struct kinc *ki);
+static void emit_total(struct pmu_counting *k, int inc);
+
+/* The task at tasks[oi] ended at t: read, close, write its counts, free it;
+ * its incarnation's totals follow when nothing of it is left open. */
 static void end_task(struct pmu_counting *k, size_t oi, uint64_t t)
 {
-	struct ktask *task = k->tasks[k->open_idx[oi]];
+	struct ktask *task = k->tasks[oi];
+	struct kinc *ki = kinc_of(k, task->inc, false);
 
 	read_groups(k, task->fd, task->r, 0);
 	for (int i = 0; i < k->nev; i++)
@@ -698,7 +741,16 @@ static void end_task(struct pmu_counting *k, size_t oi, uint64_t t)
 	task->open = false;
 	task->ended = true;
 	task->t_end = t;
-	k->open_idx[oi] = k->open_idx[--k->nopen];
+	k->tasks[oi] = k->tasks[--k->nopen];
+	if (ki) {
+		if (t > ki->t_last)
+			ki->t_last = t;
+		emit_counts(k, task, ki);
+		ki->open--;
+		if (ki->ended && !ki->open)
+			emit_total(k, task->inc);
+	}
+	free(task);
 }
 
 void pmu_counting_task_end(struct pmu_counting *k, int inc, pid_t tid, uint64_t t)
@@ -707,7 +759,7 @@ void pmu_counting_task_end(struct pmu_counting *k, int inc, pid_t tid, uint64_t 
 	if (!k)
 		return;
 	for (size_t i = 0; i < k->nopen; i++)
-		if (k->tasks[k->open_idx[i]]->tid == tid) {
+		if (k->tasks[i]->tid == tid) {
 			end_task(k, i, t);
 			return;
 		}
@@ -724,13 +776,13 @@ void pmu_counting_task_exec(struct pmu_counting *k, int inc, pid_t pid, pid_t fo
 	if (!k)
 		return;
 	for (size_t i = 0; i < k->nopen; i++)
-		if (k->tasks[k->open_idx[i]]->tid == pid) {
+		if (k->tasks[i]->tid == pid) {
 			end_task(k, i, t);
 			break;
 		}
 	for (size_t i = 0; i < k->nopen; i++)
-		if (k->tasks[k->open_idx[i]]->tid == former_tid) {
-			k->tasks[k->open_idx[i]]->tid = pid;
+		if (k->tasks[i]->tid == former_tid) {
+			k->tasks[i]->tid = pid;
 			break;
 		}
 }
@@ -884,14 +936,21 @@ void pmu_counting_free(struct pmu_counting *k)
 {
 	if (!k)
 		return;
+	k->emit = NULL; /* whatever was not written is dropped now */
 	if (!k->stopped)
 		pmu_counting_stop(k, pmu_now_mono_ns());
-	for (size_t i = 0; i < k->ntasks; i++) {
+	for (size_t i = 0; i < k->nopen; i++) {
 		free(k->tasks[i]->fd);
 		free(k->tasks[i]);
 	}
 	free(k->tasks);
-	free(k->open_idx);
+	for (size_t i = 0; i < k->nincs; i++)
+		if (k->incs[i]) {
+			free(k->incs[i]->sum);
+			free(k->incs[i]);
+		}
+	free(k->incs);
+	free(k->cohort);
 	free(k->cpus);
 	free(k->cgfd);
 	free(k->cgr);
@@ -958,23 +1017,6 @@ static void judge_read(const struct pmu_counting *k, const struct kev *e, const 
 	}
 }
 
-struct ord {
-	uint64_t t;
-	int kind;               /* 0 count (task), 1 total (incarnation) */
-	size_t idx;
-};
-
-static int cmp_ord(const void *a, const void *b)
-{
-	const struct ord *x = a, *y = b;
-
-	if (x->t != y->t)
-		return x->t < y->t ? -1 : 1;
-	if (x->kind != y->kind)
-		return x->kind - y->kind;
-	return x->idx < y->idx ? -1 : x->idx > y->idx;
-}
-
 static void add_cgstats(json_t *out, const struct pmu_cgsnap *a, const struct pmu_cgsnap *b, const char *scope,
 			uint64_t t)
 {
@@ -1031,45 +1073,55 @@ static void add_cgstats(json_t *out, const struct pmu_cgsnap *a, const struct pm
 	pmu_cgdelta_release(&d);
 }
 
-json_t *pmu_counting_records(struct pmu_counting *k, const struct pmu_cohort *c, uint64_t run_start,
-			     uint64_t run_end, char *evidence, size_t en)
+void pmu_counting_set_output(struct pmu_counting *k, int (*emit)(void *ctx, json_t *rec), void *ctx,
+			     uint64_t run_start)
 {
-	json_t *out = json_array();
-	struct ord *ord = NULL;
-	size_t nord = 0;
-	struct pmu_cnt_sum *tot = NULL;     /* [inc][event] */
-	uint64_t *inc_t = NULL;
-	size_t ninc = c->n;
+	if (!k)
+		return;
+	k->emit = emit;
+	k->emit_ctx = ctx;
+	k->run_start = run_start;
+}
 
-	if (!out)
-		return NULL;
-	/* scope */
-	{
-		json_t *o = json_pack("{s:s,s:s,s:s}", "type", "scope", "requested",
-				      k->o.scope == PMU_SCOPE_AUTO ? "auto" : k->o.scope == PMU_SCOPE_CGROUP ? "cgroup"
-													     : "inherit",
-				      "used", k->cg_ok ? "cgroup" : "inherit");
+/* One record out (rec is taken); after emit's first error, none. */
+static void put(struct pmu_counting *k, json_t *rec)
+{
+	if (!rec && !k->err)
+		k->err = pmu_error(PMU_ERR_NOMEM, "out of memory");
+	if (rec && k->emit && !k->err)
+		k->err = k->emit(k->emit_ctx, json_incref(rec));
+	json_decref(rec);
+}
 
-		if (!k->cg_tried) {
-			json_object_set_new(o, "status", json_string("not-requested"));
-		} else if (k->cg_ok) {
-			json_object_set_new(o, "status", json_string("ok"));
-			json_object_set_new(o, "cgroup", pmu_json_text(k->cg.path));
-			if (k->cg.controllers[0])
-				json_object_set_new(o, "controllers", pmu_json_text(k->cg.controllers));
-			if (k->cg.notes[0])
-				json_object_set_new(o, "note", pmu_json_text(k->cg.notes));
-		} else {
-			json_object_set_new(o, "status", json_string("unavailable"));
-			json_object_set_new(o, "reason", pmu_json_text(k->cg_reason));
-			json_object_set_new(o, "remedy", json_string(k->cg_remedy));
-		}
-		json_array_append_new(out, o);
+/* What the stream says first: the scope, the counters, the fallbacks. */
+static void prelude(struct pmu_counting *k)
+{
+	json_t *o;
+
+	if (k->prelude_done)
+		return;
+	k->prelude_done = true;
+	o = json_pack("{s:s,s:s,s:s}", "type", "scope", "requested",
+		      k->o.scope == PMU_SCOPE_AUTO ? "auto" : k->o.scope == PMU_SCOPE_CGROUP ? "cgroup" : "inherit",
+		      "used", k->cg_ok ? "cgroup" : "inherit");
+	if (!k->cg_tried) {
+		json_object_set_new(o, "status", json_string("not-requested"));
+	} else if (k->cg_ok) {
+		json_object_set_new(o, "status", json_string("ok"));
+		json_object_set_new(o, "cgroup", pmu_json_text(k->cg.path));
+		if (k->cg.controllers[0])
+			json_object_set_new(o, "controllers", pmu_json_text(k->cg.controllers));
+		if (k->cg.notes[0])
+			json_object_set_new(o, "note", pmu_json_text(k->cg.notes));
+	} else {
+		json_object_set_new(o, "status", json_string("unavailable"));
+		json_object_set_new(o, "reason", pmu_json_text(k->cg_reason));
+		json_object_set_new(o, "remedy", json_string(k->cg_remedy));
 	}
+	put(k, o);
 	for (int i = 0; i < k->nev; i++) {
 		const struct kev *e = &k->ev[i];
 		char cfg[24];
-		json_t *o;
 
 		snprintf(cfg, sizeof(cfg), "0x%" PRIx64, e->s->config);
 		o = json_pack("{s:s,s:s,s:s,s:s,s:s,s:I,s:s,s:b,s:b,s:b}", "type", "counter", "name", e->s->name,
@@ -1094,129 +1146,157 @@ json_t *pmu_counting_records(struct pmu_counting *k, const struct pmu_cohort *c,
 		}
 		if (e->s->note[0])
 			json_object_set_new(o, "note", pmu_json_text(e->s->note));
-		json_array_append_new(out, o);
+		put(k, o);
 	}
 	for (int i = 0; i < k->nfb; i++) {
-		uint64_t t = k->fb[i].t < run_start ? run_start : k->fb[i].t;
-		json_t *o = json_pack("{s:s,s:I,s:s,s:s}", "type", "fallback", "t_ns", (json_int_t)t, "what",
-				      k->fb[i].what, "reason", k->fb[i].reason);
+		uint64_t t = k->fb[i].t < k->run_start ? k->run_start : k->fb[i].t;
 
+		o = json_pack("{s:s,s:I,s:s,s:s}", "type", "fallback", "t_ns", (json_int_t)t, "what", k->fb[i].what,
+			      "reason", k->fb[i].reason);
 		if (k->fb[i].counter[0])
 			json_object_set_new(o, "counter", pmu_json_text(k->fb[i].counter));
-		json_array_append_new(out, o);
+		put(k, o);
 	}
-	/* counts and per-incarnation totals, in time order */
-	tot = calloc(ninc * (size_t)(k->nev ? k->nev : 1), sizeof(*tot));
-	inc_t = calloc(ninc ? ninc : 1, sizeof(*inc_t));
-	ord = calloc(k->ntasks + ninc + 1, sizeof(*ord));
-	if (!tot || !inc_t || !ord)
-		goto oom;
-	for (size_t i = 0; i < ninc * (size_t)k->nev; i++)
-		pmu_cnt_sum_init(&tot[i]);
-	for (size_t i = 0; i < k->ntasks; i++) {
-		const struct ktask *task = k->tasks[i];
-		uint64_t t = task->t_end;
+}
 
-		if (task->inc < 1 || (size_t)task->inc > ninc)
-			continue;
-		if (t > run_end)
-			t = run_end;
-		ord[nord++] = (struct ord){ t, 0, i };
-		if (t > inc_t[task->inc - 1])
-			inc_t[task->inc - 1] = t;
-	}
-	for (size_t i = 0; i < ninc; i++) {
-		const struct pmu_incarnation *in = &c->incs[i];
-		uint64_t t = inc_t[i];
+/* A thread's count records, at its end; its values join its incarnation's sums. */
+static void emit_counts(struct pmu_counting *k, const struct ktask *task, struct kinc *ki)
+{
+	char label[48], inc[24];
 
-		if (!t)
-			continue; /* no thread of it was counted */
-		if (in->ended && in->end_ns > t && in->end_ns <= run_end)
-			t = in->end_ns;
-		ord[nord++] = (struct ord){ t, 1, i };
-	}
-	qsort(ord, nord, sizeof(*ord), cmp_ord);
-	for (size_t x = 0; x < nord; x++) {
-		if (ord[x].kind == 0) {
-			const struct ktask *task = k->tasks[ord[x].idx];
-			char label[48];
-
-			snprintf(label, sizeof(label), "thread %d", (int)task->tid);
-			for (int i = 0; i < k->nev; i++) {
-				const struct kev *e = &k->ev[i];
-				const struct kread *r = &task->r[i];
-				struct pmu_cnt_val v;
-				json_t *o;
-				char inc[24];
-
-				if (!e->avail)
-					continue;
-				judge_read(k, e, r, &v);
-				pmu_cnt_sum_add(&tot[(size_t)(task->inc - 1) * (size_t)k->nev + (size_t)i], &v, label);
-				snprintf(inc, sizeof(inc), "i%d", task->inc);
-				o = json_pack("{s:s,s:I,s:s,s:I,s:s}", "type", "count", "t_ns", (json_int_t)ord[x].t, "inc",
-					      inc, "tid", (json_int_t)task->tid, "counter", e->s->name);
-				put_val(o, e, &v);
-				if (r->state == RD_OK) {
-					if (r->running)
-						json_object_set_new(o, is_ns(e) ? "raw_ns" : "raw",
-								    json_integer((json_int_t)r->raw));
-					json_object_set_new(o, "enabled_ns", json_integer((json_int_t)r->enabled));
-					json_object_set_new(o, "running_ns", json_integer((json_int_t)r->running));
-					if (r->has_lost)
-						json_object_set_new(o, "lost", json_integer((json_int_t)r->lost));
-				}
-				json_array_append_new(out, o);
-			}
-		} else {
-			size_t ii = ord[x].idx;
-			char inc[24];
-
-			snprintf(inc, sizeof(inc), "i%d", c->incs[ii].id);
-			for (int i = 0; i < k->nev; i++) {
-				const struct kev *e = &k->ev[i];
-				struct pmu_cnt_sum *s = &tot[ii * (size_t)k->nev + (size_t)i];
-				json_t *o;
-
-				if (!e->avail)
-					continue;
-				size_t parts = s->parts;
-
-				pmu_cnt_sum_done(s);
-				o = json_pack("{s:s,s:I,s:s,s:s,s:I}", "type", "total", "t_ns", (json_int_t)ord[x].t, "inc",
-					      inc, "counter", e->s->name, "threads", (json_int_t)parts);
-				put_val(o, e, &s->v);
-				json_array_append_new(out, o);
-			}
+	if (!ki->sum) {
+		if (!(ki->sum = calloc((size_t)(k->nev ? k->nev : 1), sizeof(*ki->sum)))) {
+			if (!k->err)
+				k->err = pmu_error(PMU_ERR_NOMEM, "out of memory");
+			return;
 		}
+		for (int i = 0; i < k->nev; i++)
+			pmu_cnt_sum_init(&ki->sum[i]);
 	}
-	/* cohort totals: the sum of the incarnations, and the cgroup's own */
+	prelude(k);
+	snprintf(label, sizeof(label), "thread %d", (int)task->tid);
+	snprintf(inc, sizeof(inc), "i%d", task->inc);
 	for (int i = 0; i < k->nev; i++) {
 		const struct kev *e = &k->ev[i];
-		struct pmu_cnt_sum s;
+		const struct kread *r = &task->r[i];
+		struct pmu_cnt_val v;
 		json_t *o;
 
 		if (!e->avail)
 			continue;
-		pmu_cnt_sum_init(&s);
-		for (size_t x = 0; x < nord; x++)
-			if (ord[x].kind == 1) {
-				char label[48];
+		judge_read(k, e, r, &v);
+		pmu_cnt_sum_add(&ki->sum[i], &v, label);
+		o = json_pack("{s:s,s:I,s:s,s:I,s:s}", "type", "count", "t_ns", (json_int_t)task->t_end, "inc", inc,
+			      "tid", (json_int_t)task->tid, "counter", e->s->name);
+		if (!o) {
+			put(k, NULL);
+			continue;
+		}
+		put_val(o, e, &v);
+		if (r->state == RD_OK) {
+			if (r->running)
+				json_object_set_new(o, is_ns(e) ? "raw_ns" : "raw", json_integer((json_int_t)r->raw));
+			json_object_set_new(o, "enabled_ns", json_integer((json_int_t)r->enabled));
+			json_object_set_new(o, "running_ns", json_integer((json_int_t)r->running));
+			if (r->has_lost)
+				json_object_set_new(o, "lost", json_integer((json_int_t)r->lost));
+		}
+		put(k, o);
+	}
+}
 
-				snprintf(label, sizeof(label), "incarnation i%d", c->incs[ord[x].idx].id);
-				pmu_cnt_sum_add(&s, &tot[ord[x].idx * (size_t)k->nev + (size_t)i].v, label);
-			}
-		size_t parts = s.parts;
+/* An incarnation's totals, once nothing of it is open; then it is forgotten. */
+static void emit_total(struct pmu_counting *k, int id)
+{
+	struct kinc *ki = kinc_of(k, id, false);
+	uint64_t t;
+	char inc[24], label[48];
 
+	if (!ki)
+		return;
+	k->incs[id - 1] = NULL;
+	t = ki->t_last;
+	if (ki->ended && ki->end_ns > t)
+		t = ki->end_ns;
+	if (ki->sum && !k->cohort && (k->cohort = calloc((size_t)(k->nev ? k->nev : 1), sizeof(*k->cohort))))
+		for (int i = 0; i < k->nev; i++)
+			pmu_cnt_sum_init(&k->cohort[i]);
+	if (ki->sum && !k->cohort && !k->err)
+		k->err = pmu_error(PMU_ERR_NOMEM, "out of memory");
+	snprintf(inc, sizeof(inc), "i%d", id);
+	snprintf(label, sizeof(label), "incarnation i%d", id);
+	for (int i = 0; ki->sum && k->cohort && i < k->nev; i++) {
+		const struct kev *e = &k->ev[i];
+		struct pmu_cnt_sum *sm = &ki->sum[i];
+		size_t parts = sm->parts;
+		json_t *o;
+
+		if (!e->avail)
+			continue;
+		pmu_cnt_sum_done(sm);
+		pmu_cnt_sum_add(&k->cohort[i], &sm->v, label);
+		o = json_pack("{s:s,s:I,s:s,s:s,s:I}", "type", "total", "t_ns", (json_int_t)t, "inc", inc, "counter",
+			      e->s->name, "threads", (json_int_t)parts);
+		if (o)
+			put_val(o, e, &sm->v);
+		put(k, o);
+	}
+	if (ki->sum)
+		k->incs_counted++;
+	free(ki->sum);
+	free(ki);
+}
+
+void pmu_counting_inc_end(struct pmu_counting *k, int inc, uint64_t end_ns)
+{
+	struct kinc *ki = k ? kinc_of(k, inc, false) : NULL;
+
+	if (!ki)
+		return;
+	ki->ended = true;
+	ki->end_ns = end_ns;
+	if (!ki->open)
+		emit_total(k, inc);
+}
+
+int pmu_counting_finish(struct pmu_counting *k, uint64_t run_end, char *evidence, size_t en)
+{
+	json_t *cg;
+	size_t i;
+	json_t *o;
+
+	prelude(k);
+	/* the totals of what was still running when the run ended */
+	for (size_t x = 0; x < k->nincs; x++)
+		if (k->incs[x])
+			emit_total(k, (int)x + 1);
+	/* cohort totals: the sum of the incarnations, and the cgroup's own */
+	for (int ei = 0; ei < k->nev; ei++) {
+		const struct kev *e = &k->ev[ei];
+		struct pmu_cnt_sum s;
+		size_t parts;
+
+		if (!e->avail)
+			continue;
+		if (k->cohort)
+			s = k->cohort[ei];
+		else
+			pmu_cnt_sum_init(&s);
+		parts = s.parts;
 		pmu_cnt_sum_done(&s);
 		o = json_pack("{s:s,s:I,s:s,s:s,s:I}", "type", "cohort", "t_ns", (json_int_t)run_end, "counter",
 			      e->s->name, "scope", "incarnations", "parts", (json_int_t)parts);
-		put_val(o, e, &s.v);
-		json_array_append_new(out, o);
+		if (o)
+			put_val(o, e, &s.v);
+		put(k, o);
 		if (!k->cg_tried)
 			continue;
 		o = json_pack("{s:s,s:I,s:s,s:s}", "type", "cohort", "t_ns", (json_int_t)run_end, "counter", e->s->name,
 			      "scope", "cgroup");
+		if (!o) {
+			put(k, NULL);
+			continue;
+		}
 		if (!k->cg_ok || !k->cg_count_ok) {
 			json_object_set_new(o, "status", json_string("unavailable"));
 			json_object_set_new(o, "reason", pmu_json_text(!k->cg_ok ? k->cg_reason : k->cg_count_reason));
@@ -1228,7 +1308,7 @@ json_t *pmu_counting_records(struct pmu_counting *k, const struct pmu_cohort *c,
 			for (int cc = 0; cc < k->ncpus; cc++) {
 				struct pmu_cnt_val v;
 				char label[32];
-				struct kread r = k->cgr[cc * k->nev + i];
+				struct kread r = k->cgr[cc * k->nev + ei];
 
 				/* a cgroup event's times advance only while the
 				 * cgroup runs on that CPU: none at all means the
@@ -1248,31 +1328,21 @@ json_t *pmu_counting_records(struct pmu_counting *k, const struct pmu_cohort *c,
 			json_object_set_new(o, "parts", json_integer((json_int_t)parts));
 			put_val(o, e, &s.v);
 		}
-		json_array_append_new(out, o);
+		put(k, o);
 	}
-	if (k->cg_ok && k->cg_snap_ok)
-		add_cgstats(out, &k->cg_a, &k->cg_b, "cgroup", run_end);
-	if (k->cg_ok && k->sys_snap_ok)
-		add_cgstats(out, &k->sys_a, &k->sys_b, "system", run_end);
-	if (evidence) {
-		size_t ninc_counted = 0;
-
-		for (size_t i = 0; i < ninc; i++)
-			ninc_counted += inc_t[i] != 0;
+	cg = json_array();
+	if (cg && k->cg_ok && k->cg_snap_ok)
+		add_cgstats(cg, &k->cg_a, &k->cg_b, "cgroup", run_end);
+	if (cg && k->cg_ok && k->sys_snap_ok)
+		add_cgstats(cg, &k->sys_a, &k->sys_b, "system", run_end);
+	json_array_foreach(cg, i, o)
+		put(k, json_incref(o));
+	json_decref(cg);
+	if (evidence)
 		snprintf(evidence, en,
 			 "perf_event_open per thread at its first ptrace stop: %zu thread(s) of %zu incarnation(s) "
 			 "counted in %d group(s)%s%s",
-			 k->threads_counted, ninc_counted, k->ngrp, k->cg_count_ok ? "; cgroup counted on every CPU" : "",
+			 k->threads_counted, k->incs_counted, k->ngrp, k->cg_count_ok ? "; cgroup counted on every CPU" : "",
 			 k->open_failures ? "; some opens failed (see the count records)" : "");
-	}
-	free(ord);
-	free(tot);
-	free(inc_t);
-	return out;
-oom:
-	free(ord);
-	free(tot);
-	free(inc_t);
-	json_decref(out);
-	return NULL;
+	return k->err;
 }

@@ -43,77 +43,244 @@ const char *const pmu_res_names[PMU_RES_COUNT_] = {
 	"voluntary_switches", "involuntary_switches", "read_bytes", "write_bytes",
 };
 
+/*
+ * Live tid -> incarnation index: the follower looks up the task of every
+ * wait event, so a scan of the cohort would make following quadratic in
+ * its size.  Open addressing, linear probing; a deleted slot is a
+ * tombstone until the next rehash.  Only tasks of incarnations not yet
+ * ended are here: memory follows what runs, not what ran.
+ */
+struct pmu_tidmap {
+	size_t cap, used, tombs; /* used: live keys */
+	struct tidslot {
+		pid_t tid;       /* 0 empty, -1 deleted */
+		int32_t idx;
+	} *s;
+};
+
+static size_t tid_hash(pid_t tid, size_t cap)
+{
+	return ((uint32_t)tid * 2654435761u) & (cap - 1);
+}
+
+static void tidmap_free(struct pmu_tidmap *m)
+{
+	if (m)
+		free(m->s);
+	free(m);
+}
+
+static long tidmap_get(const struct pmu_tidmap *m, pid_t tid)
+{
+	if (!m || tid <= 0)
+		return -1;
+	for (size_t i = tid_hash(tid, m->cap);; i = (i + 1) & (m->cap - 1)) {
+		if (m->s[i].tid == tid)
+			return m->s[i].idx;
+		if (m->s[i].tid == 0)
+			return -1;
+	}
+}
+
+static int tidmap_grow(struct pmu_tidmap *m)
+{
+	size_t cap = 64;
+	struct tidslot *s;
+
+	while (cap < 4 * (m->used + 1))
+		cap *= 2;
+	if (!(s = calloc(cap, sizeof(*s))))
+		return -1;
+	for (size_t i = 0; i < m->cap; i++)
+		if (m->s[i].tid > 0) {
+			size_t j = tid_hash(m->s[i].tid, cap);
+
+			while (s[j].tid)
+				j = (j + 1) & (cap - 1);
+			s[j] = m->s[i];
+		}
+	free(m->s);
+	m->s = s;
+	m->cap = cap;
+	m->tombs = 0;
+	return 0;
+}
+
+/* tid now belongs to idx (the newest incarnation wins). */
+static int tidmap_put(struct pmu_tidmap **mp, pid_t tid, long idx)
+{
+	struct pmu_tidmap *m = *mp;
+	size_t i;
+
+	if (!m && !(m = *mp = calloc(1, sizeof(*m))))
+		return -1;
+	if (2 * (m->used + m->tombs + 1) > m->cap && tidmap_grow(m) < 0)
+		return -1;
+	for (i = tid_hash(tid, m->cap); m->s[i].tid != 0; i = (i + 1) & (m->cap - 1))
+		if (m->s[i].tid == tid) {
+			m->s[i].idx = (int32_t)idx;
+			return 0;
+		}
+	/* not present: the probe stopped at an empty slot; reuse a tombstone before it */
+	for (size_t j = tid_hash(tid, m->cap); j != i; j = (j + 1) & (m->cap - 1))
+		if (m->s[j].tid == -1) {
+			m->s[j] = (struct tidslot){ tid, (int32_t)idx };
+			m->tombs--;
+			m->used++;
+			return 0;
+		}
+	m->s[i] = (struct tidslot){ tid, (int32_t)idx };
+	m->used++;
+	return 0;
+}
+
+/* Forget tid if it still belongs to idx. */
+static void tidmap_del(struct pmu_tidmap *m, pid_t tid, long idx)
+{
+	if (!m || tid <= 0)
+		return;
+	for (size_t i = tid_hash(tid, m->cap);; i = (i + 1) & (m->cap - 1)) {
+		if (m->s[i].tid == 0)
+			return;
+		if (m->s[i].tid == tid) {
+			if (m->s[i].idx == idx) {
+				m->s[i].tid = -1;
+				m->used--;
+				m->tombs++;
+			}
+			return;
+		}
+	}
+}
+
 void pmu_cohort_release(struct pmu_cohort *c)
 {
 	for (size_t i = 0; i < c->n; i++) {
 		free(c->incs[i].tids);
-		for (size_t k = 0; k < c->incs[i].nexecs; k++)
-			free(c->incs[i].execs[k].path);
-		free(c->incs[i].execs);
+		if (c->incs[i].d)
+			free(c->incs[i].d->res);
+		free(c->incs[i].d);
 	}
 	free(c->incs);
-	for (size_t i = 0; i < c->nobjects; i++)
-		free(c->objects[i]);
-	free(c->objects);
+	free(c->by_pid);
+	tidmap_free(c->tidmap);
 	memset(c, 0, sizeof(*c));
+}
+
+static bool has_tid(const struct pmu_incarnation *in, pid_t tid)
+{
+	for (uint32_t k = 0; k < in->ntids; k++)
+		if (in->tids[k] == tid)
+			return true;
+	return false;
+}
+
+static bool find_ok(const struct pmu_incarnation *in, pid_t pid, pid_t tid, uint64_t t0, uint64_t t1)
+{
+	return in->pid == pid && t0 >= in->start_ns && !(in->ended && t1 > in->end_ns) && has_tid(in, tid);
 }
 
 const struct pmu_incarnation *pmu_cohort_find(const struct pmu_cohort *c, pid_t pid, pid_t tid, uint64_t t0,
 					      uint64_t t1)
 {
-	for (size_t i = 0; i < c->n; i++) {
-		const struct pmu_incarnation *in = &c->incs[i];
+	if (c->by_pid) {
+		/* the first index of pid, then its incarnations in start order */
+		size_t lo = 0, hi = c->n;
 
-		if (in->pid != pid || t0 < in->start_ns || (in->ended && t1 > in->end_ns))
-			continue;
-		for (size_t k = 0; k < in->ntids; k++)
-			if (in->tids[k] == tid)
-				return in;
+		while (lo < hi) {
+			size_t mid = lo + (hi - lo) / 2;
+
+			if (c->incs[c->by_pid[mid]].pid < pid)
+				lo = mid + 1;
+			else
+				hi = mid;
+		}
+		for (; lo < c->n && c->incs[c->by_pid[lo]].pid == pid; lo++)
+			if (find_ok(&c->incs[c->by_pid[lo]], pid, tid, t0, t1))
+				return &c->incs[c->by_pid[lo]];
+		return NULL;
 	}
-	return NULL;
-}
-
-static struct pmu_incarnation *inc_of_tid(struct pmu_cohort *c, pid_t tid)
-{
-	/* newest first: a reused pid belongs to the latest incarnation */
-	for (size_t i = c->n; i-- > 0;) {
-		struct pmu_incarnation *in = &c->incs[i];
-
-		if (in->ended)
-			continue;
-		for (size_t k = 0; k < in->ntids; k++)
-			if (in->tids[k] == tid)
-				return in;
-	}
-	return NULL;
-}
-
-static struct pmu_incarnation *inc_of_pid(struct pmu_cohort *c, pid_t pid)
-{
-	for (size_t i = c->n; i-- > 0;)
-		if (!c->incs[i].ended && c->incs[i].pid == pid)
+	for (size_t i = 0; i < c->n; i++)
+		if (find_ok(&c->incs[i], pid, tid, t0, t1))
 			return &c->incs[i];
 	return NULL;
 }
 
-/* Who hears of tasks joining the cohort (pmu_launch.on_task), and how. */
-static const struct pmu_launch *hook;
-static unsigned hook_flags;
+static const struct pmu_cohort *sort_cohort;
 
-static int add_tid(struct pmu_incarnation *in, pid_t tid)
+static int cmp_by_pid(const void *a, const void *b)
 {
-	pid_t *t;
+	const struct pmu_incarnation *x = &sort_cohort->incs[*(const uint32_t *)a],
+				     *y = &sort_cohort->incs[*(const uint32_t *)b];
 
-	for (size_t k = 0; k < in->ntids; k++)
-		if (in->tids[k] == tid)
-			return 1;
-	t = realloc(in->tids, (in->ntids + 1) * sizeof(*t));
-	if (!t)
+	if (x->pid != y->pid)
+		return x->pid < y->pid ? -1 : 1;
+	return x->id - y->id; /* ids are in start order */
+}
+
+/* The pid index of pmu_cohort_find(); without memory, the linear scan stays. */
+static void index_by_pid(struct pmu_cohort *c)
+{
+	free(c->by_pid);
+	c->by_pid = c->n ? malloc(c->n * sizeof(*c->by_pid)) : NULL;
+	if (!c->by_pid)
+		return;
+	for (size_t i = 0; i < c->n; i++)
+		c->by_pid[i] = (uint32_t)i;
+	sort_cohort = c;
+	qsort(c->by_pid, c->n, sizeof(*c->by_pid), cmp_by_pid);
+	sort_cohort = NULL;
+}
+
+/* The newest incarnation not ended that has tid among its threads. */
+static struct pmu_incarnation *inc_of_tid(struct pmu_cohort *c, pid_t tid)
+{
+	long i = tidmap_get(c->tidmap, tid);
+
+	return i >= 0 ? &c->incs[i] : NULL;
+}
+
+static struct pmu_incarnation *inc_of_pid(struct pmu_cohort *c, pid_t pid)
+{
+	struct pmu_incarnation *in = inc_of_tid(c, pid);
+
+	return in && in->pid == pid ? in : NULL;
+}
+
+/* The sink's calls: after its first error, none. */
+#define SINK(c, op, ...) \
+	do { \
+		if ((c)->sink && (c)->sink->op && !(c)->err) \
+			(c)->err = (c)->sink->op((c)->sink->ctx, __VA_ARGS__); \
+	} while (0)
+
+/* 0 added, 1 known already, 2 refused at the bound, or a negative pmu_err. */
+static int add_tid(struct pmu_cohort *c, struct pmu_incarnation *in, pid_t tid)
+{
+	if (has_tid(in, tid))
+		return 1;
+	if (c->nthreads >= (c->max_threads ? c->max_threads : PMU_COHORT_MAX_THREADS)) {
+		if (!c->limit_reason[0])
+			snprintf(c->limit_reason, sizeof(c->limit_reason),
+				 "the cohort reached %zu threads, the most a bundle holds: it was sent SIGTERM",
+				 c->nthreads);
+		return 2;
+	}
+	/* capacity: the power of two at or above ntids */
+	if (!in->ntids || !(in->ntids & (in->ntids - 1))) {
+		pid_t *t = realloc(in->tids, (in->ntids ? 2 * (size_t)in->ntids : 1) * sizeof(*t));
+
+		if (!t)
+			return pmu_error(PMU_ERR_NOMEM, "out of memory");
+		in->tids = t;
+	}
+	if (tidmap_put(&c->tidmap, tid, (long)(in - c->incs)) < 0)
 		return pmu_error(PMU_ERR_NOMEM, "out of memory");
-	t[in->ntids++] = tid;
-	in->tids = t;
-	if (hook && hook->on_task)
-		hook->on_task(hook->ctx, in->id, in->pid, tid, hook_flags, pmu_now_mono_ns());
+	in->tids[in->ntids++] = tid;
+	c->nthreads++;
+	SINK(c, thread, in, tid);
+	if (c->launch && c->launch->on_task)
+		c->launch->on_task(c->launch->ctx, in->id, in->pid, tid, c->task_flags, pmu_now_mono_ns());
 	return 0;
 }
 
@@ -180,10 +347,22 @@ static void status_fields(pid_t pid, const char *const *keys, long long *vals, i
 		}
 }
 
-static struct pmu_incarnation *add_inc(struct pmu_cohort *c, pid_t pid, int parent, uint64_t t)
+static struct pmu_incarnation *add_inc(struct pmu_cohort *c, pid_t pid, int parent, uint64_t t, bool preexisting)
 {
 	struct pmu_incarnation *in;
+	size_t max = c->max_incs ? c->max_incs : PMU_COHORT_MAX_INCARNATIONS;
 
+	if (c->nthreads >= (c->max_threads ? c->max_threads : PMU_COHORT_MAX_THREADS) && !c->limit_reason[0])
+		snprintf(c->limit_reason, sizeof(c->limit_reason),
+			 "the cohort reached %zu threads, the most a bundle holds: it was sent SIGTERM", c->nthreads);
+	if (c->limit_reason[0])
+		return NULL;
+	if (c->n >= max) {
+		if (!c->limit_reason[0])
+			snprintf(c->limit_reason, sizeof(c->limit_reason),
+				 "the cohort reached %zu incarnations, the most a bundle holds: it was sent SIGTERM", max);
+		return NULL;
+	}
 	if (c->n == c->cap) {
 		size_t cap = c->cap ? 2 * c->cap : 16;
 		struct pmu_incarnation *v = realloc(c->incs, cap * sizeof(*v));
@@ -195,44 +374,42 @@ static struct pmu_incarnation *add_inc(struct pmu_cohort *c, pid_t pid, int pare
 	}
 	in = &c->incs[c->n];
 	memset(in, 0, sizeof(*in));
+	if (!(in->d = calloc(1, sizeof(*in->d))))
+		return NULL;
 	in->id = (int)++c->n;
 	in->parent = parent;
 	in->pid = pid;
 	in->start_ns = t;
+	in->preexisting = preexisting;
 	pmu_pid_starttime((int)pid, &in->boot_start);
-	read_comm(pid, in->comm, sizeof(in->comm));
-	for (int r = 0; r < PMU_RES_COUNT_; r++)
-		snprintf(in->res[r].reason, sizeof(in->res[r].reason), "the incarnation's end was not observed");
-	if (add_tid(in, pid) < 0) {
+	read_comm(pid, in->d->comm, sizeof(in->d->comm));
+	SINK(c, joined, in);
+	if (add_tid(c, in, pid) < 0) {
+		/* its record is written: the stream cannot be finished */
+		if (!c->err)
+			c->err = pmu_error(PMU_ERR_NOMEM, "out of memory");
+		free(in->d);
 		c->n--;
 		return NULL;
 	}
 	c->live_tasks++;
+	c->live_incs++;
 	return in;
 }
 
-static int add_exec(struct pmu_incarnation *in, pid_t pid, uint64_t t)
+static void add_exec(struct pmu_cohort *c, struct pmu_incarnation *in, pid_t pid, uint64_t t)
 {
 	char link[64], path[4096];
 	ssize_t n;
-	struct pmu_exec *e = realloc(in->execs, (in->nexecs + 1) * sizeof(*e));
 
-	if (!e)
-		return pmu_error(PMU_ERR_NOMEM, "out of memory");
-	in->execs = e;
 	snprintf(link, sizeof(link), "/proc/%d/exe", (int)pid);
 	n = readlink(link, path, sizeof(path) - 1);
 	if (n < 0)
 		snprintf(path, sizeof(path), "?");
 	else
 		path[n] = '\0';
-	e[in->nexecs].t_ns = t;
-	e[in->nexecs].path = strdup(path);
-	if (!e[in->nexecs].path)
-		return pmu_error(PMU_ERR_NOMEM, "out of memory");
-	in->nexecs++;
-	read_comm(pid, in->comm, sizeof(in->comm));
-	return 0;
+	SINK(c, exec, in, t, path);
+	read_comm(pid, in->d->comm, sizeof(in->d->comm));
 }
 
 static void res_set(struct pmu_resource *r, uint64_t v, const char *source)
@@ -258,39 +435,43 @@ static void res_unavail(struct pmu_resource *r, const char *source, const char *
 	va_end(ap);
 }
 
-/*
- * Read a process's totals at its exit event, while /proc still has it.
- * /proc/PID/stat counts every thread of the process (living and dead);
- * context switches in /proc/PID/status are the leader thread's own.
- */
-/* Executable file mappings of a process, for provenance. */
+/* The nine totals of in, made when the first is read: until then none is
+ * kept (an incarnation still running holds no reasons). */
+static struct pmu_resource *res_of(struct pmu_incarnation *in)
+{
+	if (!in->d->res && (in->d->res = calloc(PMU_RES_COUNT_, sizeof(*in->d->res))))
+		for (int r = 0; r < PMU_RES_COUNT_; r++)
+			snprintf(in->d->res[r].reason, sizeof(in->d->res[r].reason),
+				 "the incarnation's end was not observed");
+	return in->d->res;
+}
+
+/* Executable file mappings of a process, for provenance (the sink keeps
+ * the distinct ones, up to its bound). */
 static void read_objects(struct pmu_cohort *c, pid_t pid)
 {
 	char path[64], *s = NULL, *line, *save = NULL;
 
+	if (!c->sink || !c->sink->object)
+		return;
 	snprintf(path, sizeof(path), "/proc/%d/maps", (int)pid);
 	if (pmu_read_file(AT_FDCWD, path, 16 << 20, &s, NULL))
 		return;
 	for (line = strtok_r(s, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
 		char perms[8] = "", *file = strchr(line, '/');
-		bool seen = false;
 
 		if (sscanf(line, "%*s %7s", perms) != 1 || !strchr(perms, 'x') || !file)
 			continue;
-		for (size_t i = 0; i < c->nobjects && !seen; i++)
-			seen = !strcmp(c->objects[i], file);
-		if (seen || c->nobjects >= 4096)
-			continue;
-		char **v = realloc(c->objects, (c->nobjects + 1) * sizeof(*v));
-		if (!v)
-			break;
-		c->objects = v;
-		if ((v[c->nobjects] = strdup(file)))
-			c->nobjects++;
+		SINK(c, object, file);
 	}
 	free(s);
 }
 
+/*
+ * Read a process's totals at its exit event, while /proc still has it.
+ * /proc/PID/stat counts every thread of the process (living and dead);
+ * context switches in /proc/PID/status are the leader thread's own.
+ */
 static void read_resources(struct pmu_incarnation *in)
 {
 	static const char *const remedy = "run pmurec as the owner of the command, or as root";
@@ -298,7 +479,10 @@ static void read_resources(struct pmu_incarnation *in)
 	char path[64], s[4096], *p = NULL;
 	long tick = sysconf(_SC_CLK_TCK);
 	long long v, vals[3];
+	struct pmu_resource *res = res_of(in);
 
+	if (!res)
+		return; /* out of memory: the end writes "not observed" */
 	snprintf(path, sizeof(path), "/proc/%d/stat", (int)in->pid);
 	if (proc_read(path, s, sizeof(s)) > 0 && (p = strrchr(s, ')'))) {
 		unsigned long long f[64] = { 0 };
@@ -314,41 +498,41 @@ static void read_resources(struct pmu_incarnation *in)
 			p++;
 		}
 		/* fields (1-based, proc(5)): 10 minflt, 12 majflt, 14 utime, 15 stime */
-		res_set(&in->res[PMU_RES_MINOR_FAULTS], f[10], "/proc/PID/stat minflt at exit");
-		res_set(&in->res[PMU_RES_MAJOR_FAULTS], f[12], "/proc/PID/stat majflt at exit");
-		res_set(&in->res[PMU_RES_CPU_USER_NS], f[14] * (1000000000ull / (unsigned long long)tick),
+		res_set(&res[PMU_RES_MINOR_FAULTS], f[10], "/proc/PID/stat minflt at exit");
+		res_set(&res[PMU_RES_MAJOR_FAULTS], f[12], "/proc/PID/stat majflt at exit");
+		res_set(&res[PMU_RES_CPU_USER_NS], f[14] * (1000000000ull / (unsigned long long)tick),
 			"/proc/PID/stat utime at exit (clock ticks)");
-		res_set(&in->res[PMU_RES_CPU_SYSTEM_NS], f[15] * (1000000000ull / (unsigned long long)tick),
+		res_set(&res[PMU_RES_CPU_SYSTEM_NS], f[15] * (1000000000ull / (unsigned long long)tick),
 			"/proc/PID/stat stime at exit (clock ticks)");
 	} else {
 		int e = errno;
 
 		for (int r = PMU_RES_CPU_USER_NS; r <= PMU_RES_MAJOR_FAULTS; r++)
 			if (r != PMU_RES_MAX_RSS_BYTES)
-				res_unavail(&in->res[r], "/proc/PID/stat", remedy, "cannot read '%s': %s", path,
+				res_unavail(&res[r], "/proc/PID/stat", remedy, "cannot read '%s': %s", path,
 					    p ? "unexpected format" : strerror(e));
 	}
 	status_fields(in->pid, keys, vals, 3);
 	v = vals[0];
 	if (v >= 0)
-		res_set(&in->res[PMU_RES_MAX_RSS_BYTES], (uint64_t)v * 1024, "/proc/PID/status VmHWM at exit");
+		res_set(&res[PMU_RES_MAX_RSS_BYTES], (uint64_t)v * 1024, "/proc/PID/status VmHWM at exit");
 	else
-		res_unavail(&in->res[PMU_RES_MAX_RSS_BYTES], "/proc/PID/status", remedy,
+		res_unavail(&res[PMU_RES_MAX_RSS_BYTES], "/proc/PID/status", remedy,
 			    "VmHWM not readable at exit");
 	v = vals[1];
-	if (v >= 0 && in->ntids == 1)
-		res_set(&in->res[PMU_RES_VOLUNTARY_SWITCHES], (uint64_t)v, "/proc/PID/status at exit");
+	if (v >= 0 && (size_t)in->ntids == 1)
+		res_set(&res[PMU_RES_VOLUNTARY_SWITCHES], (uint64_t)v, "/proc/PID/status at exit");
 	else
-		res_unavail(&in->res[PMU_RES_VOLUNTARY_SWITCHES], "/proc/PID/status", "count them per thread with the counting collector (pmurec -e context-switches)",
+		res_unavail(&res[PMU_RES_VOLUNTARY_SWITCHES], "/proc/PID/status", "count them per thread with the counting collector (pmurec -e context-switches)",
 			    v < 0 ? "not readable at exit" : "the process had %zu threads; /proc/PID/status counts the leader only",
-			    in->ntids);
+			    (size_t)in->ntids);
 	v = vals[2];
-	if (v >= 0 && in->ntids == 1)
-		res_set(&in->res[PMU_RES_INVOLUNTARY_SWITCHES], (uint64_t)v, "/proc/PID/status at exit");
+	if (v >= 0 && (size_t)in->ntids == 1)
+		res_set(&res[PMU_RES_INVOLUNTARY_SWITCHES], (uint64_t)v, "/proc/PID/status at exit");
 	else
-		res_unavail(&in->res[PMU_RES_INVOLUNTARY_SWITCHES], "/proc/PID/status", "count them per thread with the counting collector (pmurec -e context-switches)",
+		res_unavail(&res[PMU_RES_INVOLUNTARY_SWITCHES], "/proc/PID/status", "count them per thread with the counting collector (pmurec -e context-switches)",
 			    v < 0 ? "not readable at exit" : "the process had %zu threads; /proc/PID/status counts the leader only",
-			    in->ntids);
+			    (size_t)in->ntids);
 	/* byte counts: see thread_io() and end_inc() */
 }
 
@@ -365,11 +549,11 @@ static void thread_io(struct pmu_incarnation *in, pid_t tid)
 
 	snprintf(path, sizeof(path), "/proc/%d/task/%d/io", (int)in->pid, (int)tid);
 	if (proc_read(path, s, sizeof(s)) > 0 && (r = strstr(s, "rchar: ")) && (w = strstr(s, "wchar: "))) {
-		in->io_read += strtoull(r + 7, NULL, 10);
-		in->io_write += strtoull(w + 7, NULL, 10);
-		in->io_threads++;
+		in->d->io_read += strtoull(r + 7, NULL, 10);
+		in->d->io_write += strtoull(w + 7, NULL, 10);
+		in->d->io_threads++;
 	} else {
-		in->io_failed = true;
+		in->d->io_failed = true;
 	}
 }
 
@@ -388,51 +572,74 @@ static void rusage_resources(struct pmu_incarnation *in, const struct rusage *ru
 {
 	static const char src[] = "wait4 rusage of the command (includes the descendants it waited for)";
 	static const char *const remedy = "record with --mode light to read /proc/PID/io at exit";
+	struct pmu_resource *res = res_of(in);
 
-	res_set(&in->res[PMU_RES_CPU_USER_NS],
+	if (!res)
+		return;
+	res_set(&res[PMU_RES_CPU_USER_NS],
 		(uint64_t)ru->ru_utime.tv_sec * 1000000000ull + (uint64_t)ru->ru_utime.tv_usec * 1000u, src);
-	res_set(&in->res[PMU_RES_CPU_SYSTEM_NS],
+	res_set(&res[PMU_RES_CPU_SYSTEM_NS],
 		(uint64_t)ru->ru_stime.tv_sec * 1000000000ull + (uint64_t)ru->ru_stime.tv_usec * 1000u, src);
-	res_set(&in->res[PMU_RES_MAX_RSS_BYTES], (uint64_t)ru->ru_maxrss * 1024, src);
-	res_set(&in->res[PMU_RES_MINOR_FAULTS], (uint64_t)ru->ru_minflt, src);
-	res_set(&in->res[PMU_RES_MAJOR_FAULTS], (uint64_t)ru->ru_majflt, src);
-	res_set(&in->res[PMU_RES_VOLUNTARY_SWITCHES], (uint64_t)ru->ru_nvcsw, src);
-	res_set(&in->res[PMU_RES_INVOLUNTARY_SWITCHES], (uint64_t)ru->ru_nivcsw, src);
-	res_unavail(&in->res[PMU_RES_READ_BYTES], "wait4 rusage", remedy,
+	res_set(&res[PMU_RES_MAX_RSS_BYTES], (uint64_t)ru->ru_maxrss * 1024, src);
+	res_set(&res[PMU_RES_MINOR_FAULTS], (uint64_t)ru->ru_minflt, src);
+	res_set(&res[PMU_RES_MAJOR_FAULTS], (uint64_t)ru->ru_majflt, src);
+	res_set(&res[PMU_RES_VOLUNTARY_SWITCHES], (uint64_t)ru->ru_nvcsw, src);
+	res_set(&res[PMU_RES_INVOLUNTARY_SWITCHES], (uint64_t)ru->ru_nivcsw, src);
+	res_unavail(&res[PMU_RES_READ_BYTES], "wait4 rusage", remedy,
 		    "wait4 rusage has no byte counts and mode none reads nothing else");
-	res_unavail(&in->res[PMU_RES_WRITE_BYTES], "wait4 rusage", remedy,
+	res_unavail(&res[PMU_RES_WRITE_BYTES], "wait4 rusage", remedy,
 		    "wait4 rusage has no byte counts and mode none reads nothing else");
 }
 
-static void end_inc(struct pmu_incarnation *in, int status, uint64_t t, bool followed)
+/* Write in out (its resources and end) and keep only its compact part. */
+static void write_out(struct pmu_cohort *c, struct pmu_incarnation *in)
+{
+	if (!in->d)
+		return;
+	SINK(c, ended, in);
+	free(in->d->res);
+	free(in->d);
+	in->d = NULL;
+}
+
+static void end_inc(struct pmu_cohort *c, struct pmu_incarnation *in, int status, uint64_t t, bool followed)
 {
 	static const char src[] = "/proc/PID/task/TID/io rchar, wchar at each thread's exit, summed";
+	struct pmu_inc_detail *d = in->d;
+	struct pmu_resource *res = followed ? res_of(in) : d->res;
 
-	if (followed && !in->io_failed && in->io_threads < in->ntids) {
+	if (!res) {
+		/* out of memory, or mode none without rusage: "not observed" */
+	} else if (followed && !d->io_failed && d->io_threads < in->ntids) {
 		/* a thread ended unseen (it exec'd away, or was reaped early):
 		 * a sum without it would be short, so there is no sum */
-		res_unavail(&in->res[PMU_RES_READ_BYTES], src, "none: a thread's exit event was not delivered",
-			    "%zu of %zu threads were read at their exits", in->io_threads, in->ntids);
-		res_unavail(&in->res[PMU_RES_WRITE_BYTES], src, "none: a thread's exit event was not delivered",
-			    "%zu of %zu threads were read at their exits", in->io_threads, in->ntids);
-	} else if (followed && !in->io_failed) {
-		res_set(&in->res[PMU_RES_READ_BYTES], in->io_read, src);
-		res_set(&in->res[PMU_RES_WRITE_BYTES], in->io_write, src);
+		res_unavail(&res[PMU_RES_READ_BYTES], src, "none: a thread's exit event was not delivered",
+			    "%u of %u threads were read at their exits", d->io_threads, in->ntids);
+		res_unavail(&res[PMU_RES_WRITE_BYTES], src, "none: a thread's exit event was not delivered",
+			    "%u of %u threads were read at their exits", d->io_threads, in->ntids);
+	} else if (followed && !d->io_failed) {
+		res_set(&res[PMU_RES_READ_BYTES], d->io_read, src);
+		res_set(&res[PMU_RES_WRITE_BYTES], d->io_write, src);
 	} else if (followed) {
-		res_unavail(&in->res[PMU_RES_READ_BYTES], src, "run pmurec as the owner of the command, or as root",
+		res_unavail(&res[PMU_RES_READ_BYTES], src, "run pmurec as the owner of the command, or as root",
 			    "a thread's /proc/PID/task/TID/io was not readable at its exit");
-		res_unavail(&in->res[PMU_RES_WRITE_BYTES], src, "run pmurec as the owner of the command, or as root",
+		res_unavail(&res[PMU_RES_WRITE_BYTES], src, "run pmurec as the owner of the command, or as root",
 			    "a thread's /proc/PID/task/TID/io was not readable at its exit");
 	}
 	in->ended = true;
 	in->end_ns = t;
 	if (WIFEXITED(status)) {
-		in->exit_kind = 1;
-		in->exit_value = WEXITSTATUS(status);
+		d->exit_kind = 1;
+		d->exit_value = WEXITSTATUS(status);
 	} else if (WIFSIGNALED(status)) {
-		in->exit_kind = 2;
-		in->exit_value = WTERMSIG(status);
+		d->exit_kind = 2;
+		d->exit_value = WTERMSIG(status);
 	}
+	for (uint32_t k = 0; k < in->ntids; k++)
+		tidmap_del(c->tidmap, in->tids[k], (long)(in - c->incs));
+	if (c->live_incs)
+		c->live_incs--;
+	write_out(c, in);
 }
 
 static void kill_all(struct pmu_cohort *c, int sig)
@@ -444,10 +651,7 @@ static void kill_all(struct pmu_cohort *c, int sig)
 
 static bool all_ended(const struct pmu_cohort *c)
 {
-	for (size_t i = 0; i < c->n; i++)
-		if (!c->incs[i].ended)
-			return false;
-	return true;
+	return c->live_incs == 0;
 }
 
 static void on_alarm(int sig)
@@ -477,9 +681,9 @@ static struct pmu_incarnation *adopt(struct pmu_cohort *c, pid_t tid, uint64_t t
 	if (tgid <= 0 && hint == 1 && by)
 		in = by, tgid = by->pid;
 	if (in && (pid_t)tgid != tid) {
-		int r = add_tid(in, tid);
+		int r = add_tid(c, in, tid);
 
-		if (r < 0)
+		if (r < 0 || r == 2)
 			return NULL;
 		if (r == 0)
 			c->live_tasks++;
@@ -490,7 +694,21 @@ static struct pmu_incarnation *adopt(struct pmu_cohort *c, pid_t tid, uint64_t t
 	 * descends from it. */
 	p = ppid > 0 ? inc_of_pid(c, (pid_t)ppid) : NULL;
 	parent_id = p ? p->id : by ? by->id : c->n ? 1 : 0;
-	return add_inc(c, tid, parent_id, t);
+	return add_inc(c, tid, parent_id, t, false);
+}
+
+/*
+ * A new task the cohort cannot take (at its bound, or out of memory): it
+ * is held at its first stop and has run no code of its own.  Launched, it
+ * is killed now (the run ends as truncated, the cohort is sent SIGTERM);
+ * attached, it is let go, as the rest of the tree will be.
+ */
+static void refuse(const struct pmu_launch *l, pid_t tid)
+{
+	if (l->attach_pid)
+		ptrace(PTRACE_DETACH, tid, 0, 0);
+	else
+		kill(tid, SIGKILL);
 }
 
 /* Attach mode: let go of every task, delivering any signal that was
@@ -502,7 +720,7 @@ static void detach_all(struct pmu_cohort *c)
 
 		if (in->ended)
 			continue;
-		for (size_t k = 0; k < in->ntids; k++) {
+		for (uint32_t k = 0; k < in->ntids; k++) {
 			pid_t tid = in->tids[k];
 			int st;
 
@@ -534,6 +752,7 @@ static int follow(pid_t root, struct pmu_cohort *c, const struct pmu_launch *l, 
 		if (l->attach_pid) {
 			const char *why = pmu_backend_abort || pmu_backend_stop_signal ? "a signal to the recorder"
 					  : deadline && now >= deadline ? "--max-duration"
+					  : c->limit_reason[0] ? "the cohort's bound (spec: PMU_COHORT_MAX_*)"
 					  : l->over_bound && l->over_bound(l->ctx, res->truncation, sizeof(res->truncation))
 						  ? "--max-output-bytes" : NULL;
 
@@ -562,6 +781,12 @@ static int follow(pid_t root, struct pmu_cohort *c, const struct pmu_launch *l, 
 			res->truncated = true;
 			snprintf(res->truncation, sizeof(res->truncation),
 				 "--max-duration %d ms reached: the cohort was sent SIGTERM", l->max_duration_ms);
+			kill_all(c, SIGTERM);
+			kill_at = now + (uint64_t)l->grace_ms * 1000000u;
+		}
+		if (c->limit_reason[0] && !res->truncated) {
+			res->truncated = true;
+			snprintf(res->truncation, sizeof(res->truncation), "%s", c->limit_reason);
 			kill_all(c, SIGTERM);
 			kill_at = now + (uint64_t)l->grace_ms * 1000000u;
 		}
@@ -594,7 +819,7 @@ static int follow(pid_t root, struct pmu_cohort *c, const struct pmu_launch *l, 
 				continue;
 			}
 			if (in->pid == pid)
-				end_inc(in, st, now, true);
+				end_inc(c, in, st, now, true);
 			if (pid == root) {
 				res->wait_status = st;
 				if (!l->attach_pid) /* only a launched command is our child */
@@ -611,6 +836,13 @@ static int follow(pid_t root, struct pmu_cohort *c, const struct pmu_launch *l, 
 		in = inc_of_tid(c, pid);
 		if (!in)
 			in = adopt(c, pid, now, NULL, 0);
+		if (!in && (st >> 16) == PTRACE_EVENT_STOP && WSTOPSIG(st) == SIGTRAP) {
+			/* a new task's first stop, and no room for it */
+			refuse(l, pid);
+			if (!l->attach_pid)
+				ptrace(PTRACE_CONT, pid, 0, 0);
+			continue;
+		}
 		switch (st >> 16) {
 		case PTRACE_EVENT_FORK:
 		case PTRACE_EVENT_VFORK:
@@ -620,13 +852,13 @@ static int follow(pid_t root, struct pmu_cohort *c, const struct pmu_launch *l, 
 			if (ptrace(PTRACE_GETEVENTMSG, pid, 0, &msg) == 0) {
 				struct pmu_incarnation *x = inc_of_tid(c, (pid_t)msg);
 
-				if (!x)
-					adopt(c, (pid_t)msg, now, in, (st >> 16) == PTRACE_EVENT_CLONE ? 1 : 2);
-				else if (hook && hook->on_task)
+				if (!x && !adopt(c, (pid_t)msg, now, in, (st >> 16) == PTRACE_EVENT_CLONE ? 1 : 2))
+					refuse(l, (pid_t)msg);
+				else if (x && c->launch && c->launch->on_task)
 					/* a thread id seen before in this process (a thread
 					 * that ended, or an exec'd thread's old id): a new
 					 * task all the same; the listener drops repeats */
-					hook->on_task(hook->ctx, x->id, x->pid, (pid_t)msg, 0, now);
+					c->launch->on_task(c->launch->ctx, x->id, x->pid, (pid_t)msg, 0, now);
 			}
 			ptrace(PTRACE_CONT, pid, 0, 0);
 			break;
@@ -640,7 +872,7 @@ static int follow(pid_t root, struct pmu_cohort *c, const struct pmu_launch *l, 
 			    former && l->on_task_exec)
 				l->on_task_exec(l->ctx, in->id, pid, (pid_t)former, now);
 			if (in)
-				add_exec(in, pid, now);
+				add_exec(c, in, pid, now);
 			ptrace(PTRACE_CONT, pid, 0, 0);
 			break;
 		}
@@ -697,10 +929,11 @@ static int seize_tree(struct pmu_cohort *c, pid_t pid, int parent, uint64_t t, i
 		}
 		free(z);
 	}
-	in = add_inc(c, pid, parent, t);
+	in = add_inc(c, pid, parent, t, true);
+	if (!in && c->limit_reason[0])
+		return 0; /* the bound ends the run: what is not seized stays untraced */
 	if (!in)
 		return pmu_error(PMU_ERR_NOMEM, "out of memory");
-	in->preexisting = true;
 	id = in->id;
 	snprintf(path, sizeof(path), "/proc/%d/task", (int)pid);
 	d = opendir(path);
@@ -721,8 +954,14 @@ static int seize_tree(struct pmu_cohort *c, pid_t pid, int parent, uint64_t t, i
 					 (int)tid, (int)pid, strerror(e2));
 		}
 		in = &c->incs[id - 1];
-		if (add_tid(in, tid) == 0)
+		switch (add_tid(c, in, tid)) {
+		case 0:
 			c->live_tasks++;
+			break;
+		case 2:
+			ptrace(PTRACE_DETACH, tid, 0, 0); /* past the bound: not followed */
+			break;
+		}
 	}
 	closedir(d);
 	/* children, from every thread's list */
@@ -752,12 +991,12 @@ static int attach_run(const struct pmu_launch *l, struct pmu_cohort *c, struct p
 	int err;
 
 	res->start_ns = pmu_now_mono_ns();
-	hook = l;
-	hook_flags = PMU_TASK_PREEXISTING;
+	c->launch = l;
+	c->task_flags = PMU_TASK_PREEXISTING;
 	err = seize_tree(c, l->attach_pid, 0, res->start_ns, 0);
-	hook_flags = 0;
+	c->task_flags = 0;
 	if (err) {
-		hook = NULL;
+		c->launch = NULL;
 		detach_all(c);
 		return err;
 	}
@@ -768,11 +1007,27 @@ static int attach_run(const struct pmu_launch *l, struct pmu_cohort *c, struct p
 	sigaction(SIGALRM, &sa, NULL);
 	setitimer(ITIMER_REAL, &it, NULL);
 	err = follow(l->attach_pid, c, l, res);
-	hook = NULL;
+	c->launch = NULL;
 	memset(&it, 0, sizeof(it));
 	setitimer(ITIMER_REAL, &it, NULL);
 	res->end_ns = pmu_now_mono_ns();
 	return err;
+}
+
+/*
+ * The run is over: what is still alive (attached and let go, or past a
+ * bound) is written out as alive, the live index goes, and the pid index
+ * that attributes other collectors' records is made.  The sink's first
+ * error is the run's when it had none of its own.
+ */
+static int finish_run(struct pmu_cohort *c, int err)
+{
+	for (size_t i = 0; i < c->n; i++)
+		write_out(c, &c->incs[i]);
+	tidmap_free(c->tidmap);
+	c->tidmap = NULL;
+	index_by_pid(c);
+	return err ? err : c->err;
 }
 
 int pmu_backend_run(const struct pmu_launch *l, struct pmu_cohort *c, struct pmu_launch_result *res)
@@ -785,8 +1040,9 @@ int pmu_backend_run(const struct pmu_launch *l, struct pmu_cohort *c, struct pmu
 	ssize_t n;
 
 	memset(res, 0, sizeof(*res));
+	c->sink = l->sink;
 	if (l->attach_pid)
-		return attach_run(l, c, res);
+		return finish_run(c, attach_run(l, c, res));
 	if (pipe2(barrier, O_CLOEXEC) < 0 || pipe2(errpipe, O_CLOEXEC) < 0)
 		return pmu_error(PMU_ERR_IO, "pipe: %s", strerror(errno));
 	res->start_ns = pmu_now_mono_ns();
@@ -828,7 +1084,7 @@ int pmu_backend_run(const struct pmu_launch *l, struct pmu_cohort *c, struct pmu
 	}
 	close(barrier[0]);
 	close(errpipe[1]);
-	if (!add_inc(c, pid, 0, res->start_ns)) {
+	if (!add_inc(c, pid, 0, res->start_ns, false)) {
 		kill(pid, SIGKILL);
 		waitpid(pid, NULL, 0);
 		return pmu_error(PMU_ERR_NOMEM, "out of memory");
@@ -839,7 +1095,7 @@ int pmu_backend_run(const struct pmu_launch *l, struct pmu_cohort *c, struct pmu
 				   PTRACE_O_TRACEEXIT | PTRACE_O_EXITKILL) == 0) {
 			res->follow_ok = true;
 			/* from here on every task that joins is reported */
-			hook = l;
+			c->launch = l;
 			if (l->on_task)
 				l->on_task(l->ctx, c->incs[0].id, pid, pid, PMU_TASK_ROOT_PREEXEC, pmu_now_mono_ns());
 		} else {
@@ -942,15 +1198,15 @@ int pmu_backend_run(const struct pmu_launch *l, struct pmu_cohort *c, struct pmu
 				break;
 			}
 			res->wait_status = st;
-			end_inc(&c->incs[0], st, pmu_now_mono_ns(), false);
 			rusage_resources(&c->incs[0], &ru);
+			end_inc(c, &c->incs[0], st, pmu_now_mono_ns(), false);
 			keep_rusage(res, &ru);
 			break;
 		}
 	}
-	hook = NULL;
+	c->launch = NULL;
 	memset(&it, 0, sizeof(it));
 	setitimer(ITIMER_REAL, &it, NULL);
 	res->end_ns = pmu_now_mono_ns();
-	return err;
+	return finish_run(c, err);
 }

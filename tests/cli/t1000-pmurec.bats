@@ -14,6 +14,12 @@ py() {
 	$PY -c "import json,sys; d=json.load(open(sys.argv[1])); print(($1))" "$2"
 }
 
+# cpy 'expression using d' COHORT.jsonl: d is the cohort stream read by
+# cohort_doc.load() (which fails the test when the stream breaks its rules)
+cpy() {
+	$PY -c "import sys; sys.path.insert(0, '$BATS_TEST_DIRNAME'); import json, cohort_doc; d=cohort_doc.load(sys.argv[1]); print(($1))" "$2"
+}
+
 # recs 'expression using r (the records of a JSON Lines file, header excluded)' FILE
 recs() {
 	$PY -c "import json,sys; r=[json.loads(l) for l in open(sys.argv[1]).read().splitlines()[1:]]; print(($1))" "$2"
@@ -30,7 +36,7 @@ recs() {
 @test "pmurec --version names the version and the spec" {
 	run pmurec --version
 	assert_success
-	assert_output --regexp '^pmurec [0-9]+\.[0-9]+\.[0-9]+ \(spec 1\.2, revision '
+	assert_output --regexp '^pmurec [0-9]+\.[0-9]+\.[0-9]+ \(spec 1\.3, revision '
 }
 
 @test "records sh, ls and sleep as incarnations with parents and exit codes" {
@@ -38,9 +44,9 @@ recs() {
 	assert_success
 	run pmuvalidate r.bundle
 	assert_success
-	run py '" ".join("%s:%s:%s:%s" % (i["comm"], i.get("parent", "-"), i["exit"]["kind"], i["exit"].get("code")) for i in d["incarnations"])' r.bundle/data/cohort.json
+	run cpy '" ".join("%s:%s:%s:%s" % (i["comm"], i.get("parent", "-"), i["exit"]["kind"], i["exit"].get("code")) for i in d["incarnations"])' r.bundle/data/cohort.jsonl
 	assert_output "sh:-:exited:0 ls:i1:exited:0 sleep:i1:exited:0"
-	run py '[e["path"] for i in d["incarnations"] for e in i["exec"]]' r.bundle/data/cohort.json
+	run cpy '[e["path"] for i in d["incarnations"] for e in i["exec"]]' r.bundle/data/cohort.jsonl
 	assert_output --regexp "'/usr/bin/(dash|bash)', '/usr/bin/ls', '/usr/bin/sleep'"
 }
 
@@ -149,16 +155,16 @@ recs() {
 @test "every incarnation's totals carry a status and a source; unread ones have no value" {
 	run pmurec -o r.bundle -- sh -c 'head -c 100000 /dev/zero | wc -c >/dev/null'
 	assert_success
-	run py '[(i["comm"], i["resources"]["fields"]["read_bytes"]["status"], i["resources"].get("read_bytes", 0) >= (100000 if i["comm"] == "wc" else 0)) for i in d["incarnations"]]' r.bundle/data/cohort.json
+	run cpy '[(i["comm"], i["resources"]["fields"]["read_bytes"]["status"], i["resources"].get("read_bytes", 0) >= (100000 if i["comm"] == "wc" else 0)) for i in d["incarnations"]]' r.bundle/data/cohort.jsonl
 	assert_output --partial "('wc', 'ok', True)"
-	run py 'all(("ok" == f["status"]) == (k in i["resources"]) for i in d["incarnations"] for k, f in i["resources"]["fields"].items())' r.bundle/data/cohort.json
+	run cpy 'all(("ok" == f["status"]) == (k in i["resources"]) for i in d["incarnations"] for k, f in i["resources"]["fields"].items())' r.bundle/data/cohort.jsonl
 	assert_output True
 }
 
 @test "a parent is not charged for the bytes its children read" {
 	run pmurec -o r.bundle -- sh -c 'head -c 1000000 /dev/zero >/dev/null'
 	assert_success
-	run py '[(i["comm"], i["resources"]["read_bytes"] >= 1000000) for i in d["incarnations"]]' r.bundle/data/cohort.json
+	run cpy '[(i["comm"], i["resources"]["read_bytes"] >= 1000000) for i in d["incarnations"]]' r.bundle/data/cohort.jsonl
 	assert_output "[('sh', False), ('head', True)]"
 }
 
@@ -167,7 +173,7 @@ recs() {
 	assert_success
 	run pmuvalidate -q n.bundle
 	assert_success
-	run py 'len(d["incarnations"]), d["incarnations"][0]["resources"]["fields"]["read_bytes"]["status"], "cpu_user_ns" in d["incarnations"][0]["resources"]' n.bundle/data/cohort.json
+	run cpy 'len(d["incarnations"]), d["incarnations"][0]["resources"]["fields"]["read_bytes"]["status"], "cpu_user_ns" in d["incarnations"][0]["resources"]' n.bundle/data/cohort.jsonl
 	assert_output "(1, 'unavailable', True)"
 	run py '[(c["name"], c["requested"]) for c in d["collectors"]]' n.bundle/data/run.json
 	assert_output "[('cohort', False), ('control', False), ('counting', False), ('sampling', False), ('syscalls', False), ('sched', False)]"
@@ -222,7 +228,7 @@ recs() {
 @test "threads are attributed to their process incarnation" {
 	run pmurec -o t.bundle -- /usr/bin/python3 -c 'import threading; t=[threading.Thread(target=lambda: sum(range(10000))) for _ in range(3)]; [x.start() for x in t]; [x.join() for x in t]'
 	assert_success
-	run py '[(i["comm"], len(i["tids"]) >= 4, i["pid"] in i["tids"]) for i in d["incarnations"]]' t.bundle/data/cohort.json
+	run cpy '[(i["comm"], len(i["tids"]) >= 4, i["pid"] in i["tids"]) for i in d["incarnations"]]' t.bundle/data/cohort.jsonl
 	assert_output "[('python3', True, True)]"
 	run pmuvalidate -q t.bundle
 	assert_success
@@ -238,14 +244,23 @@ recs() {
 @test "every document of a recorded bundle conforms to the JSON Schemas (python3-jsonschema)" {
 	run pmurec -o r.bundle -- sh -c 'ls / >/dev/null'
 	assert_success
-	run $PY -c 'import json, sys, jsonschema
+	run $PY -c 'import json, os, sys, jsonschema
 top = sys.argv[1]
-for n in ("run", "capabilities", "provenance", "cohort"):
-    s = json.load(open(top + "/bundle-spec/schema/%s.schema.json" % n))
+# the schemas of the version the bundle declares (schema/ is the newest)
+v = json.load(open("r.bundle/data/run.json"))["spec"]
+cur = json.load(open(top + "/bundle-spec/schema/run.schema.json"))["properties"]["spec"]["const"]
+sd = top + "/bundle-spec/schema/" + ("" if v == cur else v + "/")
+docs = ["run", "capabilities", "provenance"] + (["cohort"] if os.path.exists("r.bundle/data/cohort.json") else [])
+for n in docs:
+    s = json.load(open(sd + "%s.schema.json" % n))
     jsonschema.Draft202012Validator(s).validate(json.load(open("r.bundle/data/%s.json" % n)))
-s = json.load(open(top + "/bundle-spec/schema/lifecycle.schema.json"))
-for line in open("r.bundle/data/collectors/cohort/lifecycle.jsonl"):
-    jsonschema.Draft202012Validator(s).validate(json.loads(line))
+streams = [("lifecycle", "r.bundle/data/collectors/cohort/lifecycle.jsonl")]
+if not os.path.exists("r.bundle/data/cohort.json"):
+    streams.append(("cohort", "r.bundle/data/cohort.jsonl"))
+for n, f in streams:
+    s = json.load(open(sd + "%s.schema.json" % n))
+    for line in open(f):
+        jsonschema.Draft202012Validator(s).validate(json.loads(line))
 print("conform")' "$BATS_TEST_DIRNAME/../.."
 	assert_output conform
 }
@@ -418,7 +433,7 @@ print("conform")' "$BATS_TEST_DIRNAME/../.."
 	kill "$target"
 	run pmuvalidate a.bundle
 	assert_success
-	run py '(d["incarnations"][0]["pid"], d["incarnations"][0]["preexisting"], "end_ns" in d["incarnations"][0], d["incarnations"][0]["exit"]["kind"], any(i["comm"] == "ls" and not i["preexisting"] for i in d["incarnations"]))' a.bundle/data/cohort.json
+	run cpy '(d["incarnations"][0]["pid"], d["incarnations"][0]["preexisting"], "end_ns" in d["incarnations"][0], d["incarnations"][0]["exit"]["kind"], any(i["comm"] == "ls" and not i["preexisting"] for i in d["incarnations"]))' a.bundle/data/cohort.jsonl
 	assert_output "($target, True, False, 'unknown', True)"
 	run py 'd["argv"][:2], d["result"]' a.bundle/data/run.json
 	assert_output "(['sh', '-c'], 'complete')"
@@ -458,8 +473,10 @@ print("conform")' "$BATS_TEST_DIRNAME/../.."
 	run py '(d["repeat"], d["repetition"], d["warmup"])' r.bundle/data/run.json
 	assert_output "(3, 1, 2)"
 	for k in 2 3; do
-		run py '(d["repetition"], "repeat" in d, [i["comm"] for i in json.load(open(sys.argv[1].replace("run.json", "cohort.json")))["incarnations"]])' "r.bundle/data/repeats/$k/run.json"
-		assert_output "($k, False, ['sh', 'ls'])"
+		run py '(d["repetition"], "repeat" in d)' "r.bundle/data/repeats/$k/run.json"
+		assert_output "($k, False)"
+		run cpy '[i["comm"] for i in d["incarnations"]]' "r.bundle/data/repeats/$k/cohort.jsonl"
+		assert_output "['sh', 'ls']"
 	done
 	run py '(d["end_ns"] < json.load(open("r.bundle/data/repeats/2/run.json"))["start_ns"])' r.bundle/data/run.json
 	assert_output True

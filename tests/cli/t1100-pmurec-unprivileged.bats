@@ -18,7 +18,7 @@ teardown() {
 	assert_success
 	run pmuvalidate "$W/u.bundle"
 	assert_success
-	run $PY -c 'import json,sys; d=json.load(open(sys.argv[1])); print([i["comm"] for i in d["incarnations"]])' "$W/u.bundle/data/cohort.json"
+	run $PY -c 'import sys; sys.path.insert(0, sys.argv[2]); import cohort_doc; d=cohort_doc.load(sys.argv[1]); print([i["comm"] for i in d["incarnations"]])' "$W/u.bundle/data/cohort.jsonl" "$BATS_TEST_DIRNAME"
 	assert_output "['sh', 'ls']"
 }
 

@@ -104,7 +104,7 @@ time.sleep(1.5)' &
 	assert_success
 	run pmuvalidate a.bundle b.bundle
 	assert_success
-	run grep -c 'tr\\ufffdue\|tr�ue' a.bundle/data/cohort.json
+	run grep -c 'tr\\ufffdue\|tr�ue' a.bundle/data/cohort.jsonl
 	assert_output --regexp '^[1-9]'
 }
 
@@ -147,7 +147,7 @@ SRC
 
 @test "BAG-INFO: a continued value of a label the spec reads is refused" {
 	b=$(mk b.bundle minimal)
-	sed -i 's/^PMU-Spec-Version: 1.2$/PMU-Spec-Version: 1.2\n  and more/' "$b/bag-info.txt"
+	sed -i 's/^PMU-Spec-Version: \(1\.[0-9]*\)$/PMU-Spec-Version: \1\n  and more/' "$b/bag-info.txt"
 	rebag "$b"
 	run pmuvalidate "$b"
 	assert_failure 1

@@ -12,15 +12,17 @@ setup() {
 }
 
 # q BUNDLE PYTHON: run PYTHON with R (the counts records, header dropped),
-# COH (cohort.json) and tot(inc, counter) / coh(counter, scope) helpers
+# COH (the cohort stream, read by cohort_doc) and tot(inc, counter) / coh(counter, scope) helpers
 q() {
 	local b=$1
 	shift
 	$PY - "$b" <<EOF
 import json, sys
+sys.path.insert(0, "$BATS_TEST_DIRNAME")
+import cohort_doc
 b = sys.argv[1]
 R = [json.loads(l) for l in open(b + "/$C")][1:]
-COH = json.load(open(b + "/data/cohort.json"))
+COH = cohort_doc.load(b + "/data/cohort.jsonl")
 INC = {i["id"]: i for i in COH["incarnations"]}
 def tot(inc, c):
     return [r for r in R if r["type"] == "total" and r["inc"] == inc and r["counter"] == c][0]
