@@ -2773,7 +2773,24 @@ static struct inc *attribute(struct v *v, const char *file, uint64_t rec, const 
 struct csum {                  /* a running sum of parts */
 	uint64_t sum;
 	uint32_t n, min_ppm;
-	bool bad, est, overflow, totaled;
+	bool bad, est, overflow;
+};
+
+/*
+ * The sums of counts whose total has not come yet, by (incarnation,
+ * counter).  Writers give an incarnation its totals once its threads are
+ * counted, so few are open at once; a dense [incarnation][counter] table
+ * would take 64 sums per incarnation (150 MiB at 100,000), whatever the
+ * stream holds.  An open sum leaves the table at its total, and a bit per
+ * (incarnation, counter) remembers that the total came.  More than
+ * OPEN_SUMS_MAX open at once is refused (COUNT-SUM), so memory stays
+ * bounded for any stream.
+ */
+#define OPEN_SUMS_MAX (1u << 18)
+
+struct open_sum {
+	uint64_t key;              /* incarnation index * COUNTERS_MAX + counter, + 1; 0: free */
+	struct csum c;
 };
 
 struct counts_state {
@@ -2782,7 +2799,10 @@ struct counts_state {
 		bool ns, ok;
 	} ctr[COUNTERS_MAX];
 	int nctr;
-	struct csum *acc;          /* [inc][counter]: counts of one incarnation */
+	struct open_sum *open;     /* open addressing, linear probes */
+	size_t open_cap, open_n;
+	bool open_full;            /* OPEN_SUMS_MAX was reached (reported) */
+	uint64_t *totaled;         /* [inc]: bit c set once counter c's total came */
 	struct csum tot[COUNTERS_MAX]; /* totals of all incarnations, by counter */
 	size_t nincs;
 	bool cohort_seen[COUNTERS_MAX];
@@ -3166,6 +3186,101 @@ static void csum_add(struct csum *c, bool ok, uint64_t val, bool est, uint64_t p
 		c->min_ppm = (uint32_t)ppm;
 }
 
+static size_t open_slot(const struct counts_state *cs, uint64_t key)
+{
+	return (size_t)((key * 0x9E3779B97F4A7C15ull) >> 20) & (cs->open_cap - 1);
+}
+
+/* The open sum of key, or NULL. */
+static struct csum *open_find(struct counts_state *cs, uint64_t key)
+{
+	for (size_t j = cs->open_cap ? open_slot(cs, key) : 0; cs->open_cap && cs->open[j].key;
+	     j = (j + 1) & (cs->open_cap - 1))
+		if (cs->open[j].key == key)
+			return &cs->open[j].c;
+	return NULL;
+}
+
+/* The open sum of key, added when new; NULL when out of memory or full. */
+static struct csum *open_get(struct counts_state *cs, uint64_t key)
+{
+	struct csum *c = open_find(cs, key);
+	size_t j;
+
+	if (c)
+		return c;
+	if (cs->open_n >= OPEN_SUMS_MAX)
+		return NULL;
+	if (2 * (cs->open_n + 1) > cs->open_cap) {
+		size_t ncap = cs->open_cap ? 2 * cs->open_cap : 1024;
+		struct open_sum *old = cs->open, *nt = calloc(ncap, sizeof(*nt));
+		size_t ocap = cs->open_cap;
+
+		if (!nt)
+			return NULL;
+		cs->open = nt;
+		cs->open_cap = ncap;
+		for (size_t i = 0; i < ocap; i++)
+			if (old[i].key) {
+				for (j = open_slot(cs, old[i].key); nt[j].key; j = (j + 1) & (ncap - 1))
+					;
+				nt[j] = old[i];
+			}
+		free(old);
+	}
+	for (j = open_slot(cs, key); cs->open[j].key; j = (j + 1) & (cs->open_cap - 1))
+		;
+	cs->open[j].key = key;
+	csum_init(&cs->open[j].c);
+	cs->open_n++;
+	return &cs->open[j].c;
+}
+
+/* Remove key's open sum (backward-shift deletion keeps the probes whole). */
+static void open_del(struct counts_state *cs, uint64_t key)
+{
+	size_t m = cs->open_cap - 1, i, j;
+
+	if (!cs->open_cap)
+		return;
+	for (i = open_slot(cs, key); cs->open[i].key != key; i = (i + 1) & m)
+		if (!cs->open[i].key)
+			return;
+	for (j = (i + 1) & m; cs->open[j].key; j = (j + 1) & m) {
+		size_t h = open_slot(cs, cs->open[j].key);
+
+		/* move j into the hole at i when its home does not lie in (i, j] */
+		if (((j - h) & m) >= ((j - i) & m)) {
+			cs->open[i] = cs->open[j];
+			i = j;
+		}
+	}
+	cs->open[i].key = 0;
+	cs->open_n--;
+}
+
+static int cmp_open(const void *a, const void *b)
+{
+	uint64_t x = ((const struct open_sum *)a)->key, y = ((const struct open_sum *)b)->key;
+
+	return (x > y) - (x < y);
+}
+
+/* The totals-seen bits, made at the first count or total; false (reported)
+ * when there is no memory for them. */
+static bool counts_totaled(struct v *v, struct stream_state *s)
+{
+	struct counts_state *cs = s->cs;
+
+	if (cs->totaled)
+		return true;
+	cs->nincs = v->nincs;
+	cs->totaled = calloc(v->nincs + 1, sizeof(*cs->totaled));
+	if (!cs->totaled)
+		report(v, PMU_CHECK_COUNT_SUM, s->file, 0, "out of memory for the sums of %zu incarnations", v->nincs);
+	return cs->totaled != NULL;
+}
+
 static bool fstr_is(const struct pmu_jfield *f, const char *s)
 {
 	return f && f->type == PMU_JV_STR && f->slen == strlen(s) && !memcmp(f->s, s, f->slen);
@@ -3341,19 +3456,23 @@ static void on_counts(struct v *v, struct stream_state *s, uint64_t rec, const s
 		}
 		if (!in)
 			return;
-		if (!cs->acc) {
-			cs->nincs = v->nincs;
-			cs->acc = calloc(v->nincs * COUNTERS_MAX + 1, sizeof(*cs->acc));
-			if (!cs->acc)
-				return;
-			for (size_t i = 0; i < v->nincs * COUNTERS_MAX; i++)
-				csum_init(&cs->acc[i]);
-		}
-		struct csum *a = &cs->acc[(size_t)(in - v->incs) * COUNTERS_MAX + (size_t)ci];
+		if (!counts_totaled(v, s))
+			return;
+		size_t ix = (size_t)(in - v->incs);
 
-		if (a->totaled) {
+		if (cs->totaled[ix] >> ci & 1) {
 			report(v, PMU_CHECK_COUNT_SUM, s->file, rec, "a count of '%s' in '%s' after its total",
 			       cs->ctr[ci].name, in->id);
+			return;
+		}
+		struct csum *a = open_get(cs, (uint64_t)ix * COUNTERS_MAX + (uint64_t)ci + 1);
+
+		if (!a) {
+			if (!cs->open_full)
+				report(v, PMU_CHECK_COUNT_SUM, s->file, rec, "more than %u sums of counts are open at "
+				       "once (counts whose incarnation's total has not come): a writer gives each "
+				       "incarnation its totals after its counts", OPEN_SUMS_MAX);
+			cs->open_full = true;
 			return;
 		}
 		csum_add(a, ok, val, est, ppm);
@@ -3373,14 +3492,23 @@ static void on_counts(struct v *v, struct stream_state *s, uint64_t rec, const s
 			       (int)inc->slen, inc->s);
 			return;
 		}
-		csum_init(&empty);
-		a = cs->acc ? &cs->acc[(size_t)(in - v->incs) * COUNTERS_MAX + (size_t)ci] : &empty;
-		if (a->totaled) {
+		if (!counts_totaled(v, s))
+			return;
+		size_t ix = (size_t)(in - v->incs);
+		uint64_t key = (uint64_t)ix * COUNTERS_MAX + (uint64_t)ci + 1;
+
+		if (cs->totaled[ix] >> ci & 1) {
 			report(v, PMU_CHECK_COUNT_SUM, s->file, rec, "a second total of '%s' for '%s'", cs->ctr[ci].name,
 			       in->id);
 			return;
 		}
-		a->totaled = true;
+		cs->totaled[ix] |= 1ull << ci;
+		csum_init(&empty);
+		a = open_find(cs, key);
+		if (a)
+			empty = *a;
+		open_del(cs, key);
+		a = &empty;
 		if (threads != a->n)
 			report(v, PMU_CHECK_COUNT_SUM, s->file, rec, "total of '%s' for '%s' sums %llu threads, the "
 			       "stream has %u counts", cs->ctr[ci].name, in->id, (unsigned long long)threads, a->n);
@@ -3423,16 +3551,28 @@ static void counts_end(struct v *v, struct stream_state *s)
 {
 	struct counts_state *cs = s->cs;
 
-	for (size_t i = 0; cs->acc && i < cs->nincs && i < v->nincs; i++)
-		for (int c = 0; c < cs->nctr; c++)
-			if (cs->acc[i * COUNTERS_MAX + (size_t)c].n && !cs->acc[i * COUNTERS_MAX + (size_t)c].totaled)
-				report(v, PMU_CHECK_COUNT_SUM, s->file, 0, "counts of '%s' in '%s' have no total",
-				       cs->ctr[c].name, v->incs[i].id);
+	/* what is still open had no total; reported in (incarnation, counter)
+	 * order, as the stream's readers expect */
+	size_t n = 0;
+
+	for (size_t i = 0; i < cs->open_cap; i++)
+		if (cs->open[i].key)
+			cs->open[n++] = cs->open[i];
+	qsort(cs->open, n, sizeof(*cs->open), cmp_open);
+	for (size_t i = 0; i < n; i++) {
+		size_t ix = (size_t)((cs->open[i].key - 1) / COUNTERS_MAX);
+		int c = (int)((cs->open[i].key - 1) % COUNTERS_MAX);
+
+		if (cs->open[i].c.n && ix < v->nincs)
+			report(v, PMU_CHECK_COUNT_SUM, s->file, 0, "counts of '%s' in '%s' have no total",
+			       cs->ctr[c].name, v->incs[ix].id);
+	}
 	for (int c = 0; c < cs->nctr; c++)
 		if (cs->ctr[c].ok && cs->tot[c].n && !cs->cohort_seen[c])
 			report(v, PMU_CHECK_COUNT_SUM, s->file, 0, "counter '%s' has totals but no cohort total",
 			       cs->ctr[c].name);
-	free(cs->acc);
+	free(cs->open);
+	free(cs->totaled);
 	free(cs);
 	s->cs = NULL;
 }

@@ -270,6 +270,26 @@ open(p, 'w').write(''.join(json.dumps(r, separators=(',', ':')) + '\\n' for r in
 	assert_output "COUNT-SUM COUNT-VALUE"
 }
 
+@test "COUNT-SUM: a count after its total, a second total and counts without a total are each found" {
+	b=$(mk b.bundle multiproc)
+	# the sums of counts are kept only while open (lib/validate.c); each
+	# way of closing one wrongly must still be found
+	edit "$b" "n = 'collectors/counting/counts.jsonl'
+L = records(n)
+t = at(L, type='total', inc='i2', counter='task-clock')
+c = at(L, type='count', tid=5001, counter='r00c0')
+cnt = L[c]
+L.insert(t + 1, dict(L[t]))
+del L[at(L, type='total', inc='i3', counter='page-faults')]
+L.append(cnt)
+put_records(n, L)"
+	run pmuvalidate "$b"
+	assert_failure
+	assert_output --partial "a second total of 'task-clock' for 'i2'"
+	assert_output --partial "counts of 'page-faults' in 'i3' have no total"
+	assert_output --regexp "a count of 'r00c0' in 'i[0-9]+' after its total"
+}
+
 @test "events streams checked in parallel report the same findings, in file order, every time" {
 	b=$(mk b multiproc)
 	edit "$b" "import shutil
