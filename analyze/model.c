@@ -175,10 +175,11 @@ static uint64_t id_hash(const char *s)
 
 long an_ids_find(const struct an_ids *x, const char *id)
 {
-	size_t m = x->nslot - 1;
+	size_t m;
 
 	if (!x->nslot)
 		return -1;
+	m = x->nslot - 1;
 	for (size_t i = id_hash(id) & m;; i = (i + 1) & m) {
 		uint32_t v = x->slot[i];
 
@@ -274,7 +275,7 @@ int an_cohort_each(const struct pmu_bundle *b, int rep, an_inc_fn fn, void *ctx)
 	if (err)
 		return err;
 	json_array_foreach(json_object_get(doc, "incarnations"), i, in)
-		if (json_is_object(in) && (err = fn(in, ctx)))
+		if (json_is_object(in) && (err = fn(ctx, in, i)))
 			break;
 	json_decref(doc);
 	return err;
@@ -424,6 +425,7 @@ struct scan {
 	size_t vcap;
 	size_t count;           /* incarnations given, an id used twice counted twice */
 	long root;              /* the first incarnation without a parent, or -1 */
+	size_t root_seq;
 	json_int_t root_start, root_end;
 	bool root_has_end, root_pre;
 	double acc[AN_NSUMS];
@@ -480,7 +482,7 @@ static int64_t res_value(json_t *r, const char *key)
 	return json_is_integer(v) && json_integer_value(v) >= 0 ? (int64_t)json_integer_value(v) : -1;
 }
 
-static int scan_inc(json_t *in, void *ctx)
+static int scan_inc(void *ctx, json_t *in, size_t seq)
 {
 	struct scan *s = ctx;
 	const char *id = json_string_value(json_object_get(in, "id")), *p = json_string_value(json_object_get(in, "parent"));
@@ -515,7 +517,9 @@ static int scan_inc(json_t *in, void *ctx)
 	x = &s->v[i];
 	if (x->seen)
 		return 0; /* an id used twice (a bundle analyzed on request): the first is the one indexed */
-	if (!p && s->root < 0) {
+	/* the root: the first incarnation without a parent, in cohort order */
+	if (!p && (s->root < 0 || seq < s->root_seq)) {
+		s->root_seq = seq;
 		s->root = i;
 		s->root_start = json_integer_value(json_object_get(in, "start_ns"));
 		s->root_has_end = json_object_get(in, "end_ns") != NULL;
@@ -523,7 +527,7 @@ static int scan_inc(json_t *in, void *ctx)
 		s->root_pre = json_is_true(json_object_get(in, "preexisting"));
 	}
 	x->seen = true;
-	x->seq = (uint32_t)(s->count - 1);
+	x->seq = (uint32_t)seq;
 	x->parent = (int32_t)pi;
 	x->cpu_user_ns = res_value(r, "cpu_user_ns");
 	x->cpu_system_ns = res_value(r, "cpu_system_ns");
@@ -549,6 +553,26 @@ struct counts_ctx {
 	json_t *k;
 };
 
+/* Records about the cohort as a whole kept per list (counters, fallbacks,
+ * cohort, cgroup_stats): a recorder writes a few dozen; more (a hostile
+ * stream) are counted in counting.omitted, not held. */
+#define AN_COUNT_RECORDS 4096
+
+static void keep_record(json_t *k, const char *list, json_t *r)
+{
+	json_t *a = json_object_get(k, list), *om;
+
+	if (json_array_size(a) < AN_COUNT_RECORDS) {
+		json_array_append(a, r);
+		return;
+	}
+	if (!(om = json_object_get(k, "omitted"))) {
+		om = json_object();
+		json_object_set_new(k, "omitted", om);
+	}
+	json_object_set_new(om, list, json_integer(json_integer_value(json_object_get(om, list)) + 1));
+}
+
 /* Pass 1: the records about the cohort as a whole (counters, fallbacks,
  * scope, cohort totals, cgroup statistics) and each incarnation's counted
  * task-clock into the scan; no per-incarnation record is kept. */
@@ -558,15 +582,15 @@ static int counts_first(json_t *r, void *ctx)
 	const char *t = sget(r, "type");
 
 	if (!strcmp(t, "counter"))
-		json_array_append(json_object_get(c->k, "counters"), r);
+		keep_record(c->k, "counters", r);
 	else if (!strcmp(t, "fallback"))
-		json_array_append(json_object_get(c->k, "fallbacks"), r);
+		keep_record(c->k, "fallbacks", r);
 	else if (!strcmp(t, "scope"))
 		json_object_set(c->k, "scope", r);
 	else if (!strcmp(t, "cohort"))
-		json_array_append(json_object_get(c->k, "cohort"), r);
+		keep_record(c->k, "cohort", r);
 	else if (!strcmp(t, "cgstat"))
-		json_array_append(json_object_get(c->k, "cgroup_stats"), r);
+		keep_record(c->k, "cgroup_stats", r);
 	else if (!strcmp(t, "total") && !strcmp(sget(r, "counter"), "task-clock") && !strcmp(sget(r, "status"), "ok") &&
 		 json_is_integer(json_object_get(r, "value_ns"))) {
 		long i = an_ids_find(&c->s->ids, sget(r, "inc"));
@@ -1081,36 +1105,46 @@ static json_t *listed_copy(json_t *in)
 
 /* Pass 2 over the cohort: the listed incarnations copied, in cohort order,
  * and the dominant one's comm and pid. */
-struct keep {
-	struct scan *s;
-	json_t *cohort;
-	uint32_t *at;        /* position in cohort[] -> id number */
-	char *dcomm;
-	json_int_t dpid;
-	int err;
+struct kept {
+	json_t *in;
+	uint32_t num, seq;
 };
 
-static int keep_inc(json_t *in, void *ctx)
+struct keep {
+	struct scan *s;
+	struct kept *list;   /* the listed incarnations, as the walk gives them */
+	size_t n, max;
+	char *dcomm;
+	json_int_t dpid;
+};
+
+static int keep_inc(void *ctx, json_t *in, size_t seq)
 {
 	struct keep *k = ctx;
 	long i = an_ids_find(&k->s->ids, sget(in, "id"));
 	json_t *c;
 
-	if (i < 0)
-		return 0;
+	if (i < 0 || k->s->v[i].seq != seq)
+		return 0; /* not the incarnation indexed under this id (an id used twice) */
 	if (i == k->s->best && !k->dcomm) {
 		if (!(k->dcomm = strdup(sget(in, "comm"))))
 			return pmu_error(PMU_ERR_NOMEM, "out of memory");
 		k->dpid = json_integer_value(json_object_get(in, "pid"));
 	}
-	if (!k->s->v[i].listed || k->s->v[i].pos >= 0)
+	if (!k->s->v[i].listed || k->s->v[i].pos >= 0 || k->n >= k->max)
 		return 0;
 	if (!(c = listed_copy(in)))
 		return pmu_error(PMU_ERR_NOMEM, "out of memory");
-	k->at[json_array_size(k->cohort)] = (uint32_t)i;
-	k->s->v[i].pos = (int32_t)json_array_size(k->cohort);
-	json_array_append_new(k->cohort, c);
+	k->s->v[i].pos = 0; /* kept; its place is set in cohort order below */
+	k->list[k->n++] = (struct kept){ c, (uint32_t)i, (uint32_t)seq };
 	return 0;
+}
+
+static int by_seq(const void *a, const void *b)
+{
+	const struct kept *x = a, *y = b;
+
+	return x->seq < y->seq ? -1 : x->seq > y->seq;
 }
 
 /* A count with its thousands grouped: 99,800. */
@@ -1345,7 +1379,8 @@ struct first_rep {
 
 static int first_rep_load(const struct pmu_bundle *b, size_t max, struct first_rep *f)
 {
-	struct keep kp = { &f->s, NULL, NULL, NULL, 0, 0 };
+	struct keep kp = { &f->s, NULL, 0, 0, NULL, 0 };
+	uint32_t *at = NULL;
 	long listed;
 	int err;
 
@@ -1355,21 +1390,31 @@ static int first_rep_load(const struct pmu_bundle *b, size_t max, struct first_r
 	f->k = counts_load(b, 1, &f->s);
 	if ((listed = select_listed(&f->s, max)) < 0)
 		return pmu_error(PMU_ERR_NOMEM, "out of memory");
-	kp.cohort = json_array();
-	kp.at = malloc(((size_t)listed + 1) * sizeof(*kp.at));
-	if (!kp.cohort || !kp.at)
+	kp.max = (size_t)listed;
+	kp.list = malloc((kp.max + 1) * sizeof(*kp.list));
+	at = malloc((kp.max + 1) * sizeof(*at));
+	f->cohort = json_array();
+	if (!kp.list || !at || !f->cohort)
 		err = pmu_error(PMU_ERR_NOMEM, "out of memory");
 	if (!err)
 		err = an_cohort_each(b, 1, keep_inc, &kp);
+	/* the report's cohort[] in cohort order, whatever order the walk had */
+	if (kp.list)
+		qsort(kp.list, kp.n, sizeof(*kp.list), by_seq);
+	for (size_t i = 0; i < kp.n; i++) {
+		at[i] = kp.list[i].num;
+		f->s.v[at[i]].pos = (int32_t)i;
+		json_array_append_new(f->cohort, kp.list[i].in);
+	}
 	if (!err) {
 		counts_totals(b, 1, &f->s, f->k);
-		f->tree = tree_order(&f->s, kp.at, json_array_size(kp.cohort));
-		f->listing = listing(&f->s, json_array_size(kp.cohort), max);
+		f->tree = tree_order(&f->s, at, kp.n);
+		f->listing = listing(&f->s, kp.n, max);
 	}
-	f->cohort = kp.cohort;
 	f->dcomm = kp.dcomm;
 	f->dpid = kp.dpid;
-	free(kp.at);
+	free(kp.list);
+	free(at);
 	return err;
 }
 

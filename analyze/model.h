@@ -50,12 +50,13 @@ json_t *an_load(const char *path, bool allow_invalid, int trace_rep, const char 
  * data/repeats/<k>/) with the incarnation in the shape of a cohort.json
  * entry (id, pid, start_ns, end_ns?, parent?, preexisting, comm, tids[],
  * exec[], exit{}, resources{...,fields}?), whatever the bundle's form of
- * the cohort.  in is borrowed: fn must json_incref() or copy what it keeps.
- * One incarnation is in memory at a time.  A nonzero return of fn stops the
- * walk and is returned; else 0, or a negative pmu_err when the cohort
- * cannot be read.
+ * the cohort, and seq, its 0-based place in the cohort's order.  The calls
+ * need not come in seq order.  in is borrowed: fn must json_incref() or
+ * copy what it keeps.  Only the incarnations being read are in memory.  A
+ * nonzero return of fn stops the walk and is returned; else 0, or a
+ * negative pmu_err when the cohort cannot be read.
  */
-typedef int (*an_inc_fn)(json_t *in, void *ctx);
+typedef int (*an_inc_fn)(void *ctx, json_t *in, size_t seq);
 int an_cohort_each(const struct pmu_bundle *b, int rep, an_inc_fn fn, void *ctx);
 
 /*

@@ -49,7 +49,7 @@ struct trace {
 	struct an_ids ids;    /* incarnation ids, numbered ... */
 	json_int_t *pid;      /* ... to their pids, for spans and marks */
 	size_t pcap;
-	size_t index;         /* incarnations written: the next one's sort index */
+	size_t index;         /* incarnations read */
 	bool first;           /* no event written yet */
 };
 
@@ -320,11 +320,12 @@ static json_t *other_data(json_t *run, json_int_t start_ns, json_int_t repeat, i
 }
 
 /* One incarnation, as an_cohort_each() gives it. */
-static int trace_inc(json_t *in, void *ctx)
+static int trace_inc(void *ctx, json_t *in, size_t seq)
 {
 	struct trace *t = ctx;
 
-	return put_incarnation(t, in, t->index++);
+	t->index++;
+	return put_incarnation(t, in, seq);
 }
 
 int pmu_export_chrome_trace(const struct pmu_bundle *b, int rep, FILE *out)
