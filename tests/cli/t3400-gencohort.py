@@ -10,8 +10,8 @@ incarnations under the fixture's root i1: incarnation k (k >= 2) has parent
 (k - 2) // 10 + 1, pid 10000 + k, one thread, one exec of /bin/true, an exit,
 and the nine resource totals with values that vary with k.  The root keeps
 the fixture's times and spans.  The cohort is written in the form of the
-bundle's spec: cohort.jsonl (1.3 and later) or a compact cohort.json (1.0 to
-1.2).  The manifests are recomputed."""
+bundle's spec: cohort.jsonl (1.3 and later; the fixture's header line kept)
+or a compact cohort.json (1.0 to 1.2).  The manifests are recomputed."""
 import hashlib
 import json
 import os
@@ -19,10 +19,6 @@ import sys
 
 FIELDS = ["cpu_user_ns", "cpu_system_ns", "max_rss_bytes", "minor_faults", "major_faults",
           "voluntary_switches", "involuntary_switches", "read_bytes", "write_bytes"]
-UNITS = {"pid": "id", "start_ns": "ns", "end_ns": "ns", "tid": "id", "t_ns": "ns", "code": "id",
-         "signal": "id", "cpu_user_ns": "ns", "cpu_system_ns": "ns", "max_rss_bytes": "bytes",
-         "minor_faults": "count", "major_faults": "count", "voluntary_switches": "count",
-         "involuntary_switches": "count", "read_bytes": "bytes", "write_bytes": "bytes"}
 
 
 def dumps(o):
@@ -53,16 +49,19 @@ def incarnations(n, root):
 def main():
     bundle, n = sys.argv[1], int(sys.argv[2])
     data = os.path.join(bundle, "data")
-    old = json.load(open(os.path.join(data, "cohort.json")))
     spec = json.load(open(os.path.join(data, "run.json")))["spec"]
     major, minor = (int(x) for x in spec.split("."))
-    r = old["incarnations"][0]
     rres = resources(1)
     if (major, minor) >= (1, 3):
-        os.unlink(os.path.join(data, "cohort.json"))
+        # the fixture's root, from its incarnation and end records; its header kept
+        lines = open(os.path.join(data, "cohort.jsonl")).read().splitlines()
+        header, recs = lines[0], [json.loads(x) for x in lines[1:]]
+        r = next(x for x in recs if x["type"] == "incarnation" and "parent" not in x)
+        r = dict(r, **{k: v for x in recs if x["type"] == "end" and x["inc"] == r["id"] for k, v in x.items()
+                       if k in ("end_ns", "comm")})
         with open(os.path.join(data, "cohort.jsonl"), "w") as f:
             w = lambda o: f.write(dumps(o) + "\n")
-            w({"type": "header", "spec": spec, "stream": "cohort", "units": UNITS})
+            f.write(header + "\n")
 
             def one(iid, parent, pid, start, end, comm, res, path):
                 rec = {"type": "incarnation", "id": iid, "pid": pid, "start_ns": start, "preexisting": False}
@@ -84,6 +83,8 @@ def main():
                 close(*one(iid, parent, pid, start, end, comm, res, "/bin/true"))
             close(*root)
     else:
+        old = json.load(open(os.path.join(data, "cohort.json")))
+        r = old["incarnations"][0]
         fields = {f: {"status": "ok", "source": "/proc/PID at exit"} for f in FIELDS}
         with open(os.path.join(data, "cohort.json"), "w") as f:
             head = {k: v for k, v in old.items() if k != "incarnations"}

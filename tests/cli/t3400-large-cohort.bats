@@ -56,8 +56,10 @@ EOF
 
 @test "a 100,000-incarnation bundle: text and --json in under 64 MiB, the omitted count exact, totals over all" {
 	big 100000
+	[ -e "$BATS_TEST_TMPDIR/big/data/cohort.jsonl" ] ||
+		skip "mkfixture writes spec 1.2 or older: a cohort.json of 100,000 incarnations is over the document limit"
 	run pmuvalidate -q "$BATS_TEST_TMPDIR/big"
-	[ "$status" -eq 0 ] || skip "pmuvalidate does not accept the 100,000-incarnation bundle (its cohort form: $output)"
+	assert_success
 	run /usr/bin/time -f %M -o "$BATS_TEST_TMPDIR/rss" pmuanalyze "$BATS_TEST_TMPDIR/big"
 	assert_success
 	assert_line "process tree (100000 incarnations)"
@@ -73,8 +75,10 @@ EOF
 
 @test "the Chrome trace of a 100,000-incarnation bundle has every incarnation, in under 64 MiB" {
 	big 100000
+	[ -e "$BATS_TEST_TMPDIR/big/data/cohort.jsonl" ] ||
+		skip "mkfixture writes spec 1.2 or older: a cohort.json of 100,000 incarnations is over the document limit"
 	run pmuvalidate -q "$BATS_TEST_TMPDIR/big"
-	[ "$status" -eq 0 ] || skip "pmuvalidate does not accept the 100,000-incarnation bundle (its cohort form: $output)"
+	assert_success
 	run /usr/bin/time -f %M -o "$BATS_TEST_TMPDIR/rss" pmuanalyze --trace "$BATS_TEST_TMPDIR/t.json" "$BATS_TEST_TMPDIR/big"
 	assert_success
 	echo "trace: $(cat "$BATS_TEST_TMPDIR/rss") KiB"
