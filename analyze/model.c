@@ -265,20 +265,7 @@ static void rep_path(int rep, const char *name, char *out, size_t n)
 
 int an_cohort_each(const struct pmu_bundle *b, int rep, an_inc_fn fn, void *ctx)
 {
-	char name[64];
-	json_t *doc = NULL, *in;
-	size_t i;
-	int err;
-
-	rep_path(rep, "cohort.json", name, sizeof(name));
-	err = pmu_bundle_read_doc(b, name, &doc);
-	if (err)
-		return err;
-	json_array_foreach(json_object_get(doc, "incarnations"), i, in)
-		if (json_is_object(in) && (err = fn(ctx, in, i)))
-			break;
-	json_decref(doc);
-	return err;
+	return pmu_bundle_cohort_each(b, rep, fn, ctx, NULL);
 }
 
 /* A stream record, including its LF, is at most 1 MiB (spec 8.2): a longer

@@ -18,6 +18,7 @@
 #include <jansson.h>
 
 #include "bundle.h"
+#include "spec.h"
 
 enum { AN_EXIT_OK = 0, AN_EXIT_INVALID = 1, AN_EXIT_USAGE = 2, AN_EXIT_REGRESSION = 3,
        AN_EXIT_INCOMPARABLE = 4 };
@@ -31,7 +32,7 @@ enum { AN_EXIT_OK = 0, AN_EXIT_INVALID = 1, AN_EXIT_USAGE = 2, AN_EXIT_REGRESSIO
 #define AN_MAX_PROCESSES 200
 /* The most --max-processes accepts: the most incarnations a repetition may
  * hold (spec 1.3), so "all of them" can always be asked for. */
-#define AN_MAX_PROCESSES_LIMIT 262144
+#define AN_MAX_PROCESSES_LIMIT PMU_COHORT_MAX_INCARNATIONS
 
 /*
  * Validate the bundle at path and load its report.  Returns a new object the
@@ -48,15 +49,14 @@ json_t *an_load(const char *path, bool allow_invalid, int trace_rep, const char 
 /*
  * Call fn once per incarnation of repetition rep (1: data/, k:
  * data/repeats/<k>/) with the incarnation in the shape of a cohort.json
- * entry (id, pid, start_ns, end_ns?, parent?, preexisting, comm, tids[],
- * exec[], exit{}, resources{...,fields}?), whatever the bundle's form of
- * the cohort, and seq, its 0-based place in the cohort's order.  The calls
- * need not come in seq order.  in is borrowed: fn must json_incref() or
- * copy what it keeps.  Only the incarnations being read are in memory.  A
- * nonzero return of fn stops the walk and is returned; else 0, or a
- * negative pmu_err when the cohort cannot be read.
+ * entry, whatever the bundle's form of the cohort, and seq, its 0-based
+ * place in the cohort's order: pmu_bundle_cohort_each() (lib/bundle.h),
+ * which holds only the incarnations being read.  The calls need not come
+ * in seq order.  in is borrowed: fn must json_incref() or copy what it
+ * keeps.  A nonzero return of fn stops the walk and is returned; else 0, or
+ * a negative pmu_err when the cohort cannot be read.
  */
-typedef int (*an_inc_fn)(void *ctx, json_t *in, size_t seq);
+typedef pmu_cohort_fn an_inc_fn;
 int an_cohort_each(const struct pmu_bundle *b, int rep, an_inc_fn fn, void *ctx);
 
 /*

@@ -24,6 +24,7 @@
 #include <jansson.h>
 
 #include "bag.h"
+#include "cohort.h"
 #include "error.h"
 #include "spec.h"
 #include "spec_json.h"
@@ -159,6 +160,34 @@ static const struct incar cohort[] = {
 #define NINC (sizeof(cohort) / sizeof(cohort[0]))
 #define MAXTHR 32
 
+/* The cohort stream (spec 1.3): every incarnation's begin records in
+ * cohort order, then their end records (the incarnations of incs, in the
+ * document shape). */
+static void put_cohort(json_t *incs)
+{
+	json_t *recs = json_array(), *r;
+	struct stream s;
+	size_t i;
+	int err = 0;
+
+	json_array_foreach(incs, i, r)
+		err = err ? err : pmu_cohort_begin_recs(r, recs);
+	json_array_foreach(incs, i, r)
+		err = err ? err : pmu_cohort_end_recs(r, recs);
+	if (err)
+		die(err);
+	s_open(&s, "cohort.jsonl", "cohort");
+	json_array_foreach(recs, i, r) {
+		char *line = json_dumps(r, JSON_COMPACT | JSON_PRESERVE_ORDER);
+
+		s_printf(&s, "%s\n", line);
+		free(line);
+	}
+	s_close(&s);
+	json_decref(recs);
+	json_decref(incs);
+}
+
 static void put_docs(void)
 {
 	json_t *colls = json_array(), *incs = json_array();
@@ -208,8 +237,7 @@ static void put_docs(void)
 		json_object_set_new(o, "exit", json_pack("{s:s,s:i}", "kind", "exited", "code", 0));
 		json_array_append_new(incs, o);
 	}
-	put_json("cohort.json", json_pack("{s:s,s:s,s:o,s:s,s:o}", "spec", PMU_SPEC_VERSION, "type", "cohort",
-					  "units", doc_units("cohort"), "root", "i1", "incarnations", incs));
+	put_cohort(incs);
 }
 
 static void put_lifecycle(const char *name, bool requested, uint64_t t0, uint64_t t1)

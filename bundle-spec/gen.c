@@ -200,8 +200,10 @@ static void lint(void)
 		for (size_t k = 0; k < s; k++)
 			if (!strcmp(pmu_streams[k].kind, sd->kind))
 				die("%s: stream kind defined twice", sd->kind);
+		/* one schema file per name and version: a stream may take the
+		 * name of a document that ended before it began */
 		for (size_t d = 0; d < pmu_ndocs; d++)
-			if (!strcmp(pmu_docs[d].type, sd->kind))
+			if (!strcmp(pmu_docs[d].type, sd->kind) && (!pmu_docs[d].until || pmu_docs[d].until >= sd->since))
 				die("%s: a stream kind and a document type share a name (and a schema file)",
 				    sd->kind);
 	}
@@ -544,7 +546,8 @@ static int cmd_schemas(const char *dir)
 	if (stat(dir, &st) < 0 || !S_ISDIR(st.st_mode))
 		die("'%s' is not a directory", dir);
 	for (size_t d = 0; d < pmu_ndocs; d++)
-		gen_doc(dir, &pmu_docs[d]);
+		if (pmu_docdef_in(&pmu_docs[d], g_minor))
+			gen_doc(dir, &pmu_docs[d]);
 	for (size_t s = 0; s < pmu_nstreams; s++)
 		if (pmu_streams[s].since <= g_minor)
 			gen_stream(dir, &pmu_streams[s]);
@@ -685,9 +688,16 @@ static int cmd_fields(void)
 		struct units u = { .where = doc->file };
 
 		pmu_objdef_units(doc->obj, units_add, &u);
-		printf("%s### `data/%s` (type `%s`, %s)\n\n", d ? "\n" : "", doc->file, doc->type,
-		       doc->required ? "required" : "optional");
-		printf("Schema: [`schema/%s.schema.json`](schema/%s.schema.json).\n\n", doc->type, doc->type);
+		if (doc->until) {
+			printf("%s### `data/%s` (type `%s`, %s in spec 1.0 to 1.%d)\n\n", d ? "\n" : "", doc->file,
+			       doc->type, doc->required ? "required" : "optional", doc->until);
+			printf("Schema: [`schema/1.%d/%s.schema.json`](schema/1.%d/%s.schema.json).\n\n", doc->until,
+			       doc->type, doc->until, doc->type);
+		} else {
+			printf("%s### `data/%s` (type `%s`, %s)\n\n", d ? "\n" : "", doc->file, doc->type,
+			       doc->required ? "required" : "optional");
+			printf("Schema: [`schema/%s.schema.json`](schema/%s.schema.json).\n\n", doc->type, doc->type);
+		}
 		md_fields(doc->obj, doc->type, NULL);
 		md_subs(doc->obj, seen, &nseen, 0);
 		printf("\n");
@@ -699,10 +709,13 @@ static int cmd_fields(void)
 
 		for (size_t r = 0; r < sd->nrecs; r++)
 			pmu_objdef_units(sd->recs[r].obj, units_add, &u);
-		printf("\n### Stream `%s` (`%s%s`, %s)\n\n", sd->kind,
+		printf("\n### Stream `%s` (`%s%s`, %s", sd->kind,
 		       sd->per_collector ? "data/collectors/<name>/" : "data/", sd->file,
 		       sd->required ? (sd->per_collector ? "required for every listed collector" : "required")
 				    : "optional");
+		if (sd->since)
+			printf(", since 1.%d", sd->since);
+		printf(")\n\n");
 		printf("Schema: [`schema/%s.schema.json`](schema/%s.schema.json) (one line).\n\n", sd->kind,
 		       sd->kind);
 		printf("Header (line 1):\n\n");

@@ -24,6 +24,11 @@ static const char *const scopes_req[] = { "auto", "inherit", "cgroup", NULL };
 static const char *const scopes_used[] = { "inherit", "cgroup", NULL };
 static const char *const cohort_scopes[] = { "incarnations", "cgroup", NULL };
 static const char *const stat_scopes[] = { "cgroup", "system", NULL };
+static const char *const end_exits[] = { "exited", "signaled", "unknown", NULL };
+/* the nine resource totals of spec 12.5, in their order */
+const char *const pmu_resource_fields[] = { "cpu_user_ns", "cpu_system_ns", "max_rss_bytes", "minor_faults",
+					    "major_faults", "voluntary_switches", "involuntary_switches",
+					    "read_bytes", "write_bytes", NULL };
 
 #define F(k, t, req, doc) { k, PMU_FT_##t, req, NULL, NULL, NULL, doc }
 #define N(k, req, unit, doc) { k, PMU_FT_INT, req, unit, NULL, NULL, doc }
@@ -221,7 +226,8 @@ const struct pmu_docdef pmu_docs[] = {
 	{ "run.json", "run", &run, true, true },
 	{ "capabilities.json", "capabilities", &capabilities, true, false },
 	{ "provenance.json", "provenance", &provenance, true, false },
-	{ "cohort.json", "cohort", &cohort, true, true },
+	/* up to 1.2; spec 1.3 has the cohort stream instead */
+	{ "cohort.json", "cohort", &cohort, true, true, 2 },
 };
 const size_t pmu_ndocs = PMU_ARRAY_SIZE(pmu_docs);
 
@@ -428,6 +434,71 @@ static const struct pmu_recdef counts_recs[] = {
 	{ "cgstat", &cgstat, 2 },
 };
 
+/* ---- cohort (spec 1.3): the cohort as a stream ----------------------------
+ * One incarnation is an incarnation record when it joins, thread, exec and
+ * resource records, and its end record last (bundle-spec/README.md 12.6). */
+
+static const struct pmu_field c_incarnation_f[] = {
+	F("type", STR, true, "\"incarnation\""),
+	F("id", STR, true, "incarnation id, unique in the repetition"),
+	N("pid", true, "id", "process id"),
+	N("start_ns", true, "ns", "CLOCK_MONOTONIC at fork (or first sight)"),
+	F("preexisting", BOOL, true, "existed before the recorder attached"),
+	F("parent", STR, false, "parent incarnation id, of an earlier incarnation record; absent for the root only"),
+};
+OBJ(c_incarnation, c_incarnation_f);
+
+static const struct pmu_field c_thread_f[] = {
+	F("type", STR, true, "\"thread\""),
+	F("inc", STR, true, "incarnation id"),
+	N("tid", true, "id", "thread id; the main thread (tid == pid) included"),
+};
+OBJ(c_thread, c_thread_f);
+
+static const struct pmu_field c_exec_f[] = {
+	F("type", STR, true, "\"exec\""),
+	F("inc", STR, true, "incarnation id"),
+	N("t_ns", true, "ns", "CLOCK_MONOTONIC of the exec"),
+	F("path", STR, true, "executed image"),
+};
+OBJ(c_exec, c_exec_f);
+
+static const struct pmu_field c_resource_f[] = {
+	F("type", STR, true, "\"resource\""),
+	F("inc", STR, true, "incarnation id"),
+	E("field", true, pmu_resource_fields, "the total: one of the nine of spec 12.5"),
+	STATUS(true),
+	F("source", STR, false, "where the value was read"),
+	N("cpu_user_ns", false, "ns", "user CPU time, when field is cpu_user_ns and status ok"),
+	N("cpu_system_ns", false, "ns", "system CPU time, when field is cpu_system_ns and status ok"),
+	N("max_rss_bytes", false, "bytes", "peak resident set size, when field is max_rss_bytes and status ok"),
+	N("minor_faults", false, "count", "minor page faults, when field is minor_faults and status ok"),
+	N("major_faults", false, "count", "major page faults, when field is major_faults and status ok"),
+	N("voluntary_switches", false, "count", "voluntary context switches, when field is voluntary_switches and status ok"),
+	N("involuntary_switches", false, "count", "involuntary context switches, when field is involuntary_switches and status ok"),
+	N("read_bytes", false, "bytes", "bytes read through read-like system calls, when field is read_bytes and status ok"),
+	N("write_bytes", false, "bytes", "bytes written through write-like system calls, when field is write_bytes and status ok"),
+	F("reason", STR, false, "why it is not ok (required for unavailable and failed)"),
+	F("remedy", STR, false, "how to get it (required for unavailable)"),
+};
+OBJ(c_resource, c_resource_f);
+
+static const struct pmu_field c_end_f[] = {
+	F("type", STR, true, "\"end\""),
+	F("inc", STR, true, "incarnation id"),
+	N("end_ns", false, "ns", "CLOCK_MONOTONIC at exit; absent when alive at the end of the run"),
+	F("comm", STR, true, "final command name (\"?\" when unknown)"),
+	E("exit", true, end_exits, "exited (with code), signaled (with signal) or unknown (neither)"),
+	N("code", false, "id", "exit code, when exit is exited"),
+	N("signal", false, "id", "terminating signal number, when exit is signaled"),
+};
+OBJ(c_end, c_end_f);
+
+static const struct pmu_recdef cohort_recs[] = {
+	{ "incarnation", &c_incarnation, 3 }, { "thread", &c_thread, 3 }, { "exec", &c_exec, 3 },
+	{ "resource", &c_resource, 3 }, { "end", &c_end, 3 },
+};
+
 /* Spans and marks share one stream, ordered by end_ns (span) and t_ns (mark). */
 static const struct pmu_recdef span_recs[] = { { "span", &span, 0 }, { "mark", &mark, 1 } };
 static const struct pmu_recdef lifecycle_recs[] = { { "lifecycle", &lifecycle } };
@@ -440,6 +511,7 @@ const struct pmu_streamdef pmu_streams[] = {
 	{ "lifecycle", "lifecycle.jsonl", true, true, lifecycle_recs, PMU_ARRAY_SIZE(lifecycle_recs), &header },
 	{ "events", "events.jsonl", true, false, event_recs, PMU_ARRAY_SIZE(event_recs), &header },
 	{ "counts", "counts.jsonl", true, false, counts_recs, PMU_ARRAY_SIZE(counts_recs), &header, 2 },
+	{ "cohort", "cohort.jsonl", false, true, cohort_recs, PMU_ARRAY_SIZE(cohort_recs), &header, 3 },
 };
 const size_t pmu_nstreams = PMU_ARRAY_SIZE(pmu_streams);
 

@@ -12,9 +12,26 @@
  * against the schemas with an independent validator (python3-jsonschema).
  */
 
-#define PMU_SPEC_VERSION "1.2"
 #define PMU_SPEC_MAJOR 1
-#define PMU_SPEC_MINOR 2     /* readers accept 1.0 .. 1.PMU_SPEC_MINOR */
+#ifndef PMU_WRITES_SPEC_1_2
+#define PMU_SPEC_VERSION "1.3"
+#define PMU_SPEC_MINOR 3     /* readers accept 1.0 .. 1.PMU_SPEC_MINOR */
+#else
+/* Transitional (issue 12): pmurec writes 1.2 (cohort.json) until it writes
+ * the cohort stream; the Makefile builds record/ with PMU_WRITES_SPEC_1_2.
+ * Nothing else may define it. */
+#define PMU_SPEC_VERSION "1.2"
+#define PMU_SPEC_MINOR 2
+#endif
+
+/*
+ * The size of a cohort (spec 1.3, the cohort stream): at most this many
+ * incarnations and threads per repetition.  One constant for writer and
+ * validator: pmurec ends a run that reaches it as truncated, the validator
+ * reports more as COHORT, so nothing pmurec writes is refused for its size.
+ */
+#define PMU_COHORT_MAX_INCARNATIONS 262144
+#define PMU_COHORT_MAX_THREADS 1048576
 
 enum pmu_ftype {
 	PMU_FT_STR,     /* non-empty UTF-8 string */
@@ -57,7 +74,14 @@ struct pmu_docdef {
 	const struct pmu_objdef *obj;
 	bool required;
 	bool per_repetition;            /* one per repetition (data/ and data/repeats/<k>/) */
+	int until;                      /* last minor version that has it (0: every one since) */
 };
+
+/* Whether document d exists in spec 1.<minor>. */
+static inline bool pmu_docdef_in(const struct pmu_docdef *d, int minor)
+{
+	return !d->until || minor <= d->until;
+}
 
 /* A record type of a JSON Lines stream (the header excluded). */
 struct pmu_recdef {
@@ -81,6 +105,7 @@ struct pmu_streamdef {
 
 extern const char *const pmu_status_values[];     /* ok, not-requested, ... */
 extern const char *const pmu_unit_values[];       /* ns, count, bytes, id */
+extern const char *const pmu_resource_fields[];   /* the nine resource totals (12.5), NULL-terminated */
 extern const struct pmu_docdef pmu_docs[];
 extern const size_t pmu_ndocs;
 extern const struct pmu_streamdef pmu_streams[];

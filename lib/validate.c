@@ -67,16 +67,45 @@ struct ment {
 	uint64_t line;
 };
 
+/* One incarnation of the cohort, compact: the cohort may hold
+ * PMU_COHORT_MAX_INCARNATIONS of them. */
 struct inc {
-	char *id;
-	size_t idlen;
+	const char *id;            /* in v->pool */
+	uint32_t idlen;
+	uint32_t ntids;
 	uint64_t id_h;
 	int64_t pid;
 	uint64_t start, end;       /* end: UINT64_MAX when alive at the end */
-	int64_t *tids;
-	size_t ntids;
+	int64_t *tids;             /* sorted, a run of v->tids */
 	size_t slot;               /* first pairing slot of its threads */
-	char *parent;
+	const char *parent;        /* cohort.json: the parent's id as written (in v->pool) */
+	uint64_t last_exec;        /* cohort stream: t_ns of its latest exec, 0 before one */
+	uint32_t parent_ix;        /* index of the parent in v->incs, or NO_PARENT */
+	uint16_t res_mask;         /* cohort stream: the resource fields seen */
+	uint8_t flags;             /* INC_* */
+};
+
+#define NO_PARENT UINT32_MAX
+#define INC_ENDED 1                /* its end record came */
+#define INC_MAIN 2                 /* a thread record (or tid) for its pid came */
+#define INC_PREEXISTING 4
+#define INC_MARK 8                 /* tree check: on the path being walked */
+#define INC_ROOTED 16              /* tree check: its parents lead to the root */
+
+/* A thread of the cohort as read, before the threads are grouped by
+ * incarnation (a stream interleaves the incarnations' threads). */
+struct tpair {
+	int64_t tid;
+	uint32_t inc;
+	uint32_t line;
+};
+
+/* Names that live as long as the repetition's cohort: blocks that never
+ * move, so the pointers into them stay valid while the cohort grows. */
+struct pool_blk {
+	struct pool_blk *next;
+	size_t used, cap;
+	char data[];
 };
 
 struct span {
@@ -125,10 +154,16 @@ struct v {
 
 	bool cohort_ok;
 	struct inc *incs;
-	size_t nincs;
+	size_t nincs, capincs;
 	size_t *inc_index;         /* open addressing on id_h, values ix+1 */
+	uint32_t *ps_index;        /* open addressing on (pid, start), values ix+1 */
 	size_t inc_cap;
 	size_t nslots;
+	struct pool_blk *pool;
+	struct tpair *tp;          /* the threads as read */
+	size_t ntp, captp;
+	int64_t *tids;             /* the threads, by incarnation: every inc->tids points here */
+	char root[256];            /* cohort.json: the root's id (truncated: then none matches) */
 	struct stack *stacks;
 
 	struct span *spans;
@@ -1091,139 +1126,346 @@ static struct inc *find_inc(struct v *v, const char *id, size_t len)
 	return NULL;
 }
 
-static int cmp_i64(const void *a, const void *b)
-{
-	int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
+/* ---- the cohort ----------------------------------------------------------
+ *
+ * Both forms, the document cohort.json of 1.0-1.2 and the stream
+ * cohort.jsonl of 1.3, fill the same table: v->incs, found by id through
+ * v->inc_index, their threads in v->tids.  Every check is linear: ids and
+ * (pid, start) pairs are hashed, the threads grouped by a counting sort,
+ * and the tree of a document checked with marks, each incarnation walked
+ * once (the stream's tree is sound by construction: a parent is an earlier
+ * record).
+ */
 
-	return (x > y) - (x < y);
+static const char *pool_dup(struct v *v, const char *s, size_t n)
+{
+	struct pool_blk *b = v->pool;
+	char *d;
+
+	if (!b || b->cap - b->used < n + 1) {
+		size_t cap = n + 1 > 65536 - sizeof(*b) ? n + 1 : 65536 - sizeof(*b);
+
+		if (!(b = malloc(sizeof(*b) + cap)))
+			return NULL;
+		b->next = v->pool;
+		b->used = 0;
+		b->cap = cap;
+		v->pool = b;
+	}
+	d = b->data + b->used;
+	memcpy(d, s, n);
+	d[n] = '\0';
+	b->used += n + 1;
+	return d;
+}
+
+static uint64_t ps_hash(int64_t pid, uint64_t start)
+{
+	uint64_t h = ((uint64_t)pid * 0x9e3779b97f4a7c15ull) ^ (start * 0xc4ceb9fe1a85ec53ull);
+
+	h ^= h >> 31;
+	h *= 0xbf58476d1ce4e5b9ull;
+	return h ^ (h >> 29);
+}
+
+/* Room for one more incarnation: the table grows by doubling, the hash
+ * indexes stay at most half full. */
+static int incs_reserve(struct v *v)
+{
+	if (v->nincs == v->capincs) {
+		size_t cap = v->capincs ? 2 * v->capincs : 64;
+		struct inc *n = realloc(v->incs, cap * sizeof(*n));
+
+		if (!n)
+			return PMU_ERR_NOMEM;
+		v->incs = n;
+		v->capincs = cap;
+	}
+	if (2 * (v->nincs + 1) > v->inc_cap) {
+		size_t cap = v->inc_cap ? 2 * v->inc_cap : 128;
+		size_t *ix = calloc(cap, sizeof(*ix));
+		uint32_t *ps = calloc(cap, sizeof(*ps));
+
+		if (!ix || !ps) {
+			free(ix);
+			free(ps);
+			return PMU_ERR_NOMEM;
+		}
+		for (size_t i = 0; i < v->nincs; i++) {
+			size_t h = v->incs[i].id_h & (cap - 1);
+
+			while (ix[h])
+				h = (h + 1) & (cap - 1);
+			ix[h] = i + 1;
+			h = ps_hash(v->incs[i].pid, v->incs[i].start) & (cap - 1);
+			while (ps[h])
+				h = (h + 1) & (cap - 1);
+			ps[h] = (uint32_t)i + 1;
+		}
+		free(v->inc_index);
+		free(v->ps_index);
+		v->inc_index = ix;
+		v->ps_index = ps;
+		v->inc_cap = cap;
+	}
+	return 0;
+}
+
+/* Add an incarnation whose id is new; returns it, or NULL out of memory
+ * (reported).  *same: an earlier incarnation with the same pid and start. */
+static struct inc *inc_add(struct v *v, const char *file, const char *id, size_t idlen, int64_t pid,
+			   uint64_t start, struct inc **same)
+{
+	struct inc *in;
+	size_t h;
+
+	*same = NULL;
+	if (incs_reserve(v) || !(id = pool_dup(v, id, idlen))) {
+		report(v, PMU_CHECK_COHORT, file, 0, "out of memory after %zu incarnations", v->nincs);
+		return NULL;
+	}
+	in = &v->incs[v->nincs];
+	memset(in, 0, sizeof(*in));
+	in->id = id;
+	in->idlen = (uint32_t)idlen;
+	in->id_h = hash_bytes(id, idlen);
+	in->pid = pid;
+	in->start = start;
+	in->end = UINT64_MAX;
+	in->parent_ix = NO_PARENT;
+	for (h = ps_hash(pid, start) & (v->inc_cap - 1); v->ps_index[h]; h = (h + 1) & (v->inc_cap - 1)) {
+		struct inc *o = &v->incs[v->ps_index[h] - 1];
+
+		if (o->pid == pid && o->start == start && !*same)
+			*same = o;
+	}
+	v->ps_index[h] = (uint32_t)v->nincs + 1;
+	for (h = in->id_h & (v->inc_cap - 1); v->inc_index[h]; h = (h + 1) & (v->inc_cap - 1))
+		;
+	v->inc_index[h] = ++v->nincs;
+	return in;
+}
+
+static int tid_add(struct v *v, struct inc *in, int64_t tid, uint64_t line)
+{
+	if (v->ntp == v->captp) {
+		size_t cap = v->captp ? 2 * v->captp : 256;
+		struct tpair *n = realloc(v->tp, cap * sizeof(*n));
+
+		if (!n)
+			return PMU_ERR_NOMEM;
+		v->tp = n;
+		v->captp = cap;
+	}
+	v->tp[v->ntp++] = (struct tpair){ tid, (uint32_t)(in - v->incs), line > UINT32_MAX ? 0 : (uint32_t)line };
+	if (tid == in->pid)
+		in->flags |= INC_MAIN;
+	return 0;
+}
+
+static int cmp_tpair(const void *a, const void *b)
+{
+	const struct tpair *x = a, *y = b;
+
+	return (x->tid > y->tid) - (x->tid < y->tid);
+}
+
+/* Group the threads by incarnation (a counting sort: linear), each
+ * incarnation's sorted, and give them their pairing slots.  Returns false
+ * when a thread is listed twice (reported) or memory ran out. */
+static bool threads_index(struct v *v, const char *file)
+{
+	size_t *at = calloc(v->nincs + 1, sizeof(*at));
+	struct tpair *sp = malloc((v->ntp + 1) * sizeof(*sp));
+	bool ok = true;
+
+	if (!at || !sp) {
+		free(at);
+		free(sp);
+		report(v, PMU_CHECK_COHORT, file, 0, "out of memory grouping %zu threads", v->ntp);
+		return false;
+	}
+	for (size_t i = 0; i < v->ntp; i++)
+		at[v->tp[i].inc + 1]++;
+	for (size_t i = 0; i < v->nincs; i++) {
+		v->incs[i].ntids = (uint32_t)at[i + 1];
+		at[i + 1] += at[i];
+	}
+	for (size_t i = 0; i < v->ntp; i++)
+		sp[at[v->tp[i].inc]++] = v->tp[i];
+	free(v->tp);
+	v->tp = NULL;
+	v->captp = 0;
+	v->tids = malloc((v->ntp + 1) * sizeof(*v->tids));
+	if (!v->tids) {
+		free(at);
+		free(sp);
+		report(v, PMU_CHECK_COHORT, file, 0, "out of memory grouping %zu threads", v->ntp);
+		return false;
+	}
+	v->nslots = 0;
+	for (size_t i = 0; i < v->nincs; i++) {
+		struct inc *in = &v->incs[i];
+		struct tpair *t = sp + v->nslots;
+
+		qsort(t, in->ntids, sizeof(*t), cmp_tpair);
+		in->tids = v->tids + v->nslots;
+		in->slot = v->nslots;
+		for (size_t k = 0; k < in->ntids; k++) {
+			in->tids[k] = t[k].tid;
+			if (k && t[k].tid == t[k - 1].tid) {
+				report(v, PMU_CHECK_COHORT, file, t[k].line, "incarnation '%s': thread %lld is listed twice",
+				       in->id, (long long)t[k].tid);
+				ok = false;
+			}
+		}
+		v->nslots += in->ntids;
+	}
+	v->ntp = 0;
+	free(at);
+	free(sp);
+	return ok;
+}
+
+/* The end of a cohort of either form: the threads indexed, the pairing
+ * stacks ready; attribution runs against it when ok. */
+static void cohort_done(struct v *v, const char *file, bool ok)
+{
+	ok &= threads_index(v, file);
+	v->stacks = calloc(v->nslots + 1, sizeof(*v->stacks));
+	v->cohort_ok = ok && v->stacks;
+}
+
+/* -- cohort.json (1.0-1.2): one incarnation object, schema-checked -- */
+
+static bool legacy_inc(struct v *v, const char *f, json_t *o)
+{
+	json_t *tids = json_object_get(o, "tids"), *exec = json_object_get(o, "exec");
+	const char *id = json_string_value(json_object_get(o, "id"));
+	const char *parent = json_string_value(json_object_get(o, "parent"));
+	struct inc *in, *same;
+	bool ok = true;
+	char where[300];
+
+	snprintf(where, sizeof(where), "incarnation '%s'", id);
+	if (find_inc(v, id, strlen(id))) {
+		report(v, PMU_CHECK_COHORT, f, 0, "%s: id is not unique", where);
+		return false;
+	}
+	in = inc_add(v, f, id, strlen(id), json_integer_value(json_object_get(o, "pid")), ju(o, "start_ns"), &same);
+	if (!in)
+		return false;
+	if (same) {
+		report(v, PMU_CHECK_COHORT, f, 0, "incarnations '%s' and '%s' share pid %lld and start", same->id,
+		       in->id, (long long)in->pid);
+		ok = false;
+	}
+	in->end = json_object_get(o, "end_ns") ? ju(o, "end_ns") : UINT64_MAX;
+	if (parent && !(in->parent = pool_dup(v, parent, strlen(parent)))) {
+		report(v, PMU_CHECK_COHORT, f, 0, "out of memory after %zu incarnations", v->nincs);
+		return false;
+	}
+	for (size_t t = 0; t < json_array_size(tids); t++)
+		if (tid_add(v, in, json_integer_value(json_array_get(tids, t)), 0)) {
+			report(v, PMU_CHECK_COHORT, f, 0, "out of memory after %zu threads", v->ntp);
+			return false;
+		}
+	if (!(in->flags & INC_MAIN)) {
+		report(v, PMU_CHECK_COHORT, f, 0, "%s: its tids do not include its pid %lld", where,
+		       (long long)in->pid);
+		ok = false;
+	}
+	eval(v, PMU_CHECK_TIME_ORDER);
+	if (in->end != UINT64_MAX && in->end < in->start)
+		report(v, PMU_CHECK_TIME_ORDER, f, 0, "%s: end_ns is before start_ns", where);
+	if (!json_is_true(json_object_get(o, "preexisting")))
+		check_window(v, f, 0, "start_ns", in->start);
+	if (in->end != UINT64_MAX)
+		check_window(v, f, 0, "end_ns", in->end);
+	for (size_t e = 0; e < json_array_size(exec); e++) {
+		uint64_t t = ju(json_array_get(exec, e), "t_ns");
+
+		check_window(v, f, 0, "exec t_ns", t);
+		if (t < in->start || t > in->end)
+			report(v, PMU_CHECK_TIME_ORDER, f, 0, "%s: exec at %llu outside its lifetime", where,
+			       (unsigned long long)t);
+	}
+	return ok;
+}
+
+/*
+ * The tree of a cohort.json: parents exist, one root, no cycle.  Linear:
+ * from each incarnation not yet known to reach the root, walk up marking
+ * the path until an incarnation that does (or the root); the path then
+ * does too.  Meeting a mark of the same walk is a cycle.  Every
+ * incarnation is walked over once as the path's member, once to settle it.
+ */
+static bool legacy_tree(struct v *v, const char *f, bool ok)
+{
+	struct inc *r = v->root[0] ? find_inc(v, v->root, strlen(v->root)) : NULL;
+
+	for (size_t i = 0; i < v->nincs; i++) {
+		struct inc *a = &v->incs[i];
+		struct inc *p = a->parent ? find_inc(v, a->parent, strlen(a->parent)) : NULL;
+
+		if (a->parent && !p) {
+			report(v, PMU_CHECK_COHORT, f, 0, "incarnation '%s': parent '%s' does not exist", a->id,
+			       a->parent);
+			ok = false;
+		}
+		a->parent_ix = p ? (uint32_t)(p - v->incs) : NO_PARENT;
+	}
+	if (!r) {
+		report(v, PMU_CHECK_COHORT, f, 0, "root incarnation '%s' does not exist", v->root);
+		return false;
+	}
+	if (r->parent) {
+		report(v, PMU_CHECK_COHORT, f, 0, "root incarnation '%s' has a parent", v->root);
+		return false;
+	}
+	for (size_t i = 0; ok && i < v->nincs; i++)
+		if (!v->incs[i].parent && &v->incs[i] != r) {
+			report(v, PMU_CHECK_COHORT, f, 0, "incarnation '%s' has no parent and is not the root",
+			       v->incs[i].id);
+			return false;
+		}
+	if (!ok)
+		return false;
+	r->flags |= INC_ROOTED;
+	for (size_t i = 0; i < v->nincs; i++) {
+		struct inc *a = &v->incs[i];
+		bool rooted;
+
+		while (!(a->flags & (INC_ROOTED | INC_MARK))) {
+			a->flags |= INC_MARK;
+			a = &v->incs[a->parent_ix]; /* only the root has none, and it is rooted */
+		}
+		rooted = a->flags & INC_ROOTED;
+		if (!rooted) {
+			report(v, PMU_CHECK_COHORT, f, 0, "incarnation '%s' is its own ancestor", a->id);
+			ok = false;
+		}
+		/* settle the path: rooted, or on a cycle (reported once) */
+		for (a = &v->incs[i]; a->flags & INC_MARK; a = &v->incs[a->parent_ix])
+			a->flags = (uint8_t)((a->flags & ~INC_MARK) | INC_ROOTED);
+	}
+	return ok;
 }
 
 static void check_cohort(struct v *v, json_t *j)
 {
 	char f[80];
 	json_t *arr = json_object_get(j, "incarnations");
-	size_t n = json_array_size(arr);
+	const char *root = json_string_value(json_object_get(j, "root"));
 	bool ok = true;
 
 	snprintf(f, sizeof(f), "%scohort.json", v->scope);
-	v->incs = calloc(n + 1, sizeof(*v->incs));
-	for (v->inc_cap = 16; v->inc_cap < 2 * n + 2; v->inc_cap *= 2)
-		;
-	v->inc_index = calloc(v->inc_cap, sizeof(*v->inc_index));
-	if (!v->incs || !v->inc_index)
-		return;
 	eval(v, PMU_CHECK_COHORT);
-	for (size_t i = 0; i < n; i++) {
-		json_t *o = json_array_get(arr, i), *tids = json_object_get(o, "tids");
-		json_t *exec = json_object_get(o, "exec");
-		const char *id = json_string_value(json_object_get(o, "id"));
-		const char *parent = json_string_value(json_object_get(o, "parent"));
-		struct inc *in = &v->incs[v->nincs];
-		char where[300];
-
-		snprintf(where, sizeof(where), "incarnation '%s'", id);
-		if (find_inc(v, id, strlen(id))) {
-			report(v, PMU_CHECK_COHORT, f, 0, "%s: id is not unique", where);
-			ok = false;
-			continue;
-		}
-		in->id = strdup(id);
-		in->idlen = strlen(id);
-		in->id_h = hash_bytes(id, in->idlen);
-		in->pid = json_integer_value(json_object_get(o, "pid"));
-		in->start = ju(o, "start_ns");
-		in->end = json_object_get(o, "end_ns") ? ju(o, "end_ns") : UINT64_MAX;
-		in->parent = parent ? strdup(parent) : NULL;
-		in->ntids = json_array_size(tids);
-		in->tids = calloc(in->ntids + 1, sizeof(*in->tids));
-		if (!in->id || !in->tids || (parent && !in->parent))
-			return;
-		for (size_t t = 0; t < in->ntids; t++)
-			in->tids[t] = json_integer_value(json_array_get(tids, t));
-		qsort(in->tids, in->ntids, sizeof(*in->tids), cmp_i64);
-		in->slot = v->nslots;
-		v->nslots += in->ntids;
-		for (size_t t = 0; t < in->ntids; t++)
-			if (t && in->tids[t] == in->tids[t - 1]) {
-				report(v, PMU_CHECK_COHORT, f, 0, "%s: thread %lld is listed twice", where,
-				       (long long)in->tids[t]);
-				ok = false;
-			}
-		if (!bsearch(&in->pid, in->tids, in->ntids, sizeof(*in->tids), cmp_i64)) {
-			report(v, PMU_CHECK_COHORT, f, 0, "%s: its tids do not include its pid %lld", where,
-			       (long long)in->pid);
-			ok = false;
-		}
-		eval(v, PMU_CHECK_TIME_ORDER);
-		if (in->end != UINT64_MAX && in->end < in->start)
-			report(v, PMU_CHECK_TIME_ORDER, f, 0, "%s: end_ns is before start_ns", where);
-		if (!json_is_true(json_object_get(o, "preexisting")))
-			check_window(v, f, 0, "start_ns", in->start);
-		if (in->end != UINT64_MAX)
-			check_window(v, f, 0, "end_ns", in->end);
-		for (size_t e = 0; e < json_array_size(exec); e++) {
-			uint64_t t = ju(json_array_get(exec, e), "t_ns");
-
-			check_window(v, f, 0, "exec t_ns", t);
-			if (t < in->start || t > in->end) {
-				report(v, PMU_CHECK_TIME_ORDER, f, 0, "%s: exec at %llu outside its lifetime",
-				       where, (unsigned long long)t);
-			}
-		}
-		size_t h = in->id_h & (v->inc_cap - 1);
-		while (v->inc_index[h])
-			h = (h + 1) & (v->inc_cap - 1);
-		v->inc_index[h] = ++v->nincs;
-	}
-	/* (pid, start) identifies an incarnation; parents exist; one root */
-	for (size_t i = 0; i < v->nincs; i++) {
-		struct inc *a = &v->incs[i];
-
-		for (size_t k = i + 1; k < v->nincs; k++)
-			if (a->pid == v->incs[k].pid && a->start == v->incs[k].start) {
-				report(v, PMU_CHECK_COHORT, f, 0, "incarnations '%s' and '%s' share pid %lld and start",
-				       a->id, v->incs[k].id, (long long)a->pid);
-				ok = false;
-			}
-		if (a->parent && !find_inc(v, a->parent, strlen(a->parent))) {
-			report(v, PMU_CHECK_COHORT, f, 0, "incarnation '%s': parent '%s' does not exist", a->id,
-			       a->parent);
-			ok = false;
-		}
-	}
-	/* Parent links form one tree: everyone but the root has a parent, and
-	 * following parents from any incarnation reaches the root. */
-	for (size_t i = 0; ok && i < v->nincs; i++) {
-		const char *root = json_string_value(json_object_get(j, "root"));
-		struct inc *a = &v->incs[i];
-		size_t steps = 0;
-
-		if (!a->parent && strcmp(a->id, root)) {
-			report(v, PMU_CHECK_COHORT, f, 0, "incarnation '%s' has no parent and is not the root", a->id);
-			ok = false;
-			break;
-		}
-		while (a && a->parent && steps++ <= v->nincs)
-			a = find_inc(v, a->parent, strlen(a->parent));
-		if (steps > v->nincs) {
-			report(v, PMU_CHECK_COHORT, f, 0, "incarnation '%s' is its own ancestor", v->incs[i].id);
-			ok = false;
-		}
-	}
-	{
-		const char *root = json_string_value(json_object_get(j, "root"));
-		struct inc *r = find_inc(v, root, strlen(root));
-
-		if (!r) {
-			report(v, PMU_CHECK_COHORT, f, 0, "root incarnation '%s' does not exist", root);
-			ok = false;
-		} else if (r->parent) {
-			report(v, PMU_CHECK_COHORT, f, 0, "root incarnation '%s' has a parent", root);
-			ok = false;
-		}
-	}
-	v->stacks = calloc(v->nslots + 1, sizeof(*v->stacks));
-	v->cohort_ok = ok && v->stacks;
+	snprintf(v->root, sizeof(v->root), "%s", strlen(root) < sizeof(v->root) ? root : "");
+	for (size_t i = 0; i < json_array_size(arr); i++)
+		ok &= legacy_inc(v, f, json_array_get(arr, i));
+	ok = legacy_tree(v, f, ok);
+	cohort_done(v, f, ok);
 }
 
 /* ---- streams ------------------------------------------------------------ */
@@ -2239,6 +2481,9 @@ struct stream_state {
 	char final_status[16];
 	uint64_t lc_records;
 	struct counts_state *cs;
+	/* cohort */
+	uint64_t c_records;
+	bool c_over, c_thr_over;   /* past the limits: the rest is not read */
 };
 
 static void check_header(struct v *v, struct stream_state *s, const char *line, size_t len)
@@ -2872,9 +3117,215 @@ static void counts_end(struct v *v, struct stream_state *s)
 	s->cs = NULL;
 }
 
+static void check_stream(struct v *v, const struct pmu_streamdef *sd, const char *file, const char *coll);
+
+/* ---- the cohort stream (spec 1.3) ---------------------------------------- */
+
+/* The incarnation a thread, exec, resource or end record names: one whose
+ * incarnation record came and whose end has not. */
+static struct inc *cohort_open(struct v *v, struct stream_state *s, uint64_t rec, const struct pmu_jrec *r,
+			       const char *type)
+{
+	const struct pmu_jfield *id = rf(r, "inc");
+	struct inc *in = find_inc(v, id->s, id->slen);
+
+	if (!in) {
+		if (!s->c_over)
+			report(v, PMU_CHECK_COHORT, s->file, rec,
+			       "a %s record names incarnation '%.*s', which has no earlier incarnation record", type,
+			       (int)id->slen, id->s);
+		return NULL;
+	}
+	if (in->flags & INC_ENDED) {
+		report(v, PMU_CHECK_COHORT, s->file, rec, "a %s record for incarnation '%s' after its end record", type,
+		       in->id);
+		return NULL;
+	}
+	return in;
+}
+
+static void cohort_incarnation(struct v *v, struct stream_state *s, uint64_t rec, const struct pmu_jrec *r)
+{
+	const struct pmu_jfield *id = rf(r, "id"), *par = rf(r, "parent"), *pre = rf(r, "preexisting");
+	struct inc *in, *p = NULL, *same;
+
+	if (s->c_over)
+		return;
+	if (v->nincs >= PMU_COHORT_MAX_INCARNATIONS) {
+		report(v, PMU_CHECK_COHORT, s->file, rec, "more than %d incarnations: the limit of spec %s",
+		       PMU_COHORT_MAX_INCARNATIONS, v->spec);
+		s->c_over = true;
+		return;
+	}
+	if (s->c_records == 1 && par)
+		report(v, PMU_CHECK_COHORT, s->file, rec,
+		       "the first incarnation record is the root's: '%.*s' has a parent", (int)id->slen, id->s);
+	else if (s->c_records > 1 && !par)
+		report(v, PMU_CHECK_COHORT, s->file, rec,
+		       "incarnation '%.*s' has no parent: only the first incarnation record, the root's, has none",
+		       (int)id->slen, id->s);
+	if (find_inc(v, id->s, id->slen)) {
+		report(v, PMU_CHECK_COHORT, s->file, rec, "incarnation '%.*s': id is not unique", (int)id->slen, id->s);
+		return;
+	}
+	if (par && !(p = find_inc(v, par->s, par->slen)))
+		report(v, PMU_CHECK_COHORT, s->file, rec,
+		       "incarnation '%.*s': parent '%.*s' is not an earlier incarnation record", (int)id->slen, id->s,
+		       (int)par->slen, par->s);
+	if (!(in = inc_add(v, s->file, id->s, id->slen, (int64_t)ri(r, "pid"), ri(r, "start_ns"), &same))) {
+		s->c_over = true;
+		return;
+	}
+	if (same)
+		report(v, PMU_CHECK_COHORT, s->file, rec, "incarnations '%s' and '%s' share pid %lld and start",
+		       same->id, in->id, (long long)in->pid);
+	in->parent_ix = p ? (uint32_t)(p - v->incs) : NO_PARENT;
+	if (pre && pre->b)
+		in->flags |= INC_PREEXISTING;
+	else
+		check_window(v, s->file, rec, "start_ns", in->start);
+}
+
+static void cohort_resource(struct v *v, struct stream_state *s, uint64_t rec, const struct pmu_jrec *r,
+			    struct inc *in)
+{
+	const struct pmu_jfield *field = rf(r, "field"), *st = rf(r, "status");
+	bool ok = st->slen == 2 && !memcmp(st->s, "ok", 2);
+	int k = 0;
+
+	eval(v, PMU_CHECK_FIELD_STATUS);
+	while (pmu_resource_fields[k] && !key_is(pmu_resource_fields[k], field->s, field->slen))
+		k++;
+	if (in->res_mask & (1u << k))
+		report(v, PMU_CHECK_FIELD_STATUS, s->file, rec, "incarnation '%s': a second resource record for '%s'",
+		       in->id, pmu_resource_fields[k]);
+	in->res_mask |= (uint16_t)(1u << k);
+	/* each record carries its own total's value only, and that exactly
+	 * when the status is ok: "not measured" is never 0 */
+	for (int j = 0; pmu_resource_fields[j]; j++) {
+		bool has = pmu_jrec_get(r, pmu_resource_fields[j]) != NULL;
+
+		if (j != k && has)
+			report(v, PMU_CHECK_FIELD_STATUS, s->file, rec,
+			       "incarnation '%s': the resource record of '%s' carries '%s'", in->id,
+			       pmu_resource_fields[k], pmu_resource_fields[j]);
+		else if (j == k && has != ok)
+			report(v, PMU_CHECK_FIELD_STATUS, s->file, rec, "incarnation '%s': '%s' is '%.*s' but its value is %s",
+			       in->id, pmu_resource_fields[k], (int)st->slen, st->s, has ? "present" : "absent");
+	}
+}
+
+static void cohort_end(struct v *v, struct stream_state *s, uint64_t rec, const struct pmu_jrec *r,
+		       struct inc *in)
+{
+	const struct pmu_jfield *end = rf(r, "end_ns"), *ex = rf(r, "exit");
+	bool code = pmu_jrec_get(r, "code"), sig = pmu_jrec_get(r, "signal");
+	char kind = ex->s[0]; /* exited, signaled or unknown: the schema checked it */
+
+	in->flags |= INC_ENDED;
+	in->end = end ? (uint64_t)end->i : UINT64_MAX;
+	eval(v, PMU_CHECK_TIME_ORDER);
+	if (end) {
+		if (in->end < in->start)
+			report(v, PMU_CHECK_TIME_ORDER, s->file, rec, "incarnation '%s': end_ns is before start_ns", in->id);
+		if (in->last_exec > in->end)
+			report(v, PMU_CHECK_TIME_ORDER, s->file, rec, "incarnation '%s': exec at %llu after its end",
+			       in->id, (unsigned long long)in->last_exec);
+		check_window(v, s->file, rec, "end_ns", in->end);
+	}
+	if (!(in->flags & INC_MAIN))
+		report(v, PMU_CHECK_COHORT, s->file, rec, "incarnation '%s' has no thread record for its pid %lld",
+		       in->id, (long long)in->pid);
+	if (in->res_mask && in->res_mask != (1u << 9) - 1) {
+		int k = 0;
+
+		while (in->res_mask & (1u << k))
+			k++;
+		report(v, PMU_CHECK_FIELD_STATUS, s->file, rec,
+		       "incarnation '%s' has resource records, but none for '%s': every total has its status",
+		       in->id, pmu_resource_fields[k]);
+	}
+	if ((kind == 'e' && (!code || sig)) || (kind == 's' && (!sig || code)) || (kind == 'u' && (code || sig)))
+		report(v, PMU_CHECK_SCHEMA_FIELD, s->file, rec,
+		       "incarnation '%s': exit '%.*s' goes with %s", in->id, (int)ex->slen, ex->s,
+		       kind == 'e' ? "'code' alone" : kind == 's' ? "'signal' alone" : "neither 'code' nor 'signal'");
+}
+
+static void on_cohort(struct v *v, struct stream_state *s, uint64_t rec, const struct pmu_jrec *r, const char *type)
+{
+	struct inc *in;
+
+	eval(v, PMU_CHECK_COHORT);
+	if (++s->c_records == 1 && type[0] != 'i')
+		report(v, PMU_CHECK_COHORT, s->file, rec,
+		       "the first record after the header is the root's incarnation record, not a %s record", type);
+	if (type[0] == 'i') {
+		cohort_incarnation(v, s, rec, r);
+		return;
+	}
+	if (!(in = cohort_open(v, s, rec, r, type)))
+		return;
+	if (type[0] == 't') {
+		if (v->ntp >= PMU_COHORT_MAX_THREADS) {
+			if (!s->c_thr_over)
+				report(v, PMU_CHECK_COHORT, s->file, rec, "more than %d threads: the limit of spec %s",
+				       PMU_COHORT_MAX_THREADS, v->spec);
+			s->c_thr_over = true;
+		} else if (tid_add(v, in, (int64_t)ri(r, "tid"), rec)) {
+			report(v, PMU_CHECK_COHORT, s->file, rec, "out of memory after %zu threads", v->ntp);
+			s->c_thr_over = true;
+		}
+	} else if (type[0] == 'e' && type[1] == 'x') {
+		uint64_t t = ri(r, "t_ns");
+
+		eval(v, PMU_CHECK_TIME_ORDER);
+		check_window(v, s->file, rec, "exec t_ns", t);
+		if (t < in->start)
+			report(v, PMU_CHECK_TIME_ORDER, s->file, rec, "incarnation '%s': exec at %llu before its start",
+			       in->id, (unsigned long long)t);
+		else if (t < in->last_exec)
+			report(v, PMU_CHECK_TIME_ORDER, s->file, rec,
+			       "incarnation '%s': exec at %llu before its previous exec at %llu", in->id,
+			       (unsigned long long)t, (unsigned long long)in->last_exec);
+		if (t > in->last_exec)
+			in->last_exec = t;
+	} else if (type[0] == 'r') {
+		cohort_resource(v, s, rec, r, in);
+	} else {
+		cohort_end(v, s, rec, r, in);
+	}
+}
+
+/* Checks that hold the cohort stream's records back from attribution. */
+static const enum pmu_check cohort_gates[] = {
+	PMU_CHECK_COHORT, PMU_CHECK_SCHEMA_FIELD, PMU_CHECK_SCHEMA_TYPE, PMU_CHECK_JSON_SYNTAX,
+	PMU_CHECK_STREAM_HEADER,
+};
+
+/* A repetition's cohort stream, before its other streams: they attribute
+ * their records to it. */
+static void check_cohort_stream(struct v *v, const struct pmu_streamdef *sd, const char *file)
+{
+	unsigned before[PMU_ARRAY_SIZE(cohort_gates)];
+	bool ok = true;
+
+	eval(v, PMU_CHECK_COHORT);
+	for (size_t i = 0; i < PMU_ARRAY_SIZE(cohort_gates); i++)
+		before[i] = v->res->count[cohort_gates[i]];
+	check_stream(v, sd, file, NULL);
+	if (!v->nincs)
+		report(v, PMU_CHECK_COHORT, file, 0, "the cohort has no incarnation: the root's record is missing");
+	for (size_t i = 0; i < v->nincs; i++)
+		if (!(v->incs[i].flags & INC_ENDED))
+			report(v, PMU_CHECK_COHORT, file, 0, "incarnation '%s' has no end record", v->incs[i].id);
+	for (size_t i = 0; i < PMU_ARRAY_SIZE(cohort_gates); i++)
+		ok &= v->res->count[cohort_gates[i]] == before[i];
+	cohort_done(v, file, ok);
+}
+
 static void check_stream(struct v *v, const struct pmu_streamdef *sd, const char *file, const char *coll)
 {
-	struct stream_state s = { sd, file, coll, 0, false, -1, { 0 }, false, "", 0 };
+	struct stream_state s = { sd, file, coll, 0, false, -1, { 0 }, false, "", 0, NULL, 0, false, false };
 	struct shapes *shp;
 	struct lines l;
 	const char *line = NULL, *why;
@@ -2895,7 +3346,8 @@ static void check_stream(struct v *v, const struct pmu_streamdef *sd, const char
 		for (size_t i = 0; i < v->nslots; i++)
 			v->stacks[i].n = 0;
 	bool is_spans = !strcmp(sd->kind, "spans"), is_lifecycle = !strcmp(sd->kind, "lifecycle"),
-	     is_counts = !strcmp(sd->kind, "counts"), is_events = !is_spans && !is_lifecycle && !is_counts;
+	     is_counts = !strcmp(sd->kind, "counts"), is_cohort = !strcmp(sd->kind, "cohort"),
+	     is_events = !is_spans && !is_lifecycle && !is_counts && !is_cohort;
 
 	if (is_counts) {
 		s.cs = calloc(1, sizeof(*s.cs));
@@ -2991,6 +3443,8 @@ accepted:
 			on_lifecycle(v, &s, l.lineno, &v->rec);
 		else if (is_counts)
 			on_counts(v, &s, l.lineno, &v->rec, rd->type);
+		else if (is_cohort)
+			on_cohort(v, &s, l.lineno, &v->rec, rd->type);
 		else
 			on_event(v, &s, l.lineno, &v->rec, rd->type);
 	}
@@ -3073,17 +3527,26 @@ static void reset_scope(struct v *v)
 	free(v->colls);
 	v->colls = NULL;
 	v->ncolls = 0;
-	for (size_t i = 0; i < v->nincs; i++) {
-		free(v->incs[i].id);
-		free(v->incs[i].tids);
-		free(v->incs[i].parent);
+	while (v->pool) {
+		struct pool_blk *b = v->pool;
+
+		v->pool = b->next;
+		free(b);
 	}
 	free(v->incs);
 	v->incs = NULL;
-	v->nincs = 0;
+	v->nincs = v->capincs = 0;
 	free(v->inc_index);
+	free(v->ps_index);
 	v->inc_index = NULL;
+	v->ps_index = NULL;
 	v->inc_cap = 0;
+	free(v->tp);
+	v->tp = NULL;
+	v->ntp = v->captp = 0;
+	free(v->tids);
+	v->tids = NULL;
+	v->root[0] = '\0';
 	for (size_t i = 0; v->stacks && i < v->nslots; i++)
 		free(v->stacks[i].v);
 	free(v->stacks);
@@ -3246,14 +3709,15 @@ static void check_scope(struct v *v, int k)
 		snprintf(v->scope, sizeof(v->scope), "data/repeats/%d/", k);
 	for (size_t i = 0; i < pmu_nstreams; i++) {
 		snprintf(p, sizeof(p), "%s%s", v->scope, pmu_streams[i].file);
-		if (!pmu_streams[i].per_collector && pmu_streams[i].required && !find_file(v, p))
+		if (!pmu_streams[i].per_collector && pmu_streams[i].required && pmu_streams[i].since <= v->minor &&
+		    !find_file(v, p))
 			report(v, PMU_CHECK_FILE_REQUIRED, p, 0, "required stream is missing");
 	}
 	/* documents, in dependency order: run (window), cohort (attribution) */
 	for (size_t i = 0; i < pmu_ndocs; i++) {
 		json_t *doc;
 
-		if (!pmu_docs[i].per_repetition)
+		if (!pmu_docs[i].per_repetition || !pmu_docdef_in(&pmu_docs[i], v->minor))
 			continue;
 		snprintf(p, sizeof(p), "%s%s", v->scope, pmu_docs[i].file);
 		if (!find_file(v, p)) {
@@ -3269,6 +3733,14 @@ static void check_scope(struct v *v, int k)
 		}
 		json_decref(doc);
 	}
+	/* the cohort stream (1.3): the cohort, before the streams that name it */
+	for (size_t i = 0; i < pmu_nstreams; i++) {
+		if (strcmp(pmu_streams[i].kind, "cohort") || pmu_streams[i].since > v->minor)
+			continue;
+		snprintf(p, sizeof(p), "%s%s", v->scope, pmu_streams[i].file);
+		if (find_file(v, p) && pmu_bag_name_ok(p))
+			check_cohort_stream(v, &pmu_streams[i], p);
+	}
 	/* streams: spans first, then each collector's files */
 	for (size_t i = 0; i < v->nfiles; i++) {
 		const char *rel;
@@ -3277,6 +3749,8 @@ static void check_scope(struct v *v, int k)
 		if (strncmp(v->files[i].path, "data/", 5) || repetition_of(v->files[i].path, &rel) != k)
 			continue;
 		sd = stream_for(rel, coll, sizeof(coll));
+		if (sd && !strcmp(sd->kind, "cohort"))
+			continue; /* read above */
 		if (sd && sd->since <= v->minor && pmu_bag_name_ok(v->files[i].path)) {
 			struct collector *c = sd->per_collector && v->run_ok ? find_coll(v, coll) : NULL;
 
@@ -3328,7 +3802,7 @@ static void check_payload(struct v *v)
 		char p[64];
 		json_t *doc;
 
-		if (pmu_docs[i].per_repetition)
+		if (pmu_docs[i].per_repetition || !pmu_docdef_in(&pmu_docs[i], v->minor))
 			continue;
 		snprintf(p, sizeof(p), "data/%s", pmu_docs[i].file);
 		if (!find_file(v, p)) {
@@ -3347,21 +3821,25 @@ static void check_payload(struct v *v)
 	for (size_t i = 0; i < v->nfiles; i++) {
 		const char *p = v->files[i].path, *rel;
 		char coll[256];
-		bool known = false;
+		bool known = false, earlier = false;
 		int k;
 
 		if (strncmp(p, "data/", 5))
 			continue;
 		k = repetition_of(p, &rel);
 		for (size_t d = 0; d < pmu_ndocs; d++)
-			known |= !strcmp(rel, pmu_docs[d].file) && (k == 1 || pmu_docs[d].per_repetition);
+			if (!strcmp(rel, pmu_docs[d].file) && (k == 1 || pmu_docs[d].per_repetition)) {
+				known |= pmu_docdef_in(&pmu_docs[d], v->minor);
+				earlier |= !pmu_docdef_in(&pmu_docs[d], v->minor);
+			}
 		const struct pmu_streamdef *sd = stream_for(rel, coll, sizeof(coll));
 
 		known |= sd != NULL && sd->since <= v->minor && pmu_bag_name_ok(p);
 		if (!k || k > v->repeat || !known)
 			report(v, PMU_CHECK_FILE_UNKNOWN, p, 0, "file is not defined by spec %s%s", v->spec,
 			       k > v->repeat ? " (a repetition beyond data/run.json's repeat)"
-			       : sd && sd->since > v->minor ? " (its stream kind was added in a later version)" : "");
+			       : sd && sd->since > v->minor ? " (its stream kind was added in a later version)"
+			       : earlier ? " (a document of earlier versions only)" : "");
 	}
 	for (int k = 2; k <= v->repeat; k++)
 		check_scope(v, k);

@@ -18,7 +18,7 @@ load helpers
 	cp -r "$b" "$BATS_TEST_TMPDIR/copy"
 	run pmuvalidate "$BATS_TEST_TMPDIR/copy"
 	assert_success
-	assert_output --partial "valid (spec 1.2, 11 payload files"
+	assert_output --partial "valid (spec 1.3, 11 payload files"
 }
 
 @test "a bundle packed and unpacked with tar still validates" {
@@ -46,7 +46,7 @@ load helpers
 
 @test "flipping one payload byte fails CHECKSUM-PAYLOAD" {
 	b=$(mk b multiproc)
-	f="$b/data/cohort.json"
+	f="$b/data/cohort.jsonl"
 	printf 'X' | dd of="$f" bs=1 seek=10 conv=notrunc status=none
 	run pmuvalidate --json "$b"
 	assert_failure 1

@@ -147,7 +147,7 @@ SRC
 
 @test "BAG-INFO: a continued value of a label the spec reads is refused" {
 	b=$(mk b.bundle minimal)
-	sed -i 's/^PMU-Spec-Version: 1.2$/PMU-Spec-Version: 1.2\n  and more/' "$b/bag-info.txt"
+	sed -i 's/^PMU-Spec-Version: \(1\.[0-9]*\)$/PMU-Spec-Version: \1\n  and more/' "$b/bag-info.txt"
 	rebag "$b"
 	run pmuvalidate "$b"
 	assert_failure 1

@@ -34,8 +34,8 @@ mkw() {
 @test "as nobody, an unreadable file is an invalid bundle, not a crash" {
 	b=$(mkw b minimal)
 	chmod -R a+rX "$b"
-	chmod 600 "$b/data/cohort.json"
+	chmod 600 "$b/data/cohort.jsonl"
 	run as_nobody env TMPDIR=/tmp "$PMU_BUILD/pmuvalidate" "$b"
 	assert_failure 1
-	assert_output --partial "data/cohort.json"
+	assert_output --partial "data/cohort.jsonl"
 }

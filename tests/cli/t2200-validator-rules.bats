@@ -10,6 +10,9 @@ edit() {
 d = sys.argv[1]
 def load(n): return json.load(open(os.path.join(d, n)))
 def save(n, o): open(os.path.join(d, n), 'w').write(json.dumps(o, indent=2) + '\n')
+def records(n): return [json.loads(l) for l in open(os.path.join(d, n))]
+def put_records(n, rs): open(os.path.join(d, n), 'w').write(''.join(json.dumps(r, separators=(',', ':')) + '\n' for r in rs))
+def at(rs, **m): return [k for k, r in enumerate(rs) if all(r.get(a) == b for a, b in m.items())][0]
 $2"
 	rebag "$1"
 }
@@ -20,19 +23,131 @@ verdict() {
 	ids "$BATS_TEST_TMPDIR/r.json"
 }
 
-@test "COHORT: parent links that form a cycle are refused" {
-	b=$(mk b multiproc)
+# mk12 NAME: the multi-process fixture as spec 1.2 writes it (cohort.json)
+mk12() {
+	mkfixture multiproc "$BATS_TEST_TMPDIR/$1" --spec 1.2 >/dev/null
+	echo "$BATS_TEST_TMPDIR/$1"
+}
+
+# cohort_case EDIT: the 1.3 multi-process fixture with cohort.jsonl as
+# R (its records) edited by the Python statements EDIT; prints the verdict
+cohort_case() {
+	b=$(mk "b$RANDOM" multiproc)
+	edit "$b" "R = records('cohort.jsonl')
+$1
+put_records('cohort.jsonl', R)"
+	verdict "$b"
+}
+
+@test "COHORT: parent links that form a cycle are refused (cohort.json, 1.2)" {
+	b=$(mk12 b)
 	edit "$b" "c = load('cohort.json'); i = c['incarnations']
 i[1]['parent'] = 'i3'; i[2]['parent'] = 'i2'; save('cohort.json', c)"
 	run verdict "$b"
 	assert_output COHORT
 }
 
-@test "COHORT: an incarnation without a parent that is not the root is refused" {
-	b=$(mk b multiproc)
+@test "COHORT: an incarnation without a parent that is not the root is refused (cohort.json, 1.2)" {
+	b=$(mk12 b)
 	edit "$b" "c = load('cohort.json'); del c['incarnations'][2]['parent']; save('cohort.json', c)"
 	run verdict "$b"
 	assert_output COHORT
+}
+
+@test "cohort.jsonl: the 1.3 fixture, with records of several incarnations interleaved, is valid" {
+	b=$(mk b multiproc)
+	run pmuvalidate "$b"
+	assert_success
+	run $PY -c 'import json,sys; print([json.loads(l)["type"] for l in open(sys.argv[1])][1:6])' "$b/data/cohort.jsonl"
+	assert_output "['incarnation', 'thread', 'thread', 'incarnation', 'thread']"
+}
+
+@test "COHORT (1.3): a parent that is a later incarnation record is refused (no cycle can be written)" {
+	run cohort_case "R[at(R, type='incarnation', id='i2')]['parent'] = 'i3'"
+	assert_output COHORT
+}
+
+@test "COHORT (1.3): a second incarnation without a parent is refused" {
+	run cohort_case "del R[at(R, type='incarnation', id='i3')]['parent']"
+	assert_output COHORT
+}
+
+@test "COHORT (1.3): the first record after the header must be the root's incarnation" {
+	run cohort_case "R.insert(1, R.pop(at(R, type='thread', inc='i1', tid=5000)))"
+	assert_output COHORT
+}
+
+@test "COHORT (1.3): a record of an incarnation after its end record is refused" {
+	run cohort_case "R.append(R.pop(at(R, type='exec', inc='i3')))"
+	assert_output COHORT
+}
+
+@test "COHORT (1.3): an incarnation without an end record is refused" {
+	run cohort_case "del R[at(R, type='end', inc='i3')]"
+	assert_output COHORT
+}
+
+@test "COHORT (1.3): an incarnation without a thread record for its pid is refused" {
+	run cohort_case "del R[at(R, type='thread', inc='i3')]"
+	assert_output COHORT
+}
+
+@test "COHORT (1.3): a thread listed twice is refused" {
+	run cohort_case "k = at(R, type='thread', inc='i2'); R.insert(k, dict(R[k]))"
+	assert_output COHORT
+}
+
+@test "COHORT (1.3): a duplicate id and a duplicate (pid, start) are refused" {
+	run cohort_case "k = at(R, type='incarnation', id='i3'); R.insert(k + 1, dict(R[k], id='i4'))"
+	assert_output COHORT
+	run cohort_case "R[at(R, type='incarnation', id='i3')]['id'] = 'i2'"
+	assert_output COHORT
+}
+
+@test "FIELD-STATUS (1.3): a missing resource record, or one carrying another total, is refused" {
+	run cohort_case "del R[at(R, type='resource', inc='i2', field='write_bytes')]"
+	assert_output FIELD-STATUS
+	run cohort_case "R[at(R, type='resource', inc='i2', field='cpu_user_ns')]['read_bytes'] = 1"
+	assert_output FIELD-STATUS
+	run cohort_case "k = at(R, type='resource', inc='i2', field='major_faults'); R.insert(k, dict(R[k]))"
+	assert_output FIELD-STATUS
+}
+
+@test "TIME-ORDER (1.3): execs out of order, or after the end, are refused" {
+	run cohort_case "k = at(R, type='exec', inc='i1'); R.insert(k + 1, dict(R[k], t_ns=R[k]['t_ns'] - 50))"
+	assert_output TIME-ORDER
+	run cohort_case "k = at(R, type='exec', inc='i3'); R[k]['t_ns'] = R[at(R, type='end', inc='i3')]['end_ns'] + 1"
+	assert_output TIME-ORDER
+}
+
+@test "SCHEMA-FIELD (1.3): an end record's exit without its number, or with the other one, is refused" {
+	run cohort_case "del R[at(R, type='end', inc='i3')]['code']"
+	assert_output SCHEMA-FIELD
+	run cohort_case "R[at(R, type='end', inc='i3')]['signal'] = 9"
+	assert_output SCHEMA-FIELD
+}
+
+@test "FILE-UNKNOWN: cohort.json in a 1.3 bundle, cohort.jsonl in a 1.2 bundle" {
+	b=$(mk b multiproc)
+	o=$(mk12 o)
+	cp "$o/data/cohort.json" "$b/data/cohort.json"
+	rebag "$b"
+	run verdict "$b"
+	assert_output FILE-UNKNOWN
+	run pmuvalidate "$b"
+	assert_output --partial "a document of earlier versions only"
+	cp "$b/data/cohort.jsonl" "$o/data/cohort.jsonl"
+	rebag "$o"
+	run verdict "$o"
+	assert_output FILE-UNKNOWN
+}
+
+@test "FILE-REQUIRED: a 1.3 bundle without cohort.jsonl" {
+	b=$(mk b minimal)
+	rm "$b/data/cohort.jsonl"
+	rebag "$b"
+	run verdict "$b"
+	assert_output FILE-REQUIRED
 }
 
 @test "SCHEMA-FIELD: an exit of kind 'exited' without a code is refused" {
@@ -93,11 +208,11 @@ open(p, 'w').write(''.join(L))"
 
 @test "SPEC-VERSION: a newer minor version is refused, not half-checked" {
 	b=$(mk b minimal)
-	sed -i 's/^PMU-Spec-Version: 1.2/PMU-Spec-Version: 1.3/' "$b/bag-info.txt"
+	sed -i "s/^PMU-Spec-Version: 1.3/PMU-Spec-Version: 1.4/" "$b/bag-info.txt"
 	rebag "$b"
 	run pmuvalidate "$b"
 	assert_failure 1
-	assert_output --partial "newer than this validator's 1.2"
+	assert_output --partial "newer than this validator's 1.3"
 }
 
 @test "SPEC-VERSION: malformed version strings are refused" {

@@ -11,8 +11,9 @@ setup() {
 
 # tpy CODE TRACE BUNDLE [K]: run the Python statements CODE with d (the
 # trace), ev (its events), X (its complete events), run and inc (run.json
-# and the incarnations of cohort.json of repetition K, default 1, of the
-# directory BUNDLE) and us(ns) (a time of the bundle in trace microseconds).
+# and the incarnations of repetition K, default 1, of the directory BUNDLE:
+# from cohort.jsonl, or cohort.json before spec 1.3) and us(ns) (a time of
+# the bundle in trace microseconds).
 tpy() {
 	$PY - "$2" "$3" "${4:-1}" <<EOF
 import json, sys
@@ -20,7 +21,19 @@ d = json.load(open(sys.argv[1]))
 k = int(sys.argv[3])
 base = sys.argv[2] + "/data/" + ("repeats/%d/" % k if k > 1 else "")
 run = json.load(open(base + "run.json"))
-inc = json.load(open(base + "cohort.json"))["incarnations"]
+try:
+    inc = json.load(open(base + "cohort.json"))["incarnations"]
+except FileNotFoundError:
+    inc = {}
+    for r in map(json.loads, open(base + "cohort.jsonl")):
+        if r["type"] == "incarnation":
+            inc[r["id"]] = dict(r, tids=[])
+        elif r["type"] == "thread":
+            inc[r["inc"]]["tids"].append(r["tid"])
+        elif r["type"] == "end":
+            inc[r["inc"]].update({k: r[k] for k in ("end_ns", "comm") if k in r})
+            inc[r["inc"]]["exit"] = dict({"kind": r["exit"]}, **{k: r[k] for k in ("code", "signal") if k in r})
+    inc = list(inc.values())
 ev = d["traceEvents"]
 X = [e for e in ev if e["ph"] == "X"]
 def us(ns):
