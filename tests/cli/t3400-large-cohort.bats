@@ -152,3 +152,79 @@ EOF
 		assert_output --partial "--max-processes needs a number from 1"
 	done
 }
+
+@test "with one process listed, the dominant cost and every metric still cover all incarnations" {
+	b=$(mk b multiproc)
+	pmuanalyze --json "$b" >"$BATS_TEST_TMPDIR/all.json"
+	run pmuanalyze --max-processes 1 --json "$b"
+	assert_success
+	echo "$output" >"$BATS_TEST_TMPDIR/one.json"
+	run $PY - "$BATS_TEST_TMPDIR/all.json" "$BATS_TEST_TMPDIR/one.json" <<'EOF2'
+import json, sys
+a, o = (json.load(open(p)) for p in sys.argv[1:3])
+print([c["id"] for c in o["cohort"]], sorted(o["counting"]["totals"]), o["cohort_listing"]["omitted"])
+print(o["dominant_cost"] == a["dominant_cost"], o["dominant_cost"]["inc"],
+      o["repetitions"] == a["repetitions"], o["counting"]["cohort"] == a["counting"]["cohort"])
+EOF2
+	assert_line "['i1'] ['i1'] 2"
+	assert_line "True i2 True True"
+	run pmuanalyze --max-processes 1 "$b"
+	assert_line "dominant cost: process 'ls' (pid 5001, incarnation i2) spent 63% of the cohort's CPU (task-clock 5.200 of 8.300 ms, exact counts)"
+	assert_line "  2 more processes, 5.000 ms CPU in the 1 with a measured CPU time, not listed; --max-processes N lists more"
+}
+
+@test "the dominant process is listed even when others use more CPU time" {
+	b=$(mk b multiproc)
+	# i3 gets 50 ms of user time (more than i2's 5 ms); i2 keeps the most task-clock
+	$PY - "$b/data/cohort.jsonl" <<'EOF2'
+import json, sys
+out = []
+for line in open(sys.argv[1]):
+    r = json.loads(line)
+    if r["type"] == "end" and r["inc"] == "i3":
+        for f in ["cpu_user_ns", "cpu_system_ns", "max_rss_bytes", "minor_faults", "major_faults",
+                  "voluntary_switches", "involuntary_switches", "read_bytes", "write_bytes"]:
+            out.append(json.dumps({"type": "resource", "inc": "i3", "field": f, "status": "ok",
+                                   "source": "/proc/PID at exit", f: 50000000 if f == "cpu_user_ns" else 1},
+                                  separators=(",", ":")))
+    out.append(line.rstrip("\n"))
+open(sys.argv[1], "w").write("\n".join(out) + "\n")
+EOF2
+	rebag "$b"
+	run pmuvalidate -q "$b"
+	assert_success
+	run pmuanalyze --max-processes 2 --json "$b"
+	assert_success
+	run $PY -c 'import json,sys; d=json.load(sys.stdin); print([c["id"] for c in d["cohort"]], d["dominant_cost"]["inc"])' <<<"$output"
+	assert_output "['i1', 'i2'] i2"
+	run pmuanalyze --max-processes 2 "$b"
+	assert_line "  1 more process, 50.000 ms CPU, not listed; --max-processes N lists more"
+}
+
+@test "1,500 marks and 300 span names: 1,000 marks and 256 names listed, the rest counted and summed" {
+	b=$(mk b multiproc)
+	$PY - "$b/data/spans.jsonl" <<'EOF2'
+import json, sys
+lines = open(sys.argv[1]).read().splitlines()
+d = lambda o: json.dumps(o, separators=(",", ":"))
+for k in range(1500):
+    lines.append(d({"type": "mark", "t_ns": 1150000000 + k, "inc": "i1", "tid": 5000, "name": "m%d" % k}))
+for k in range(300):
+    lines.append(d({"type": "span", "id": "x%d" % k, "inc": "i1", "tid": 5000, "name": "n%03d" % k,
+                    "begin_ns": 1160000000 + 10 * k, "end_ns": 1160000000 + 10 * k + 7}))
+open(sys.argv[1], "w").write("\n".join(lines) + "\n")
+EOF2
+	rebag "$b"
+	run pmuvalidate -q "$b"
+	assert_success
+	run pmuanalyze --json "$b"
+	assert_success
+	run $PY -c 'import json,sys
+d = json.load(sys.stdin); m = d["repetitions"]["runs"][0]["metrics"]
+names = [k for k in m if k.startswith("span.")]
+print(len(d["phases"]["marks"]), d["phases"]["marks_omitted"], len(names), m["span.(other names)"]["value"])
+print(sum(m[k]["value"] for k in names if k.startswith("span.n")) + m["span.(other names)"]["value"] == 300 * 7)' <<<"$output"
+	# 256 names: the fixture's three and 253 of the new; 47 new ones summed (7 ns each)
+	assert_line "1000 501 257 329.0"
+	assert_line "True"
+}
