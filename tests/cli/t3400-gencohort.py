@@ -2,12 +2,12 @@
 """Turn a `mkfixture minimal` bundle into one with a large cohort, for
 t3400-large-cohort.bats and bench/analyze.
 
-    t3400-gencohort.py BUNDLE N
+    t3400-gencohort.py BUNDLE N [chain]
 
 Written independently of pmu's writers (so the expectations of the tests are
 not computed by the code under test).  The cohort is a 10-ary tree of N
 incarnations under the fixture's root i1: incarnation k (k >= 2) has parent
-(k - 2) // 10 + 1, pid 10000 + k, one thread, one exec of /bin/true, an exit,
+(k - 2) // 10 + 1 (with "chain": k - 1, a parent chain N deep), pid 10000 + k, one thread, one exec of /bin/true, an exit,
 and the nine resource totals with values that vary with k.  The root keeps
 the fixture's times and spans.  The cohort is written in the form of the
 bundle's spec: cohort.jsonl (1.3 and later; the fixture's header line kept)
@@ -33,21 +33,24 @@ def resources(k):
             "write_bytes": (k % 7) * 100}
 
 
-def incarnations(n, root):
+def incarnations(n, root, chain=False):
     """Yield (id, parent id, pid, start, end, comm, res) for 2..n."""
     rs, re_ = root["start_ns"], root["end_ns"]
     for k in range(2, n + 1):
-        depth, p = 1, (k - 2) // 10 + 1
-        while p > 1:
-            depth, p = depth + 1, (p - 2) // 10 + 1
-        start = rs + 1000 * depth + k % 500
-        end = re_ - 1000 * depth - k % 500
-        yield ("i%d" % k, "i%d" % ((k - 2) // 10 + 1), 10000 + k, start, end,
-               "w%d" % (k % 50), resources(k))
+        if chain:
+            # nested lifetimes: each starts 10 ns after its parent and ends 10 ns before it
+            parent, start, end = k - 1, rs + 10 * (k - 1), re_ - 10 * (k - 1)
+        else:
+            depth, p = 1, (k - 2) // 10 + 1
+            while p > 1:
+                depth, p = depth + 1, (p - 2) // 10 + 1
+            parent, start, end = (k - 2) // 10 + 1, rs + 1000 * depth + k % 500, re_ - 1000 * depth - k % 500
+        yield ("i%d" % k, "i%d" % parent, 10000 + k, start, end, "w%d" % (k % 50), resources(k))
 
 
 def main():
     bundle, n = sys.argv[1], int(sys.argv[2])
+    chain = sys.argv[3:] == ["chain"]
     data = os.path.join(bundle, "data")
     spec = json.load(open(os.path.join(data, "run.json")))["spec"]
     major, minor = (int(x) for x in spec.split("."))
@@ -79,7 +82,7 @@ def main():
                 w({"type": "end", "inc": iid, "end_ns": end, "comm": comm, "exit": "exited", "code": 0})
 
             root = one("i1", None, r["pid"], r["start_ns"], r["end_ns"], r["comm"], rres, "/usr/bin/true")
-            for iid, parent, pid, start, end, comm, res in incarnations(n, r):
+            for iid, parent, pid, start, end, comm, res in incarnations(n, r, chain):
                 close(*one(iid, parent, pid, start, end, comm, res, "/bin/true"))
             close(*root)
     else:
@@ -91,7 +94,7 @@ def main():
             f.write(dumps(head)[:-1] + ',"incarnations":[')
             r = dict(r, resources=dict(rres, fields=fields))
             f.write(dumps(r))
-            for iid, parent, pid, start, end, comm, res in incarnations(n, r):
+            for iid, parent, pid, start, end, comm, res in incarnations(n, r, chain):
                 f.write("," + dumps({"id": iid, "pid": pid, "start_ns": start, "end_ns": end,
                                      "preexisting": False, "parent": parent, "comm": comm, "tids": [pid],
                                      "exec": [{"t_ns": start + 50, "path": "/bin/true"}],
