@@ -4,7 +4,7 @@
 #   make demo       validate and describe the built-in demo bundle
 #   make bench      validation vs sha256sum (bench/validate), recorder cost vs true/perf (bench/record),
 #                   counting vs perf stat and in-process counter reads (bench/count),
-#                   pmuanalyze vs perf report (bench/analyze)
+#                   pmuanalyze vs perf report (bench/analyze), pmuvalidate on large cohorts (bench/cohort)
 #   make fuzz       libFuzzer harnesses for a bounded time (clang)
 #   make install    PREFIX=/usr/local DESTDIR=
 # Options: SANITIZE=address,undefined  V=1  FUZZ_SECONDS=60
@@ -129,6 +129,7 @@ bench: deps
 	@bench/record $(BUILD)
 	@bench/count $(BUILD)
 	@bench/analyze $(BUILD)
+	@bench/cohort $(BUILD)
 
 fixtures: all
 	@fixtures/regen $(BUILD)

@@ -9,10 +9,12 @@
 
 #include "bundle.h"
 #include "cohort.h"
+#include "docsplit.h"
 #include "error.h"
 #include "spec.h"
 
-#define LINE_LIMIT (1u << 20) /* a stream record, as the validator reads it */
+#define LINE_LIMIT (1u << 20) /* a stream record (and a cohort.json incarnation), as the validator reads it */
+#define DOC_LIMIT (64u << 20)  /* a document */
 
 static int add(json_t *recs, json_t *r)
 {
@@ -365,12 +367,23 @@ static int each_stream(int fd, pmu_cohort_fn fn, void *ctx, char **root)
 	return err;
 }
 
+struct legacy {
+	pmu_cohort_fn fn;
+	void *ctx;
+};
+
+static int legacy_elem(void *ctx, json_t *e, size_t index)
+{
+	struct legacy *l = ctx;
+
+	return json_is_object(e) ? l->fn(l->ctx, e, index) : 0;
+}
+
 int pmu_bundle_cohort_each(const struct pmu_bundle *b, int rep, pmu_cohort_fn fn, void *ctx, char **root)
 {
 	char dir[48], path[96];
-	json_t *doc, *in;
+	json_t *top = NULL;
 	const char *rid;
-	size_t i;
 	int fd, err;
 
 	if (root)
@@ -390,18 +403,22 @@ int pmu_bundle_cohort_each(const struct pmu_bundle *b, int rep, pmu_cohort_fn fn
 	}
 	if (errno != ENOENT)
 		return pmu_error(PMU_ERR_IO, "cannot open '%s': %s", path, strerror(errno));
-	/* spec 1.0-1.2: the document */
-	snprintf(path, sizeof(path), "%scohort.json", dir + strlen("data/"));
-	err = pmu_bundle_read_doc(b, path, &doc);
-	if (err)
-		return err;
-	json_array_foreach(json_object_get(doc, "incarnations"), i, in)
-		if (json_is_object(in) && (err = fn(ctx, in, i)))
-			break;
-	rid = json_string_value(json_object_get(doc, "root"));
+	/* spec 1.0-1.2: the document, one incarnation at a time */
+	snprintf(path, sizeof(path), "%scohort.json", dir);
+	fd = openat(b->rootfd, path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+	if (fd < 0)
+		return pmu_error(errno == ENOENT ? PMU_ERR_NOTFOUND : PMU_ERR_IO, "cannot open '%s': %s", path,
+				 strerror(errno));
+	struct legacy l = { fn, ctx };
+
+	err = pmu_docsplit_fd(fd, "incarnations", LINE_LIMIT, DOC_LIMIT, legacy_elem, &l, &top);
+	close(fd);
+	if (err == PMU_ERR_CORRUPT || err == PMU_ERR_LIMIT)
+		err = pmu_error(err, "'%s': %s", path, pmu_error_detail());
+	rid = json_string_value(json_object_get(top, "root"));
 	if (!err && root && rid && !(*root = strdup(rid)))
 		err = pmu_error(PMU_ERR_NOMEM, "out of memory");
-	json_decref(doc);
+	json_decref(top);
 	return err;
 }
 

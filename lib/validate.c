@@ -36,6 +36,7 @@
 
 #include "bag.h"
 #include "bundle.h"
+#include "docsplit.h"
 #include "error.h"
 #include "jsonl.h"
 #include "sha256.h"
@@ -1452,20 +1453,69 @@ static bool legacy_tree(struct v *v, const char *f, bool ok)
 	return ok;
 }
 
-static void check_cohort(struct v *v, json_t *j)
-{
-	char f[80];
-	json_t *arr = json_object_get(j, "incarnations");
-	const char *root = json_string_value(json_object_get(j, "root"));
-	bool ok = true;
+/*
+ * A cohort.json, in flat memory: the splitter (lib/docsplit.c) hands over
+ * one incarnation at a time, each schema-checked and entered on its own,
+ * and the rest of the document (its "incarnations" emptied) at the end.
+ */
+struct legacy_ctx {
+	struct v *v;
+	const char *file;
+	const struct pmu_objdef *inc;
+	bool ok;
+};
 
-	snprintf(f, sizeof(f), "%scohort.json", v->scope);
+static int legacy_elem(void *ctx, json_t *e, size_t i)
+{
+	struct legacy_ctx *c = ctx;
+	char where[64];
+
+	snprintf(where, sizeof(where), "cohort.incarnations[%zu]", i);
+	if (!json_is_object(e)) {
+		report(c->v, PMU_CHECK_SCHEMA_FIELD, c->file, 0, "cohort.incarnations must be %s",
+		       type_names[PMU_FT_ARR_OBJ]);
+		c->ok = false;
+	} else if (check_json_obj(c->v, c->file, c->inc, e, where, 1)) {
+		c->ok = false;
+	} else {
+		c->ok &= legacy_inc(c->v, c->file, e);
+	}
+	return 0;
+}
+
+static void check_cohort_doc(struct v *v, const struct pmu_docdef *d, const char *file)
+{
+	struct legacy_ctx c = { v, file, pmu_objdef_field(d->obj, "incarnations", 12)->sub, true };
+	const char *root;
+	json_t *top = NULL;
+	int fd, err;
+
+	eval(v, PMU_CHECK_JSON_SYNTAX);
 	eval(v, PMU_CHECK_COHORT);
+	fd = openat(v->rootfd, file, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+	if (fd < 0) {
+		report(v, PMU_CHECK_JSON_SYNTAX, file, 0, "cannot open '%s': %s", file, strerror(errno));
+		return;
+	}
+	err = pmu_docsplit_fd(fd, "incarnations", LINE_LIMIT, DOC_LIMIT, legacy_elem, &c, &top);
+	close(fd);
+	if (err) {
+		report(v, PMU_CHECK_JSON_SYNTAX, file, 0, "%s", pmu_error_detail());
+		return;
+	}
+	if (!json_is_object(top)) {
+		report(v, PMU_CHECK_JSON_SYNTAX, file, 0, "document is not a JSON object");
+		json_decref(top);
+		return;
+	}
+	if (!check_doc(v, d, file, top)) {
+		json_decref(top);
+		return;
+	}
+	root = json_string_value(json_object_get(top, "root"));
 	snprintf(v->root, sizeof(v->root), "%s", strlen(root) < sizeof(v->root) ? root : "");
-	for (size_t i = 0; i < json_array_size(arr); i++)
-		ok &= legacy_inc(v, f, json_array_get(arr, i));
-	ok = legacy_tree(v, f, ok);
-	cohort_done(v, f, ok);
+	json_decref(top);
+	cohort_done(v, file, legacy_tree(v, file, c.ok));
 }
 
 /* ---- streams ------------------------------------------------------------ */
@@ -3724,13 +3774,13 @@ static void check_scope(struct v *v, int k)
 			report(v, PMU_CHECK_FILE_REQUIRED, p, 0, "required document is missing");
 			continue;
 		}
-		doc = load_doc(v, p);
-		if (doc && check_doc(v, &pmu_docs[i], p, doc)) {
-			if (!strcmp(pmu_docs[i].type, "run"))
-				check_run(v, doc);
-			else if (!strcmp(pmu_docs[i].type, "cohort"))
-				check_cohort(v, doc);
+		if (!strcmp(pmu_docs[i].type, "cohort")) {
+			check_cohort_doc(v, &pmu_docs[i], p); /* grows with the workload: never whole */
+			continue;
 		}
+		doc = load_doc(v, p);
+		if (doc && check_doc(v, &pmu_docs[i], p, doc) && !strcmp(pmu_docs[i].type, "run"))
+			check_run(v, doc);
 		json_decref(doc);
 	}
 	/* the cohort stream (1.3): the cohort, before the streams that name it */
