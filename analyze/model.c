@@ -10,6 +10,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/random.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "checks.h"
@@ -153,6 +155,10 @@ static void on_finding(void *ctx, const struct pmu_finding *f)
 void an_ids_init(struct an_ids *x)
 {
 	memset(x, 0, sizeof(*x));
+	/* ids come from the bundle: a seed it cannot know keeps a crafted set
+	 * of ids from piling into one probe chain (quadratic time) */
+	if (getrandom(&x->seed, sizeof(x->seed), GRND_NONBLOCK) != sizeof(x->seed))
+		x->seed = (uint64_t)(uintptr_t)x ^ (uint64_t)time(NULL) ^ ((uint64_t)getpid() << 32);
 }
 
 void an_ids_release(struct an_ids *x)
@@ -163,14 +169,15 @@ void an_ids_release(struct an_ids *x)
 	memset(x, 0, sizeof(*x));
 }
 
-/* FNV-1a: ids are short ("i4711"), and the table only needs them spread */
-static uint64_t id_hash(const char *s)
+/* FNV-1a from a seeded basis, and the high bits folded down: ids are
+ * short ("i4711"), and the table only needs them spread */
+static uint64_t id_hash(const struct an_ids *x, const char *s)
 {
-	uint64_t h = 0xcbf29ce484222325ull;
+	uint64_t h = 0xcbf29ce484222325ull ^ x->seed;
 
 	for (; *s; s++)
 		h = (h ^ (unsigned char)*s) * 0x100000001b3ull;
-	return h;
+	return h ^ (h >> 29);
 }
 
 long an_ids_find(const struct an_ids *x, const char *id)
@@ -180,7 +187,7 @@ long an_ids_find(const struct an_ids *x, const char *id)
 	if (!x->nslot)
 		return -1;
 	m = x->nslot - 1;
-	for (size_t i = id_hash(id) & m;; i = (i + 1) & m) {
+	for (size_t i = id_hash(x, id) & m;; i = (i + 1) & m) {
 		uint32_t v = x->slot[i];
 
 		if (!v)
@@ -192,7 +199,7 @@ long an_ids_find(const struct an_ids *x, const char *id)
 
 static void ids_place(struct an_ids *x, size_t num)
 {
-	size_t m = x->nslot - 1, i = id_hash(x->str + x->off[num]) & m;
+	size_t m = x->nslot - 1, i = id_hash(x, x->str + x->off[num]) & m;
 
 	while (x->slot[i])
 		i = (i + 1) & m;

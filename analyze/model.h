@@ -72,6 +72,7 @@ struct an_ids {
 	size_t n, cap;
 	uint32_t *slot;     /* number + 1, or 0 for an empty slot */
 	size_t nslot;       /* a power of two, at least twice n */
+	uint64_t seed;      /* of the hash, per table */
 };
 
 void an_ids_init(struct an_ids *x);
