@@ -79,8 +79,10 @@ struct inc {
 	uint64_t start, end;       /* end: UINT64_MAX when alive at the end */
 	int64_t *tids;             /* sorted, a run of v->tids */
 	size_t slot;               /* first pairing slot of its threads */
-	const char *parent;        /* cohort.json: the parent's id as written (in v->pool) */
-	uint64_t last_exec;        /* cohort stream: t_ns of its latest exec, 0 before one */
+	union {
+		const char *parent; /* cohort.json: the parent's id as written (in v->pool) */
+		uint64_t last_exec; /* cohort stream: t_ns of its latest exec, 0 before one */
+	};
 	uint32_t parent_ix;        /* index of the parent in v->incs, or NO_PARENT */
 	uint16_t res_mask;         /* cohort stream: the resource fields seen */
 	uint8_t flags;             /* INC_* */
@@ -156,7 +158,7 @@ struct v {
 	bool cohort_ok;
 	struct inc *incs;
 	size_t nincs, capincs;
-	size_t *inc_index;         /* open addressing on id_h, values ix+1 */
+	uint32_t *inc_index;       /* open addressing on id_h, values ix+1 */
 	uint32_t *ps_index;        /* open addressing on (pid, start), values ix+1 */
 	size_t inc_cap;
 	size_t nslots;
@@ -1184,7 +1186,7 @@ static int incs_reserve(struct v *v)
 	}
 	if (2 * (v->nincs + 1) > v->inc_cap) {
 		size_t cap = v->inc_cap ? 2 * v->inc_cap : 128;
-		size_t *ix = calloc(cap, sizeof(*ix));
+		uint32_t *ix = calloc(cap, sizeof(*ix));
 		uint32_t *ps = calloc(cap, sizeof(*ps));
 
 		if (!ix || !ps) {
@@ -1197,7 +1199,7 @@ static int incs_reserve(struct v *v)
 
 			while (ix[h])
 				h = (h + 1) & (cap - 1);
-			ix[h] = i + 1;
+			ix[h] = (uint32_t)i + 1;
 			h = ps_hash(v->incs[i].pid, v->incs[i].start) & (cap - 1);
 			while (ps[h])
 				h = (h + 1) & (cap - 1);
@@ -1243,7 +1245,7 @@ static struct inc *inc_add(struct v *v, const char *file, const char *id, size_t
 	v->ps_index[h] = (uint32_t)v->nincs + 1;
 	for (h = in->id_h & (v->inc_cap - 1); v->inc_index[h]; h = (h + 1) & (v->inc_cap - 1))
 		;
-	v->inc_index[h] = ++v->nincs;
+	v->inc_index[h] = (uint32_t)++v->nincs;
 	return in;
 }
 
@@ -1271,43 +1273,53 @@ static int cmp_tpair(const void *a, const void *b)
 	return (x->tid > y->tid) - (x->tid < y->tid);
 }
 
-/* Group the threads by incarnation (a counting sort: linear), each
- * incarnation's sorted, and give them their pairing slots.  Returns false
- * when a thread is listed twice (reported) or memory ran out. */
+/* Group the threads by incarnation (a counting sort, in place: linear, and
+ * no second copy of them), each incarnation's sorted, and give them their
+ * pairing slots.  Returns false when a thread is listed twice (reported)
+ * or memory ran out. */
 static bool threads_index(struct v *v, const char *file)
 {
-	size_t *at = calloc(v->nincs + 1, sizeof(*at));
-	struct tpair *sp = malloc((v->ntp + 1) * sizeof(*sp));
+	uint32_t *at = calloc(v->nincs + 1, sizeof(*at)), *next = malloc((v->nincs + 1) * sizeof(*next));
 	bool ok = true;
 
-	if (!at || !sp) {
+	if (!at || !next) {
 		free(at);
-		free(sp);
+		free(next);
 		report(v, PMU_CHECK_COHORT, file, 0, "out of memory grouping %zu threads", v->ntp);
 		return false;
 	}
+	/* at[i]: the first place of incarnation i's threads */
 	for (size_t i = 0; i < v->ntp; i++)
 		at[v->tp[i].inc + 1]++;
 	for (size_t i = 0; i < v->nincs; i++) {
-		v->incs[i].ntids = (uint32_t)at[i + 1];
+		v->incs[i].ntids = at[i + 1];
 		at[i + 1] += at[i];
 	}
-	for (size_t i = 0; i < v->ntp; i++)
-		sp[at[v->tp[i].inc]++] = v->tp[i];
-	free(v->tp);
-	v->tp = NULL;
-	v->captp = 0;
+	memcpy(next, at, (v->nincs + 1) * sizeof(*next));
+	/* each thread swapped into its incarnation's run: every swap places one */
+	for (size_t b = 0; b < v->nincs; b++)
+		while (next[b] < at[b + 1]) {
+			struct tpair t = v->tp[next[b]];
+
+			while (t.inc != b) {
+				struct tpair u = v->tp[next[t.inc]];
+
+				v->tp[next[t.inc]++] = t;
+				t = u;
+			}
+			v->tp[next[b]++] = t;
+		}
+	free(next);
+	free(at);
 	v->tids = malloc((v->ntp + 1) * sizeof(*v->tids));
 	if (!v->tids) {
-		free(at);
-		free(sp);
 		report(v, PMU_CHECK_COHORT, file, 0, "out of memory grouping %zu threads", v->ntp);
 		return false;
 	}
 	v->nslots = 0;
 	for (size_t i = 0; i < v->nincs; i++) {
 		struct inc *in = &v->incs[i];
-		struct tpair *t = sp + v->nslots;
+		struct tpair *t = v->tp + v->nslots;
 
 		qsort(t, in->ntids, sizeof(*t), cmp_tpair);
 		in->tids = v->tids + v->nslots;
@@ -1322,9 +1334,9 @@ static bool threads_index(struct v *v, const char *file)
 		}
 		v->nslots += in->ntids;
 	}
-	v->ntp = 0;
-	free(at);
-	free(sp);
+	free(v->tp);
+	v->tp = NULL;
+	v->ntp = v->captp = 0;
 	return ok;
 }
 
@@ -1332,6 +1344,9 @@ static bool threads_index(struct v *v, const char *file)
  * stacks ready; attribution runs against it when ok. */
 static void cohort_done(struct v *v, const char *file, bool ok)
 {
+	/* (pid, start) pairs are checked: their index is not needed now */
+	free(v->ps_index);
+	v->ps_index = NULL;
 	ok &= threads_index(v, file);
 	v->stacks = calloc(v->nslots + 1, sizeof(*v->stacks));
 	v->cohort_ok = ok && v->stacks;
@@ -3392,9 +3407,12 @@ static void check_stream(struct v *v, const struct pmu_streamdef *sd, const char
 	eval(v, PMU_CHECK_JSON_SYNTAX);
 	eval(v, PMU_CHECK_SCHEMA_TYPE);
 	eval(v, PMU_CHECK_SCHEMA_FIELD);
+	/* only the stacks used are written: the others stay pages never
+	 * touched (calloc), which take no memory */
 	if (v->cohort_ok)
 		for (size_t i = 0; i < v->nslots; i++)
-			v->stacks[i].n = 0;
+			if (v->stacks[i].n)
+				v->stacks[i].n = 0;
 	bool is_spans = !strcmp(sd->kind, "spans"), is_lifecycle = !strcmp(sd->kind, "lifecycle"),
 	     is_counts = !strcmp(sd->kind, "counts"), is_cohort = !strcmp(sd->kind, "cohort"),
 	     is_events = !is_spans && !is_lifecycle && !is_counts && !is_cohort;

@@ -89,3 +89,14 @@ EOF
 	run pmuvalidate "$b"
 	assert_output --partial "is its own ancestor"
 }
+
+@test "COHORT (1.3): more than PMU_COHORT_MAX_INCARNATIONS (262144) incarnations are refused, once, in flat memory" {
+	[ -x /usr/bin/time ] || skip "GNU time (/usr/bin/time) is not installed"
+	b=$BATS_TEST_TMPDIR/over
+	mkfixture cohort "$b" --incarnations 262145 >/dev/null
+	run timeout 120 /usr/bin/time -f '%M' -o "$BATS_TEST_TMPDIR/rss" pmuvalidate "$b"
+	assert_failure 1
+	assert_output --partial "error   COHORT             data/cohort.jsonl:1048576: more than 262144 incarnations: the limit of spec 1.3"
+	assert_output --partial "INVALID (1 error)"
+	[ "$(tail -1 "$BATS_TEST_TMPDIR/rss")" -lt 65536 ]
+}
