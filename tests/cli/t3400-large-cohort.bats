@@ -228,3 +228,13 @@ print(sum(m[k]["value"] for k in names if k.startswith("span.n")) + m["span.(oth
 	assert_line "1000 501 257 329.0"
 	assert_line "True"
 }
+
+@test "at the spec's limits (262,144 incarnations, 1,048,576 threads) pmuanalyze stays under 64 MiB" {
+	mkfixture cohort "$BATS_TEST_TMPDIR/lim" --incarnations 262144 --threads 4 >/dev/null
+	run /usr/bin/time -f %M -o "$BATS_TEST_TMPDIR/rss" pmuanalyze "$BATS_TEST_TMPDIR/lim"
+	assert_success
+	assert_line "process tree (262144 incarnations)"
+	assert_line --regexp '^  261,944 more processes, '
+	echo "limits: $(cat "$BATS_TEST_TMPDIR/rss") KiB"
+	[ "$(cat "$BATS_TEST_TMPDIR/rss")" -lt 65536 ]
+}
