@@ -52,7 +52,7 @@ static const char usage[] =
 	"Every bundle is validated first; an invalid one is refused unless\n"
 	"--allow-invalid is given, and then its failed checks head the report.\n"
 	"\n"
-	"  --json             print the report as JSON (bundle-spec/schema/analysis.schema.json)\n"
+	"  --json             print the report as JSON (bundle-spec/analysis/report.schema.json)\n"
 	"  --csv              print the report's tables as CSV\n"
 	"      --html FILE    also write the report as one self-contained HTML file\n"
 	"      --trace FILE   also write a Chrome trace (Perfetto, chrome://tracing) of\n"
