@@ -472,7 +472,7 @@ static void inc_row(FILE *f, const struct tree *t, json_t *in, int depth)
 	fmt_exit(json_object_get(in, "exit"), buf, sizeof(buf));
 	fputs("</td>", f);
 	el(f, "td", NULL, buf);
-	fprintf(f, "<td class=\"num\">%zu</td>", json_array_size(json_object_get(in, "tids")));
+	fprintf(f, "<td class=\"num\">%lld</td>", (long long)iget(in, "threads"));
 	for (i = 0; i < PMU_ARRAY_SIZE(resources); i++) {
 		json_t *v = json_object_get(res, resources[i].key);
 		json_t *why = json_object_get(json_object_get(json_object_get(res, "fields"), resources[i].key), "reason");
@@ -557,8 +557,8 @@ static void processes(FILE *f, json_t *rep)
 			if (!in_array(t.derived, key))
 				json_array_append_new(t.derived, json_string(key));
 
-	fprintf(f, "<section id=\"processes\">\n<h2>Process tree (%zu incarnations)</h2>\n",
-		json_array_size(t.incs));
+	fprintf(f, "<section id=\"processes\">\n<h2>Process tree (%lld incarnations)</h2>\n",
+		(long long)iget(json_object_get(rep, "cohort_listing"), "incarnations"));
 	fputs("<p class=\"mut\">Resources are n/a, never 0, where they were not measured; a count marked ~ is an "
 	      "estimate scaled from the share of the time it was counted.</p>\n", f);
 	fputs("<div class=\"scroll\"><table>\n<tr><th>incarnation</th><th class=\"num\">pid</th><th>comm</th>"
@@ -585,7 +585,14 @@ static void processes(FILE *f, json_t *rep)
 				inc_row(f, &t, in, 0);
 	}
 	free(t.seen);
-	fputs("</table></div>\n</section>\n", f);
+	fputs("</table></div>\n", f);
+	/* what the table leaves out, counted and summed: never dropped silently */
+	if (iget(json_object_get(rep, "cohort_listing"), "omitted")) {
+		fputs("<p class=\"omitted\"><strong>", f);
+		esc(f, sget(json_object_get(rep, "cohort_listing"), "statement"));
+		fputs("</strong></p>\n", f);
+	}
+	fputs("</section>\n", f);
 	json_decref(t.cols);
 	json_decref(t.derived);
 }

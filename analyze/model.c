@@ -6,9 +6,12 @@
 #include <fcntl.h>
 #include <sys/stat.h>
 #include <math.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/random.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "checks.h"
@@ -147,7 +150,117 @@ static void on_finding(void *ctx, const struct pmu_finding *f)
 						  "message", f->message));
 }
 
-/* ---- per-repetition documents ---------------------------------------------- */
+/* ---- incarnation ids --------------------------------------------------------- */
+
+void an_ids_init(struct an_ids *x)
+{
+	memset(x, 0, sizeof(*x));
+	/* ids come from the bundle: a seed it cannot know keeps a crafted set
+	 * of ids from piling into one probe chain (quadratic time) */
+	if (getrandom(&x->seed, sizeof(x->seed), GRND_NONBLOCK) != sizeof(x->seed))
+		x->seed = (uint64_t)(uintptr_t)x ^ (uint64_t)time(NULL) ^ ((uint64_t)getpid() << 32);
+}
+
+void an_ids_release(struct an_ids *x)
+{
+	free(x->str);
+	free(x->off);
+	free(x->slot);
+	memset(x, 0, sizeof(*x));
+}
+
+/* FNV-1a from a seeded basis, and the high bits folded down: ids are
+ * short ("i4711"), and the table only needs them spread */
+static uint64_t id_hash(const struct an_ids *x, const char *s)
+{
+	uint64_t h = 0xcbf29ce484222325ull ^ x->seed;
+
+	for (; *s; s++)
+		h = (h ^ (unsigned char)*s) * 0x100000001b3ull;
+	return h ^ (h >> 29);
+}
+
+long an_ids_find(const struct an_ids *x, const char *id)
+{
+	size_t m;
+
+	if (!x->nslot)
+		return -1;
+	m = x->nslot - 1;
+	for (size_t i = id_hash(x, id) & m;; i = (i + 1) & m) {
+		uint32_t v = x->slot[i];
+
+		if (!v)
+			return -1;
+		if (!strcmp(x->str + x->off[v - 1], id))
+			return (long)v - 1;
+	}
+}
+
+static void ids_place(struct an_ids *x, size_t num)
+{
+	size_t m = x->nslot - 1, i = id_hash(x, x->str + x->off[num]) & m;
+
+	while (x->slot[i])
+		i = (i + 1) & m;
+	x->slot[i] = (uint32_t)num + 1;
+}
+
+long an_ids_put(struct an_ids *x, const char *id, bool *added)
+{
+	long f = an_ids_find(x, id);
+	size_t len = strlen(id) + 1;
+
+	if (added)
+		*added = f < 0;
+	if (f >= 0)
+		return f;
+	if (x->n >= UINT32_MAX - 1)
+		return -1;
+	if ((x->n + 1) * 2 > x->nslot) {
+		size_t ns = x->nslot ? 2 * x->nslot : 1024;
+		uint32_t *s = calloc(ns, sizeof(*s));
+
+		if (!s)
+			return -1;
+		free(x->slot);
+		x->slot = s;
+		x->nslot = ns;
+		for (size_t i = 0; i < x->n; i++)
+			ids_place(x, i);
+	}
+	if (x->slen + len > x->scap) {
+		size_t nc = x->scap ? 2 * x->scap : 4096;
+		char *s;
+
+		while (nc < x->slen + len)
+			nc *= 2;
+		if (!(s = realloc(x->str, nc)))
+			return -1;
+		x->str = s;
+		x->scap = nc;
+	}
+	if (x->n == x->cap) {
+		size_t nc = x->cap ? 2 * x->cap : 256, *o = realloc(x->off, nc * sizeof(*o));
+
+		if (!o)
+			return -1;
+		x->off = o;
+		x->cap = nc;
+	}
+	memcpy(x->str + x->slen, id, len);
+	x->off[x->n] = x->slen;
+	x->slen += len;
+	ids_place(x, x->n);
+	return (long)x->n++;
+}
+
+const char *an_ids_name(const struct an_ids *x, size_t i)
+{
+	return x->str + x->off[i];
+}
+
+/* ---- reading a bundle's files ---------------------------------------------- */
 
 static void rep_path(int rep, const char *name, char *out, size_t n)
 {
@@ -157,114 +270,386 @@ static void rep_path(int rep, const char *name, char *out, size_t n)
 		snprintf(out, n, "repeats/%d/%s", rep, name);
 }
 
-/* Each collector's final status, evidence and drops, from its lifecycle. */
+int an_cohort_each(const struct pmu_bundle *b, int rep, an_inc_fn fn, void *ctx)
+{
+	return pmu_bundle_cohort_each(b, rep, fn, ctx, NULL);
+}
+
+/* A stream record, including its LF, is at most 1 MiB (spec 8.2): a longer
+ * line is not a record, and is skipped without being held. */
+#define AN_LINE_MAX (1u << 20)
+
+/*
+ * Each record of the stream data/<rel> of repetition rep, one line at a
+ * time, parsed and handed to fn (borrowed); lines that skip() names (a
+ * cheap test of the line's start) are not parsed.  Memory: one line.
+ * Returns 0, 1 when the repetition has no such file, or fn's nonzero
+ * return.  A line that is not a JSON object (a bundle analyzed with
+ * --allow-invalid) is passed over.
+ */
+static int each_record(const struct pmu_bundle *b, int rep, const char *rel, bool (*skip)(const char *line),
+		       int (*fn)(json_t *r, void *ctx), void *ctx)
+{
+	char path[400], *line;
+	int fd, err = 0;
+	FILE *f;
+
+	memcpy(path, "data/", 5);
+	rep_path(rep, rel, path + 5, sizeof(path) - 5);
+	fd = openat(b->rootfd, path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+	f = fd >= 0 ? fdopen(fd, "r") : NULL;
+	if (!f) {
+		if (fd >= 0)
+			close(fd);
+		return 1;
+	}
+	line = malloc(AN_LINE_MAX + 2);
+	while (!err && line && fgets(line, AN_LINE_MAX + 2, f)) {
+		size_t n = strlen(line);
+		json_t *r;
+		int c;
+
+		if (n && line[n - 1] != '\n' && !feof(f)) {
+			while ((c = getc(f)) != EOF && c != '\n')
+				;
+			continue;
+		}
+		if (skip && skip(line))
+			continue;
+		r = json_loadb(line, n, 0, NULL);
+		if (json_is_object(r))
+			err = fn(r, ctx);
+		json_decref(r);
+	}
+	if (!line)
+		err = pmu_error(PMU_ERR_NOMEM, "out of memory");
+	free(line);
+	fclose(f);
+	return err;
+}
+
+/* ---- collectors ------------------------------------------------------------ */
+
+struct fate {
+	json_t *fin;
+	char ev[400];
+	json_int_t dropped, malformed;
+};
+
+static int fate_record(json_t *r, void *ctx)
+{
+	struct fate *fa = ctx;
+	const char *e = sget(r, "event");
+
+	if (!strcmp(e, "attached") && json_object_get(r, "evidence"))
+		snprintf(fa->ev, sizeof(fa->ev), "%s", sget(r, "evidence"));
+	else if (!strcmp(e, "drop"))
+		fa->dropped += json_integer_value(json_object_get(r, "count"));
+	else if (!strcmp(e, "malformed"))
+		fa->malformed += json_integer_value(json_object_get(r, "count"));
+	else if (!strcmp(e, "final")) {
+		json_decref(fa->fin);
+		fa->fin = json_incref(r);
+	}
+	return 0;
+}
+
+/* Each collector's final status, evidence and drops, from its lifecycle
+ * (read as a stream: a collector may log many drops). */
 static json_t *collector_fates(const struct pmu_bundle *b, int rep, json_t *run)
 {
 	json_t *out = json_array(), *c;
 	size_t i;
 
 	json_array_foreach(json_object_get(run, "collectors"), i, c) {
-		char rel[300], path[400], *txt = NULL, *last = NULL;
-		json_t *fin = NULL;
-		const char *evidence = NULL;
-		json_int_t dropped = 0, malformed = 0;
-		char ev[400] = "";
+		struct fate fa = { NULL, "", 0, 0 };
+		char rel[300];
+		json_t *fin;
 
 		snprintf(rel, sizeof(rel), "collectors/%s/lifecycle.jsonl", sget(c, "name"));
-		rep_path(rep, rel, path + 5, sizeof(path) - 5);
-		memcpy(path, "data/", 5);
-		if (pmu_read_file(b->rootfd, path, 64u << 20, &txt, NULL) == 0) {
-			for (char *line = strtok_r(txt, "\n", &last); line; line = strtok_r(NULL, "\n", &last)) {
-				json_t *r = json_loads(line, 0, NULL);
-				const char *e = sget(r, "event");
-
-				if (!strcmp(e, "attached") && json_object_get(r, "evidence")) {
-					evidence = sget(r, "evidence");
-					snprintf(ev, sizeof(ev), "%s", evidence);
-				} else if (!strcmp(e, "drop")) {
-					dropped += json_integer_value(json_object_get(r, "count"));
-				} else if (!strcmp(e, "malformed")) {
-					malformed += json_integer_value(json_object_get(r, "count"));
-				}
-				if (r && !strcmp(e, "final")) {
-					json_decref(fin);
-					fin = r;
-				} else {
-					json_decref(r);
-				}
-			}
-		}
-		free(txt);
+		each_record(b, rep, rel, NULL, fate_record, &fa);
+		fin = fa.fin;
 		json_array_append_new(out, json_pack("{s:s,s:b,s:s,s:s,s:s,s:s,s:I,s:I}", "name", sget(c, "name"),
 						     "requested", json_is_true(json_object_get(c, "requested")),
 						     "status", fin ? sget(fin, "status") : "missing", "reason",
 						     fin && json_object_get(fin, "reason") ? sget(fin, "reason") : "",
 						     "remedy", fin && json_object_get(fin, "remedy") ? sget(fin, "remedy") : "",
-						     "evidence", ev, "dropped", dropped, "malformed", malformed));
+						     "evidence", fa.ev, "dropped", fa.dropped, "malformed", fa.malformed));
 		json_decref(fin);
 	}
 	return out;
 }
 
-/*
- * The counting collector's records of one repetition, less the per-thread
- * counts: counters, fallbacks, scope, per-incarnation totals (by inc, then
- * counter), cohort totals and cgroup statistics.  Read line by line: the
- * stream may be large.  NULL when the repetition has no counts stream.
- */
-static json_t *counts_load(const struct pmu_bundle *b, int rep)
-{
-	char path[300];
-	int fd;
-	FILE *f;
-	char *line = NULL;
-	size_t cap = 0;
-	json_t *k;
+/* ---- the cohort, compact ------------------------------------------------------ */
 
-	rep_path(rep, "collectors/counting/counts.jsonl", path + 5, sizeof(path) - 5);
-	memcpy(path, "data/", 5);
-	fd = openat(b->rootfd, path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
-	f = fd >= 0 ? fdopen(fd, "r") : NULL;
-	if (!f) {
-		if (fd >= 0)
-			close(fd);
+/*
+ * One incarnation as the whole-cohort passes keep it: what the totals, the
+ * ranking, the tree and the dominant cost need, and none of its strings
+ * (its id is in the scan's an_ids, by the same number).  About 56 bytes, so
+ * that the largest cohort a bundle may hold (spec: 262144 incarnations)
+ * stays well inside the analyzer's 64 MiB.
+ */
+struct an_inc {
+	int64_t cpu_user_ns, cpu_system_ns; /* -1: not measured */
+	int64_t task_ns;                    /* counted task-clock, -1: none */
+	uint32_t seq;                       /* its place in the cohort's order */
+	int32_t parent;                     /* its parent's number, -1: none */
+	int32_t pos;                        /* its index in the report's cohort[], -1: none */
+	bool seen;                          /* an incarnation, not only named as a parent */
+	bool listed, tent, match;
+};
+
+/* The resource totals the process-tree section sums (or takes the max of). */
+static const struct {
+	const char *res, *name, *unit;
+	bool max;
+} tree_sums[] = {
+	{ "cpu_user_ns", "cpu_user", "ns", false },   { "cpu_system_ns", "cpu_system", "ns", false },
+	{ "max_rss_bytes", "max_rss", "bytes", true }, { "minor_faults", "minor_faults", "count", false },
+	{ "major_faults", "major_faults", "count", false }, { "read_bytes", "read_bytes", "bytes", false },
+	{ "write_bytes", "write_bytes", "bytes", false },
+};
+#define AN_NSUMS PMU_ARRAY_SIZE(tree_sums)
+
+/* One pass over a repetition's cohort: every incarnation indexed, summed,
+ * and the root found.  Embedded: scan_init()/scan_release(). */
+struct scan {
+	struct an_ids ids;
+	struct an_inc *v;       /* by id number */
+	size_t vcap;
+	size_t count;           /* incarnations given, an id used twice counted twice */
+	long root;              /* the first incarnation without a parent, or -1 */
+	size_t root_seq;
+	json_int_t root_start, root_end;
+	bool root_has_end, root_pre;
+	double acc[AN_NSUMS];
+	char *why[AN_NSUMS];    /* why a total is not known (the first reason), or NULL */
+	const char *match_comm; /* incarnations of this comm are marked (match) */
+	long best;              /* the incarnation with the most counted task-clock, or -1 */
+	int64_t best_ns;
+	bool best_est;
+};
+
+static void scan_init(struct scan *s, const char *match_comm)
+{
+	memset(s, 0, sizeof(*s));
+	an_ids_init(&s->ids);
+	s->root = s->best = -1;
+	s->best_ns = -1;
+	s->match_comm = match_comm;
+}
+
+static void scan_release(struct scan *s)
+{
+	an_ids_release(&s->ids);
+	free(s->v);
+	for (size_t i = 0; i < AN_NSUMS; i++)
+		free(s->why[i]);
+	memset(s, 0, sizeof(*s));
+}
+
+/* v[] as long as the ids, new entries blank */
+static int scan_fit(struct scan *s)
+{
+	size_t old = s->vcap;
+
+	if (s->ids.n <= s->vcap)
+		return 0;
+	size_t nc = s->vcap ? s->vcap : 256;
+	struct an_inc *v;
+
+	while (nc < s->ids.n)
+		nc *= 2;
+	if (!(v = realloc(s->v, nc * sizeof(*v))))
+		return -1;
+	for (size_t i = old; i < nc; i++)
+		v[i] = (struct an_inc){ -1, -1, -1, 0, -1, -1, false, false, false, false };
+	s->v = v;
+	s->vcap = nc;
+	return 0;
+}
+
+static int64_t res_value(json_t *r, const char *key)
+{
+	json_t *v = json_object_get(r, key);
+
+	return json_is_integer(v) && json_integer_value(v) >= 0 ? (int64_t)json_integer_value(v) : -1;
+}
+
+static int scan_inc(void *ctx, json_t *in, size_t seq)
+{
+	struct scan *s = ctx;
+	const char *id = json_string_value(json_object_get(in, "id")), *p = json_string_value(json_object_get(in, "parent"));
+	const char *comm = json_string_value(json_object_get(in, "comm"));
+	json_t *r = json_object_get(in, "resources");
+	long i = an_ids_put(&s->ids, id ? id : "?", NULL), pi = -1;
+	struct an_inc *x;
+
+	if (i >= 0 && p)
+		pi = an_ids_put(&s->ids, p, NULL);
+	if (i < 0 || (p && pi < 0) || scan_fit(s))
+		return pmu_error(PMU_ERR_NOMEM, "out of memory indexing the cohort");
+	s->count++;
+	for (size_t k = 0; k < AN_NSUMS; k++) {
+		json_t *v = json_object_get(r, tree_sums[k].res);
+		const char *why;
+
+		if (s->why[k])
+			continue;
+		if (!r || !v) {
+			why = r ? json_string_value(json_object_get(json_object_get(json_object_get(r, "fields"),
+										   tree_sums[k].res), "reason"))
+				: "an incarnation has no resource totals";
+			if (!(s->why[k] = strdup(why ? why : "an incarnation's total is unavailable")))
+				return pmu_error(PMU_ERR_NOMEM, "out of memory");
+		} else if (tree_sums[k].max) {
+			s->acc[k] = fmax(s->acc[k], (double)json_integer_value(v));
+		} else {
+			s->acc[k] += (double)json_integer_value(v);
+		}
+	}
+	x = &s->v[i];
+	if (x->seen)
+		return 0; /* an id used twice (a bundle analyzed on request): the first is the one indexed */
+	/* the root: the first incarnation without a parent, in cohort order */
+	if (!p && (s->root < 0 || seq < s->root_seq)) {
+		s->root_seq = seq;
+		s->root = i;
+		s->root_start = json_integer_value(json_object_get(in, "start_ns"));
+		s->root_has_end = json_object_get(in, "end_ns") != NULL;
+		s->root_end = json_integer_value(json_object_get(in, "end_ns"));
+		s->root_pre = json_is_true(json_object_get(in, "preexisting"));
+	}
+	x->seen = true;
+	x->seq = (uint32_t)seq;
+	x->parent = (int32_t)pi;
+	x->cpu_user_ns = res_value(r, "cpu_user_ns");
+	x->cpu_system_ns = res_value(r, "cpu_system_ns");
+	x->match = s->match_comm && comm && !strcmp(comm, s->match_comm);
+	return 0;
+}
+
+/* Index and sum the cohort of repetition rep; 0 or a negative pmu_err. */
+static int scan_cohort(const struct pmu_bundle *b, int rep, struct scan *s)
+{
+	return an_cohort_each(b, rep, scan_inc, s);
+}
+
+/* ---- counts ------------------------------------------------------------------ */
+
+static bool is_count(const char *line)
+{
+	return !strncmp(line, "{\"type\":\"count\",", 16); /* per-thread counts: not in this report */
+}
+
+struct counts_ctx {
+	struct scan *s;
+	json_t *k;
+};
+
+/* Records about the cohort as a whole kept per list (counters, fallbacks,
+ * cohort, cgroup_stats): a recorder writes a few dozen; more (a hostile
+ * stream) are counted in counting.omitted, not held. */
+#define AN_COUNT_RECORDS 4096
+
+static void keep_record(json_t *k, const char *list, json_t *r)
+{
+	json_t *a = json_object_get(k, list), *om;
+
+	if (json_array_size(a) < AN_COUNT_RECORDS) {
+		json_array_append(a, r);
+		return;
+	}
+	if (!(om = json_object_get(k, "omitted"))) {
+		om = json_object();
+		json_object_set_new(k, "omitted", om);
+	}
+	json_object_set_new(om, list, json_integer(json_integer_value(json_object_get(om, list)) + 1));
+}
+
+/* Pass 1: the records about the cohort as a whole (counters, fallbacks,
+ * scope, cohort totals, cgroup statistics) and each incarnation's counted
+ * task-clock into the scan; no per-incarnation record is kept. */
+static int counts_first(json_t *r, void *ctx)
+{
+	struct counts_ctx *c = ctx;
+	const char *t = sget(r, "type");
+
+	if (!strcmp(t, "counter"))
+		keep_record(c->k, "counters", r);
+	else if (!strcmp(t, "fallback"))
+		keep_record(c->k, "fallbacks", r);
+	else if (!strcmp(t, "scope"))
+		json_object_set(c->k, "scope", r);
+	else if (!strcmp(t, "cohort"))
+		keep_record(c->k, "cohort", r);
+	else if (!strcmp(t, "cgstat"))
+		keep_record(c->k, "cgroup_stats", r);
+	else if (!strcmp(t, "total") && !strcmp(sget(r, "counter"), "task-clock") && !strcmp(sget(r, "status"), "ok") &&
+		 json_is_integer(json_object_get(r, "value_ns"))) {
+		long i = an_ids_find(&c->s->ids, sget(r, "inc"));
+		int64_t v = json_integer_value(json_object_get(r, "value_ns"));
+
+		if (i >= 0 && c->s->v[i].seen && c->s->v[i].task_ns < 0) {
+			c->s->v[i].task_ns = v;
+			/* strictly more: the first of equals in the stream wins */
+			if (v > c->s->best_ns) {
+				c->s->best = i;
+				c->s->best_ns = v;
+				c->s->best_est = json_is_true(json_object_get(r, "estimate"));
+			}
+		}
+	}
+	return 0;
+}
+
+/*
+ * The counting collector's records of one repetition about the cohort as a
+ * whole, with empty totals (counts_totals() fills them for the listed
+ * incarnations).  Read line by line: the stream grows with the cohort.
+ * NULL when the repetition has no counts stream.
+ */
+static json_t *counts_load(const struct pmu_bundle *b, int rep, struct scan *s)
+{
+	struct counts_ctx c = { s, json_pack("{s:[],s:[],s:n,s:{},s:[],s:[]}", "counters", "fallbacks", "scope",
+					    "totals", "cohort", "cgroup_stats") };
+
+	if (each_record(b, rep, "collectors/counting/counts.jsonl", is_count, counts_first, &c) == 1) {
+		json_decref(c.k);
 		return NULL;
 	}
-	k = json_pack("{s:[],s:[],s:n,s:{},s:[],s:[]}", "counters", "fallbacks", "scope", "totals", "cohort",
-		      "cgroup_stats");
-	while (getline(&line, &cap, f) > 0) {
-		json_t *r;
-		const char *t;
-
-		if (!strncmp(line, "{\"type\":\"count\",", 16))
-			continue; /* per-thread counts: not in this report */
-		r = json_loads(line, 0, NULL);
-		t = sget(r, "type");
-		if (!strcmp(t, "counter"))
-			json_array_append(json_object_get(k, "counters"), r);
-		else if (!strcmp(t, "fallback"))
-			json_array_append(json_object_get(k, "fallbacks"), r);
-		else if (!strcmp(t, "scope"))
-			json_object_set(k, "scope", r);
-		else if (!strcmp(t, "cohort"))
-			json_array_append(json_object_get(k, "cohort"), r);
-		else if (!strcmp(t, "cgstat"))
-			json_array_append(json_object_get(k, "cgroup_stats"), r);
-		else if (!strcmp(t, "total")) {
-			json_t *tot = json_object_get(k, "totals"), *m = json_object_get(tot, sget(r, "inc"));
-
-			if (!m) {
-				m = json_object();
-				json_object_set_new(tot, sget(r, "inc"), m);
-			}
-			json_object_set(m, sget(r, "counter"), r);
-		}
-		json_decref(r);
-	}
-	free(line);
-	fclose(f);
-	return k;
+	return c.k;
 }
+
+/* Pass 2: the totals of the listed incarnations, by inc, then counter. */
+static int counts_listed(json_t *r, void *ctx)
+{
+	struct counts_ctx *c = ctx;
+	long i;
+	json_t *tot, *m;
+
+	if (strcmp(sget(r, "type"), "total"))
+		return 0;
+	i = an_ids_find(&c->s->ids, sget(r, "inc"));
+	if (i < 0 || !c->s->v[i].listed)
+		return 0;
+	tot = json_object_get(c->k, "totals");
+	if (!(m = json_object_get(tot, sget(r, "inc")))) {
+		m = json_object();
+		json_object_set_new(tot, sget(r, "inc"), m);
+	}
+	json_object_set(m, sget(r, "counter"), r);
+	return 0;
+}
+
+static void counts_totals(const struct pmu_bundle *b, int rep, struct scan *s, json_t *k)
+{
+	struct counts_ctx c = { s, k };
+
+	if (k)
+		each_record(b, rep, "collectors/counting/counts.jsonl", is_count, counts_listed, &c);
+}
+
 
 /* A counted value: true with *v and *est when the record has one. */
 static bool count_value(json_t *r, double *v, bool *est)
@@ -319,59 +704,24 @@ static void metric_na(json_t *m, const char *name, const char *unit, const char 
 }
 
 /* Process tree: the root's wall time and the cohort's resource totals. */
-static void section_tree(json_t *m, json_t *run, json_t *cohort)
+
+/* Process tree: the root's wall time and the cohort's resource totals,
+ * over every incarnation (the scan), however many the report lists. */
+static void section_tree(json_t *m, json_t *run, const struct scan *s)
 {
-	static const struct {
-		const char *res, *name, *unit;
-		bool max;
-	} sums[] = {
-		{ "cpu_user_ns", "cpu_user", "ns", false },   { "cpu_system_ns", "cpu_system", "ns", false },
-		{ "max_rss_bytes", "max_rss", "bytes", true }, { "minor_faults", "minor_faults", "count", false },
-		{ "major_faults", "major_faults", "count", false }, { "read_bytes", "read_bytes", "bytes", false },
-		{ "write_bytes", "write_bytes", "bytes", false },
-	};
-	json_t *incs = json_object_get(cohort, "incarnations"), *root = NULL, *in;
-	size_t i;
 	bool none = !strcmp(sget(run, "mode"), "none");
 
-	json_array_foreach(incs, i, in)
-		if (!json_object_get(in, "parent"))
-			root = in;
-	if (root && json_object_get(root, "end_ns") && !json_is_true(json_object_get(root, "preexisting")))
-		metric_ok(m, "wall", "ns",
-			  (double)(json_integer_value(json_object_get(root, "end_ns")) -
-				   json_integer_value(json_object_get(root, "start_ns"))),
-			  false, "the root incarnation's lifetime (fork to reap)");
+	if (s->root >= 0 && s->root_has_end && !s->root_pre)
+		metric_ok(m, "wall", "ns", (double)(s->root_end - s->root_start), false,
+			  "the root incarnation's lifetime (fork to reap)");
 	else
-		metric_na(m, "wall", "ns", root ? "the root was attached to, or still running at the end"
-					       : "the cohort has no root");
-	for (size_t s = 0; s < PMU_ARRAY_SIZE(sums); s++) {
-		double acc = 0;
-		const char *why = NULL;
-
-		json_array_foreach(incs, i, in) {
-			json_t *r = json_object_get(in, "resources"), *v = json_object_get(r, sums[s].res);
-
-			if (!r) {
-				why = "an incarnation has no resource totals";
-				break;
-			}
-			if (!v) {
-				why = json_string_value(json_object_get(
-					json_object_get(json_object_get(r, "fields"), sums[s].res), "reason"));
-				if (!why)
-					why = "an incarnation's total is unavailable";
-				break;
-			}
-			if (sums[s].max)
-				acc = fmax(acc, (double)json_integer_value(v));
-			else
-				acc += (double)json_integer_value(v);
-		}
-		if (why)
-			metric_na(m, sums[s].name, sums[s].unit, why);
+		metric_na(m, "wall", "ns", s->root >= 0 ? "the root was attached to, or still running at the end"
+						      : "the cohort has no root");
+	for (size_t k = 0; k < AN_NSUMS; k++) {
+		if (s->why[k])
+			metric_na(m, tree_sums[k].name, tree_sums[k].unit, s->why[k]);
 		else
-			metric_ok(m, sums[s].name, sums[s].unit, acc, false,
+			metric_ok(m, tree_sums[k].name, tree_sums[k].unit, s->acc[k], false,
 				  none ? "wait4 rusage of the command (with the descendants it waited for)"
 				       : "per-incarnation totals, summed");
 	}
@@ -463,256 +813,472 @@ static void section_counters(json_t *m, json_t *k)
 	json_decref(tot);
 }
 
-/* Spans: the time of each span name, summed over its spans. */
+
+/* Spans: the time of each span name, summed over its spans.  At most
+ * AN_SPAN_NAMES names become metrics (names come from the workload's own
+ * markers); the spans of further names are summed into one metric,
+ * span.(other names), so that none is lost and the report stays bounded. */
+#define AN_SPAN_NAMES 256
+
+static bool not_span(const char *line)
+{
+	return strncmp(line, "{\"type\":\"span\",", 15) != 0;
+}
+
+static int span_record(json_t *r, void *ctx)
+{
+	json_t *acc = ctx;
+	char key[300];
+	json_int_t d = json_integer_value(json_object_get(r, "end_ns")) - json_integer_value(json_object_get(r, "begin_ns"));
+
+	snprintf(key, sizeof(key), "span.%s", sget(r, "name"));
+	if (!json_object_get(acc, key) && json_object_size(acc) >= AN_SPAN_NAMES)
+		snprintf(key, sizeof(key), "span.(other names)");
+	json_object_set_new(acc, key, json_real(json_real_value(json_object_get(acc, key)) + (double)d));
+	return 0;
+}
+
 static void section_spans(json_t *m, const struct pmu_bundle *b, int rep)
 {
-	char path[300];
-	int fd;
-	FILE *f;
-	char *line = NULL;
-	size_t cap = 0;
-	json_t *acc = json_object();
+	json_t *acc = json_object(), *v;
 	const char *name;
-	json_t *v;
 
-	rep_path(rep, "spans.jsonl", path + 5, sizeof(path) - 5);
-	memcpy(path, "data/", 5);
-	fd = openat(b->rootfd, path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
-	f = fd >= 0 ? fdopen(fd, "r") : NULL;
-	while (f && getline(&line, &cap, f) > 0) {
-		json_t *r;
-
-		if (strncmp(line, "{\"type\":\"span\",", 15))
-			continue;
-		r = json_loads(line, 0, NULL);
-		if (r) {
-			char key[300];
-			json_int_t d = json_integer_value(json_object_get(r, "end_ns")) -
-				       json_integer_value(json_object_get(r, "begin_ns"));
-
-			snprintf(key, sizeof(key), "span.%s", sget(r, "name"));
-			json_object_set_new(acc, key,
-					    json_real(json_real_value(json_object_get(acc, key)) + (double)d));
-		}
-		json_decref(r);
-	}
-	free(line);
-	if (f)
-		fclose(f);
-	else if (fd >= 0)
-		close(fd);
+	each_record(b, rep, "spans.jsonl", not_span, span_record, acc);
 	json_object_foreach(acc, name, v)
-		metric_ok(m, name, "ns", json_real_value(v), false, "spans.jsonl: the span name's time, summed");
+		metric_ok(m, name, "ns", json_real_value(v), false,
+			  strcmp(name, "span.(other names)") ? "spans.jsonl: the span name's time, summed"
+							      : "spans.jsonl: the time of the spans of every name "
+								"past the first 256, summed");
 	json_decref(acc);
 }
 
 /* ---- the dominant cost ------------------------------------------------------ */
 
-/*
- * Where the evidence names one: the incarnation with the largest share of
- * the cohort's task-clock (exact, or labelled estimate).  With repetitions
- * the share's spread across them is its uncertainty.
- */
-static json_t *dominant_cost(json_t *cohort, json_t *k, json_t *shares)
+/* The counted task-clock of the whole cohort (scope incarnations), or NULL. */
+static json_t *cohort_task_clock(json_t *k)
 {
-	json_t *tot = NULL, *c, *best = NULL, *bin = NULL, *m;
-	const char *inc;
+	json_t *c, *tot = NULL;
 	size_t i;
-	json_int_t sum;
 
 	json_array_foreach(json_object_get(k, "cohort"), i, c)
 		if (!strcmp(sget(c, "counter"), "task-clock") && !strcmp(sget(c, "scope"), "incarnations"))
 			tot = c;
-	if (!tot || strcmp(sget(tot, "status"), "ok") || !(sum = json_integer_value(json_object_get(tot, "value_ns"))))
-		return json_pack("{s:s}", "statement", "not determined (no counted task-clock in this bundle)");
-	json_object_foreach(json_object_get(k, "totals"), inc, m) {
-		json_t *t = json_object_get(m, "task-clock");
+	if (!tot || strcmp(sget(tot, "status"), "ok") || !json_integer_value(json_object_get(tot, "value_ns")))
+		return NULL;
+	return tot;
+}
 
-		if (t && !strcmp(sget(t, "status"), "ok") &&
-		    (!best || json_integer_value(json_object_get(t, "value_ns")) >
-				      json_integer_value(json_object_get(best, "value_ns"))))
-			best = t;
-	}
-	if (!best)
+/*
+ * Where the evidence names one: the incarnation with the largest share of
+ * the cohort's task-clock (exact, or labelled estimate), over every
+ * incarnation (the scan).  With repetitions the share's spread across them
+ * is its uncertainty.  comm and pid are the dominant incarnation's.
+ */
+static json_t *dominant_cost(const struct scan *s, json_t *k, const char *comm, json_int_t pid, json_t *shares)
+{
+	json_t *tot = cohort_task_clock(k);
+	json_int_t sum;
+	const char *inc;
+	size_t i;
+
+	if (!tot)
+		return json_pack("{s:s}", "statement", "not determined (no counted task-clock in this bundle)");
+	if (s->best < 0)
 		return json_pack("{s:s}", "statement", "not determined (no incarnation has a counted task-clock)");
-	json_array_foreach(json_object_get(cohort, "incarnations"), i, c)
-		if (!strcmp(sget(c, "id"), sget(best, "inc")))
-			bin = c;
-	double share = 100.0 * (double)json_integer_value(json_object_get(best, "value_ns")) / (double)sum;
-	bool est = json_is_true(json_object_get(best, "estimate")) || json_is_true(json_object_get(tot, "estimate"));
+	sum = json_integer_value(json_object_get(tot, "value_ns"));
+	inc = an_ids_name(&s->ids, (size_t)s->best);
+	double share = 100.0 * (double)s->best_ns / (double)sum;
+	bool est = s->best_est || json_is_true(json_object_get(tot, "estimate"));
 	char st[600], spread[160] = "";
 
 	if (json_array_size(shares) >= 3) {
 		double v[4096];
 		size_t n = 0;
-		struct pmu_summary s;
+		struct pmu_summary sm;
 		json_t *x;
 
 		json_array_foreach(shares, i, x)
 			if (n < 4096)
 				v[n++] = json_real_value(x);
-		if (pmu_summarize(v, n, &s) == 0)
+		if (pmu_summarize(v, n, &sm) == 0)
 			snprintf(spread, sizeof(spread), "; across %zu repetitions its share ranges %.0f%%-%.0f%% "
-				 "(median %.0f%%)", n, s.min, s.max, s.median);
+				 "(median %.0f%%)", n, sm.min, sm.max, sm.median);
 	}
 	snprintf(st, sizeof(st), "process '%s' (pid %lld, incarnation %s) spent %.0f%% of the cohort's CPU "
-		 "(task-clock %.3f of %.3f ms, %s)%s", bin ? sget(bin, "comm") : "?",
-		 bin ? (long long)json_integer_value(json_object_get(bin, "pid")) : -1LL, sget(best, "inc"), share,
-		 (double)json_integer_value(json_object_get(best, "value_ns")) / 1e6, (double)sum / 1e6,
-		 est ? "estimated from multiplexed counts" : "exact counts", spread);
-	return json_pack("{s:s,s:s,s:s,s:s,s:f,s:b}", "statement", st, "inc", sget(best, "inc"), "comm",
-			 bin ? sget(bin, "comm") : "?", "metric", "task-clock", "share_percent", share, "estimate", est);
+		 "(task-clock %.3f of %.3f ms, %s)%s", comm ? comm : "?", comm ? (long long)pid : -1LL, inc, share,
+		 (double)s->best_ns / 1e6, (double)sum / 1e6, est ? "estimated from multiplexed counts" : "exact counts",
+		 spread);
+	return json_pack("{s:s,s:s,s:s,s:s,s:f,s:b}", "statement", st, "inc", inc, "comm", comm ? comm : "?", "metric",
+			 "task-clock", "share_percent", share, "estimate", est);
 }
 
-/* The largest incarnation's task-clock share in one repetition (for the
- * dominant cost's spread), matched by comm: pids differ between runs. */
-static double share_of(json_t *cohort, json_t *k, const char *comm)
+/* The largest share of the cohort's task-clock among the incarnations the
+ * scan marked (the dominant process's comm: pids differ between runs), or
+ * -1 when there is none. */
+static double share_of(const struct scan *s, json_t *k)
 {
-	json_t *c, *m, *tot = NULL;
-	const char *inc;
-	size_t i;
+	json_t *tot = cohort_task_clock(k);
 	double best = -1, sum;
 
-	json_array_foreach(json_object_get(k, "cohort"), i, c)
-		if (!strcmp(sget(c, "counter"), "task-clock") && !strcmp(sget(c, "scope"), "incarnations"))
-			tot = c;
-	if (!tot || strcmp(sget(tot, "status"), "ok") ||
-	    !(sum = (double)json_integer_value(json_object_get(tot, "value_ns"))))
+	if (!tot)
 		return -1;
-	json_t *byid = json_object();
-
-	json_array_foreach(json_object_get(cohort, "incarnations"), i, c)
-		json_object_set(byid, sget(c, "id"), c);
-	json_object_foreach(json_object_get(k, "totals"), inc, m) {
-		json_t *t = json_object_get(m, "task-clock"), *in = json_object_get(byid, inc);
-
-		if (t && in && !strcmp(sget(in, "comm"), comm) && !strcmp(sget(t, "status"), "ok")) {
-			double s = 100.0 * (double)json_integer_value(json_object_get(t, "value_ns")) / sum;
-
-			if (s > best)
-				best = s;
-		}
-	}
-	json_decref(byid);
+	sum = (double)json_integer_value(json_object_get(tot, "value_ns"));
+	for (size_t i = 0; i < s->ids.n; i++)
+		if (s->v[i].seen && s->v[i].match && s->v[i].task_ns >= 0 && 100.0 * (double)s->v[i].task_ns / sum > best)
+			best = 100.0 * (double)s->v[i].task_ns / sum;
 	return best;
 }
 
 /* ---- phases ------------------------------------------------------------------ */
 
+/* Marks listed in the report; the rest are counted (marks_omitted). */
+#define AN_MARKS 1000
+
+static bool not_mark(const char *line)
+{
+	return strncmp(line, "{\"type\":\"mark\",", 15) != 0;
+}
+
+struct marks {
+	json_t *list;
+	json_int_t start, split, omitted;
+};
+
+static int mark_record(json_t *r, void *ctx)
+{
+	struct marks *mk = ctx;
+
+	if (json_array_size(mk->list) < AN_MARKS)
+		json_array_append_new(mk->list, json_pack("{s:s,s:I}", "name", sget(r, "name"), "t_ns",
+							  json_integer_value(json_object_get(r, "t_ns")) - mk->start));
+	else
+		mk->omitted++;
+	if (!strcmp(sget(r, "name"), "pmurec:delay-end"))
+		mk->split = json_integer_value(json_object_get(r, "t_ns"));
+	return 0;
+}
+
 /* Start-up and steady state, split at the --delay mark; kept apart, and
  * said plainly that the counters cover the whole run. */
-static json_t *phases(const struct pmu_bundle *b, json_t *run, json_t *cohort)
+static json_t *phases(const struct pmu_bundle *b, json_t *run, const struct scan *s)
 {
-	char *txt = NULL, *last = NULL;
-	json_t *out = json_array(), *marks = json_array(), *root = NULL, *in;
-	json_int_t start, end, split = -1;
-	size_t i;
+	json_t *out = json_array(), *o;
+	struct marks mk = { json_array(), 0, -1, 0 };
+	json_int_t end;
 
-	json_array_foreach(json_object_get(cohort, "incarnations"), i, in)
-		if (!json_object_get(in, "parent"))
-			root = in;
-	start = json_integer_value(json_object_get(root ? root : run, "start_ns"));
-	end = json_integer_value(json_object_get(root && json_object_get(root, "end_ns") ? root : run, "end_ns"));
-	if (pmu_read_file(b->rootfd, "data/spans.jsonl", 256u << 20, &txt, NULL) == 0)
-		for (char *line = strtok_r(txt, "\n", &last); line; line = strtok_r(NULL, "\n", &last)) {
-			json_t *r;
-
-			if (strncmp(line, "{\"type\":\"mark\",", 15))
-				continue;
-			r = json_loads(line, 0, NULL);
-			if (r) {
-				json_array_append_new(marks, json_pack("{s:s,s:I}", "name", sget(r, "name"), "t_ns",
-								       json_integer_value(json_object_get(r, "t_ns")) -
-									       start));
-				if (!strcmp(sget(r, "name"), "pmurec:delay-end"))
-					split = json_integer_value(json_object_get(r, "t_ns"));
-			}
-			json_decref(r);
-		}
-	free(txt);
-	if (split >= start && split <= end) {
+	mk.start = s->root >= 0 ? s->root_start : json_integer_value(json_object_get(run, "start_ns"));
+	end = s->root >= 0 && s->root_has_end ? s->root_end : json_integer_value(json_object_get(run, "end_ns"));
+	each_record(b, 1, "spans.jsonl", not_mark, mark_record, &mk);
+	if (mk.split >= mk.start && mk.split <= end) {
 		json_array_append_new(out, json_pack("{s:s,s:I,s:I}", "name", "startup", "from_ns", (json_int_t)0,
-						     "to_ns", split - start));
-		json_array_append_new(out, json_pack("{s:s,s:I,s:I}", "name", "steady", "from_ns", split - start,
-						     "to_ns", end - start));
+						     "to_ns", mk.split - mk.start));
+		json_array_append_new(out, json_pack("{s:s,s:I,s:I}", "name", "steady", "from_ns", mk.split - mk.start,
+						     "to_ns", end - mk.start));
 	}
-	return json_pack("{s:o,s:o,s:s}", "phases", out, "marks", marks, "note",
-			 json_array_size(out) ? "the counters and totals cover the whole run: this bundle has no "
-						"time-resolved evidence to split them by phase"
-					      : "no pmurec:delay-end mark (pmurec --delay): the run is one phase");
+	o = json_pack("{s:o,s:o,s:s}", "phases", out, "marks", mk.list, "note",
+		      json_array_size(out) ? "the counters and totals cover the whole run: this bundle has no "
+					     "time-resolved evidence to split them by phase"
+					   : "no pmurec:delay-end mark (pmurec --delay): the run is one phase");
+	if (o && mk.omitted)
+		json_object_set_new(o, "marks_omitted", json_integer(mk.omitted));
+	return o;
+}
+
+/* ---- the listed processes --------------------------------------------------- */
+
+/* Per listed incarnation, at most this many tids and execs are copied into
+ * the report (the first tids; the last execs, whose last is the image it
+ * ended in); "threads" keeps the count, *_omitted what was left out. */
+#define AN_LIST_TIDS 64
+#define AN_LIST_EXECS 16
+
+/* How significant an incarnation is, for the listing: its CPU time
+ * (user + system, as far as measured), else its counted task-clock, else
+ * -1 (nothing measured: listed last, in cohort order). */
+static int64_t significance(const struct an_inc *x)
+{
+	if (x->cpu_user_ns >= 0 || x->cpu_system_ns >= 0)
+		return (x->cpu_user_ns > 0 ? x->cpu_user_ns : 0) + (x->cpu_system_ns > 0 ? x->cpu_system_ns : 0);
+	return x->task_ns;
+}
+
+static const struct an_inc *sort_v;
+
+static int by_significance(const void *a, const void *b)
+{
+	const struct an_inc *x = &sort_v[*(const uint32_t *)a], *y = &sort_v[*(const uint32_t *)b];
+	int64_t sx = significance(x), sy = significance(y);
+
+	if (sx != sy)
+		return sx > sy ? -1 : 1;
+	return x->seq < y->seq ? -1 : x->seq > y->seq;
+}
+
+/*
+ * List incarnation i and those of its ancestors that are not listed yet,
+ * if all of them fit in max: a listed process always shows where it hangs
+ * in the tree.  The walk stops at a listed ancestor, at a parent that is
+ * not in the cohort, and at a cycle (tent: on this walk already).
+ */
+static void list_with_ancestors(struct scan *s, long i, size_t *listed, size_t max, uint32_t *chain)
+{
+	size_t n = 0;
+	bool fits = true;
+
+	for (long j = i; j >= 0 && s->v[j].seen && !s->v[j].listed && !s->v[j].tent; j = s->v[j].parent) {
+		if (*listed + n >= max) {
+			fits = false;
+			break;
+		}
+		s->v[j].tent = true;
+		chain[n++] = (uint32_t)j;
+	}
+	for (size_t k = 0; k < n; k++) {
+		s->v[chain[k]].tent = false;
+		s->v[chain[k]].listed = fits;
+	}
+	if (fits)
+		*listed += n;
+}
+
+/* Choose the listed incarnations: the root, the dominant one, then by
+ * significance, each with its ancestors, up to max.  Returns how many. */
+static long select_listed(struct scan *s, size_t max)
+{
+	uint32_t *order = malloc((s->ids.n + 1) * sizeof(*order)), *chain = malloc((max + 1) * sizeof(*chain));
+	size_t n = 0, listed = 0;
+
+	if (!order || !chain) {
+		free(order);
+		free(chain);
+		return -1;
+	}
+	if (s->root >= 0)
+		list_with_ancestors(s, s->root, &listed, max, chain);
+	if (s->best >= 0)
+		list_with_ancestors(s, s->best, &listed, max, chain);
+	for (size_t i = 0; i < s->ids.n; i++)
+		if (s->v[i].seen && !s->v[i].listed)
+			order[n++] = (uint32_t)i;
+	sort_v = s->v;
+	qsort(order, n, sizeof(*order), by_significance);
+	for (size_t i = 0; i < n && listed < max; i++)
+		list_with_ancestors(s, order[i], &listed, max, chain);
+	free(order);
+	free(chain);
+	return (long)listed;
+}
+
+/* The copy of a listed incarnation that the report keeps. */
+static json_t *listed_copy(json_t *in)
+{
+	json_t *c = json_copy(in), *t = json_object_get(in, "tids"), *e = json_object_get(in, "exec");
+	size_t nt = json_array_size(t), ne = json_array_size(e);
+
+	if (!c)
+		return NULL;
+	json_object_set_new(c, "threads", json_integer((json_int_t)nt));
+	if (nt > AN_LIST_TIDS) {
+		json_t *a = json_array();
+
+		for (size_t i = 0; i < AN_LIST_TIDS; i++)
+			json_array_append(a, json_array_get(t, i));
+		json_object_set_new(c, "tids", a);
+		json_object_set_new(c, "tids_omitted", json_integer((json_int_t)(nt - AN_LIST_TIDS)));
+	}
+	if (ne > AN_LIST_EXECS) {
+		json_t *a = json_array();
+
+		for (size_t i = ne - AN_LIST_EXECS; i < ne; i++)
+			json_array_append(a, json_array_get(e, i));
+		json_object_set_new(c, "exec", a);
+		json_object_set_new(c, "exec_omitted", json_integer((json_int_t)(ne - AN_LIST_EXECS)));
+	}
+	return c;
+}
+
+/* Pass 2 over the cohort: the listed incarnations copied, in cohort order,
+ * and the dominant one's comm and pid. */
+struct kept {
+	json_t *in;
+	uint32_t num, seq;
+};
+
+struct keep {
+	struct scan *s;
+	struct kept *list;   /* the listed incarnations, as the walk gives them */
+	size_t n, max;
+	char *dcomm;
+	json_int_t dpid;
+};
+
+static int keep_inc(void *ctx, json_t *in, size_t seq)
+{
+	struct keep *k = ctx;
+	long i = an_ids_find(&k->s->ids, sget(in, "id"));
+	json_t *c;
+
+	if (i < 0 || k->s->v[i].seq != seq)
+		return 0; /* not the incarnation indexed under this id (an id used twice) */
+	if (i == k->s->best && !k->dcomm) {
+		if (!(k->dcomm = strdup(sget(in, "comm"))))
+			return pmu_error(PMU_ERR_NOMEM, "out of memory");
+		k->dpid = json_integer_value(json_object_get(in, "pid"));
+	}
+	if (!k->s->v[i].listed || k->s->v[i].pos >= 0 || k->n >= k->max)
+		return 0;
+	if (!(c = listed_copy(in)))
+		return pmu_error(PMU_ERR_NOMEM, "out of memory");
+	k->s->v[i].pos = 0; /* kept; its place is set in cohort order below */
+	k->list[k->n++] = (struct kept){ c, (uint32_t)i, (uint32_t)seq };
+	return 0;
+}
+
+static int by_seq(const void *a, const void *b)
+{
+	const struct kept *x = a, *y = b;
+
+	return x->seq < y->seq ? -1 : x->seq > y->seq;
+}
+
+/* A count with its thousands grouped: 99,800. */
+static void grouped(size_t v, char *out, size_t n)
+{
+	char d[32];
+	size_t len, o = 0;
+
+	snprintf(d, sizeof(d), "%zu", v);
+	len = strlen(d);
+	for (size_t i = 0; i < len && o + 2 < n; i++) {
+		if (i && (len - i) % 3 == 0)
+			out[o++] = ',';
+		out[o++] = d[i];
+	}
+	out[o] = '\0';
+}
+
+/*
+ * What the listing leaves out, said exactly: how many incarnations, and
+ * their CPU time (user + system where both were measured, and for how many
+ * that was).  The statement is the line the text and HTML reports print.
+ */
+static json_t *listing(const struct scan *s, size_t listed, size_t max)
+{
+	size_t omitted = s->count - listed, measured = 0, unmeasured = 0;
+	double cpu = 0;
+	char n1[32], n2[32], what[160], st[400];
+	json_t *o;
+
+	for (size_t i = 0; i < s->ids.n; i++) {
+		const struct an_inc *x = &s->v[i];
+
+		if (!x->seen || x->listed)
+			continue;
+		if (x->cpu_user_ns >= 0 && x->cpu_system_ns >= 0) {
+			cpu += (double)(x->cpu_user_ns + x->cpu_system_ns);
+			measured++;
+		} else {
+			unmeasured++;
+		}
+	}
+	o = json_pack("{s:I,s:I,s:I,s:I,s:s}", "incarnations", (json_int_t)s->count, "listed", (json_int_t)listed,
+		      "omitted", (json_int_t)omitted, "max_processes", (json_int_t)max, "order",
+		      "the root, the dominant process, then by CPU time (cpu_user_ns + cpu_system_ns, else counted "
+		      "task-clock), each with its ancestors");
+	if (!o || !omitted)
+		return o;
+	grouped(omitted, n1, sizeof(n1));
+	if (measured) {
+		json_object_set_new(o, "omitted_cpu",
+				    json_pack("{s:s,s:I,s:I}", "status", "ok", "value_ns", (json_int_t)cpu, "measured",
+					      (json_int_t)measured));
+		if (cpu >= 1e9)
+			snprintf(what, sizeof(what), "%.1f s CPU", cpu / 1e9);
+		else
+			snprintf(what, sizeof(what), "%.3f ms CPU", cpu / 1e6);
+		if (unmeasured) {
+			grouped(measured, n2, sizeof(n2));
+			snprintf(what + strlen(what), sizeof(what) - strlen(what), " in the %s with a measured CPU time", n2);
+		}
+	} else {
+		json_object_set_new(o, "omitted_cpu", json_pack("{s:s,s:s}", "status", "unavailable", "reason",
+								 "no omitted incarnation has a measured CPU time"));
+		snprintf(what, sizeof(what), "CPU time not measured");
+	}
+	snprintf(st, sizeof(st), "%s more process%s, %s, not listed; --max-processes N lists more", n1,
+		 omitted == 1 ? "" : "es", what);
+	json_object_set_new(o, "statement", json_string(st));
+	return o;
 }
 
 /* ---- the process tree's order ------------------------------------------------ */
 
 /*
- * Depth-first order of the incarnations, as [{index, depth}], in O(n): the
- * renderers walk it instead of searching for children.  An incarnation
- * whose parent is not in the cohort, and any the walk cannot reach (ids
- * used twice, parent cycles: a corrupt bundle analyzed on request), come
- * last at depth 0, each once.
+ * Depth-first order of the listed incarnations (cohort[], n of them, at[]
+ * their id numbers), as [{index, depth}], in O(n): the renderers walk it
+ * instead of searching for children.  A listed incarnation's parent is
+ * listed too (select_listed), unless it is not in the cohort; such
+ * incarnations, and any the walk cannot reach (parent cycles: a corrupt
+ * bundle analyzed on request), come last at depth 0, each once.
  */
-static json_t *tree_order(json_t *incs)
+static json_t *tree_order(const struct scan *s, const uint32_t *at, size_t n)
 {
-	size_t n = json_array_size(incs), *stack, sp = 0, i;
-	json_t *kids = json_object(), *ids = json_object(), *out = json_array(), *in;
+	int32_t *kid = malloc((n + 1) * sizeof(*kid)), *next = malloc((n + 1) * sizeof(*next));
+	int32_t *stack = malloc((n + 1) * sizeof(*stack)), *parent = malloc((n + 1) * sizeof(*parent));
 	bool *seen = calloc(n + 1, sizeof(*seen));
 	int *depth = calloc(n + 1, sizeof(*depth));
+	json_t *out = json_array();
+	size_t sp = 0;
 
-	stack = calloc(n + 1, sizeof(*stack));
-	if (!seen || !depth || !stack)
+	if (!kid || !next || !stack || !parent || !seen || !depth)
 		goto done;
-	json_array_foreach(incs, i, in)
-		if (!json_object_get(ids, sget(in, "id")))
-			json_object_set_new(ids, sget(in, "id"), json_integer((json_int_t)i));
-	json_array_foreach(incs, i, in) {
-		const char *p = json_string_value(json_object_get(in, "parent"));
-		json_t *a;
+	for (size_t i = 0; i < n; i++) {
+		int32_t p = s->v[at[i]].parent;
 
-		if (!p || !json_object_get(ids, p))
-			continue;
-		if (!(a = json_object_get(kids, p))) {
-			a = json_array();
-			json_object_set_new(kids, p, a);
-		}
-		json_array_append_new(a, json_integer((json_int_t)i));
+		parent[i] = p >= 0 ? s->v[p].pos : -1;
+		kid[i] = -1;
 	}
+	/* children in cohort order: prepended from the last */
+	for (size_t i = n; i-- > 0;)
+		if (parent[i] >= 0) {
+			next[i] = kid[parent[i]];
+			kid[parent[i]] = (int32_t)i;
+		}
 	for (int pass = 0; pass < 2; pass++)
-		json_array_foreach(incs, i, in) {
-			const char *p = json_string_value(json_object_get(in, "parent"));
-
+		for (size_t i = 0; i < n; i++) {
 			/* roots first; then whatever the walks did not reach */
-			if (seen[i] || (pass == 0 && p && json_object_get(ids, p)))
+			if (seen[i] || (pass == 0 && parent[i] >= 0))
 				continue;
-			stack[sp++] = i;
+			stack[sp++] = (int32_t)i;
 			depth[i] = 0;
 			seen[i] = true;
 			while (sp) {
-				size_t x = stack[--sp], k;
-				json_t *a = json_object_get(kids, sget(json_array_get(incs, x), "id")), *c;
+				int32_t x = stack[--sp], y;
+				size_t c = 0, w;
 
 				json_array_append_new(out, json_pack("{s:I,s:i}", "index", (json_int_t)x, "depth", depth[x]));
 				/* children pushed in reverse: walked in cohort order */
-				for (k = json_array_size(a); k-- > 0;) {
-					size_t y = (size_t)json_integer_value(json_array_get(a, k));
-
-					(void)c;
-					if (y < n && !seen[y] && sp < n) {
+				for (y = kid[x]; y >= 0; y = next[y])
+					c += !seen[y];
+				w = sp + c;
+				for (y = kid[x]; y >= 0; y = next[y])
+					if (!seen[y]) {
 						seen[y] = true;
 						depth[y] = depth[x] < 64 ? depth[x] + 1 : 64;
-						stack[sp++] = y;
+						stack[--w] = y;
 					}
-				}
+				sp += c;
 			}
 		}
 done:
+	free(kid);
+	free(next);
 	free(stack);
+	free(parent);
 	free(seen);
 	free(depth);
-	json_decref(kids);
-	json_decref(ids);
 	return out;
 }
-
 /* ---- repetitions ----------------------------------------------------------- */
 
 static json_t *summarize(json_t *runs)
@@ -777,11 +1343,12 @@ static json_t *summarize(json_t *runs)
 	return out;
 }
 
-static json_t *repetition_metrics(const struct pmu_bundle *b, int rep, json_t *run, json_t *cohort, json_t *k)
+
+static json_t *repetition_metrics(const struct pmu_bundle *b, int rep, json_t *run, const struct scan *s, json_t *k)
 {
 	json_t *m = json_object();
 
-	section_tree(m, run, cohort);
+	section_tree(m, run, s);
 	section_command(m, run);
 	section_counters(m, k);
 	section_spans(m, b, rep);
@@ -790,17 +1357,85 @@ static json_t *repetition_metrics(const struct pmu_bundle *b, int rep, json_t *r
 
 /* ---- the bundle report ------------------------------------------------------ */
 
-json_t *an_load(const char *path, bool allow_invalid, int trace_rep, const char *trace_path, int *code)
+/*
+ * The first repetition's process listing: the cohort indexed in one pass
+ * (s), the counts read for the cohort's totals and each incarnation's
+ * task-clock, the listed incarnations chosen, then a second pass over the
+ * cohort and the counts for the listed ones only.  Memory: the compact
+ * index of every incarnation and the JSON of at most max of them.
+ */
+struct first_rep {
+	struct scan s;
+	json_t *k, *cohort, *tree, *listing;
+	char *dcomm;
+	json_int_t dpid;
+};
+
+static int first_rep_load(const struct pmu_bundle *b, size_t max, struct first_rep *f)
+{
+	struct keep kp = { &f->s, NULL, 0, 0, NULL, 0 };
+	uint32_t *at = NULL;
+	long listed;
+	int err;
+
+	scan_init(&f->s, NULL);
+	if ((err = scan_cohort(b, 1, &f->s)))
+		return err;
+	f->k = counts_load(b, 1, &f->s);
+	if ((listed = select_listed(&f->s, max)) < 0)
+		return pmu_error(PMU_ERR_NOMEM, "out of memory");
+	kp.max = (size_t)listed;
+	kp.list = malloc((kp.max + 1) * sizeof(*kp.list));
+	at = malloc((kp.max + 1) * sizeof(*at));
+	f->cohort = json_array();
+	if (!kp.list || !at || !f->cohort)
+		err = pmu_error(PMU_ERR_NOMEM, "out of memory");
+	if (!err)
+		err = an_cohort_each(b, 1, keep_inc, &kp);
+	/* the report's cohort[] in cohort order, whatever order the walk had */
+	if (kp.list)
+		qsort(kp.list, kp.n, sizeof(*kp.list), by_seq);
+	for (size_t i = 0; i < kp.n; i++) {
+		at[i] = kp.list[i].num;
+		f->s.v[at[i]].pos = (int32_t)i;
+		json_array_append_new(f->cohort, kp.list[i].in);
+	}
+	if (!err) {
+		counts_totals(b, 1, &f->s, f->k);
+		f->tree = tree_order(&f->s, at, kp.n);
+		f->listing = listing(&f->s, kp.n, max);
+	}
+	f->dcomm = kp.dcomm;
+	f->dpid = kp.dpid;
+	free(kp.list);
+	free(at);
+	return err;
+}
+
+static void first_rep_release(struct first_rep *f)
+{
+	scan_release(&f->s);
+	json_decref(f->k);
+	json_decref(f->cohort);
+	json_decref(f->tree);
+	json_decref(f->listing);
+	free(f->dcomm);
+}
+
+json_t *an_load(const char *path, bool allow_invalid, int trace_rep, const char *trace_path, size_t max_processes,
+		int *code)
 {
 	struct pmu_validate_opts vo;
 	struct pmu_validate_result res;
 	struct failures fl = { json_array() };
 	struct pmu_bundle b;
-	json_t *run = NULL, *caps = NULL, *cohort = NULL, *prov = NULL, *k, *fates, *missing, *x, *runs, *shares;
+	struct first_rep fr;
+	json_t *run = NULL, *caps = NULL, *prov = NULL, *k, *fates, *missing, *x, *runs, *shares;
 	int err, check, nrep;
 	bool printed = false;
 	size_t i;
 
+	memset(&fr, 0, sizeof(fr));
 	pmu_validate_default_opts(&vo);
 	vo.max_per_check = 5;
 	err = pmu_validate_path(path, &vo, on_finding, &fl, &res);
@@ -825,8 +1460,6 @@ json_t *an_load(const char *path, bool allow_invalid, int trace_rep, const char 
 	if (!err)
 		err = pmu_bundle_read_doc(&b, "capabilities.json", &caps);
 	if (!err)
-		err = pmu_bundle_read_cohort(&b, 1, &cohort);
-	if (!err)
 		err = pmu_bundle_read_doc(&b, "provenance.json", &prov);
 	if (!err && trace_path) {
 		struct an_out to;
@@ -844,21 +1477,23 @@ json_t *an_load(const char *path, bool allow_invalid, int trace_rep, const char 
 		}
 		printed = err != 0;
 	}
+	if (!err)
+		err = first_rep_load(&b, max_processes, &fr);
 	if (err) {
 		if (!printed)
 			fprintf(stderr, "pmuanalyze: %s\n", pmu_error_detail());
 		if (b.rootfd >= 0 || b.tmpdir)
 			pmu_bundle_close(&b);
+		first_rep_release(&fr);
 		json_decref(run);
 		json_decref(caps);
-		json_decref(cohort);
 		json_decref(prov);
 		json_decref(fl.list);
 		*code = AN_EXIT_USAGE;
 		return NULL;
 	}
 	fates = collector_fates(&b, 1, run);
-	k = counts_load(&b, 1);
+	k = fr.k;
 	missing = json_array();
 	json_array_foreach(json_object_get(caps, "capabilities"), i, x)
 		if (strcmp(sget(x, "status"), "ok"))
@@ -923,65 +1558,68 @@ json_t *an_load(const char *path, bool allow_invalid, int trace_rep, const char 
 	runs = json_array();
 	shares = json_array();
 	/* one pass over the repetitions: their metrics, and the share of the
-	 * first repetition's dominant process in each (its spread) */
-	json_t *d0 = dominant_cost(cohort, k, NULL);
-	const char *dcomm = json_string_value(json_object_get(d0, "comm"));
-
+	 * first repetition's dominant process in each (its spread); one
+	 * repetition's cohort index in memory at a time */
 	for (int r = 1; r <= nrep; r++) {
-		json_t *rr = r == 1 ? json_incref(run) : NULL, *rc = r == 1 ? json_incref(cohort) : NULL;
-		json_t *rk = r == 1 ? json_incref(k) : counts_load(&b, r);
+		json_t *rr = r == 1 ? json_incref(run) : NULL, *rk = r == 1 ? json_incref(k) : NULL;
+		struct scan sr, *s = &fr.s;
+		bool have = true;
 		char p[64];
-		json_t *camp;
 
 		if (r > 1) {
 			snprintf(p, sizeof(p), "repeats/%d/run.json", r);
 			pmu_bundle_read_doc(&b, p, &rr);
-			pmu_bundle_read_cohort(&b, r, &rc);
+			scan_init(&sr, fr.dcomm);
+			s = &sr;
+			have = scan_cohort(&b, r, &sr) == 0;
+			rk = have ? counts_load(&b, r, &sr) : NULL;
 		}
-		if (rr && rc) {
-			json_t *o = json_pack("{s:i,s:o}", "repetition", r, "metrics",
-					      repetition_metrics(&b, r, rr, rc, rk));
+		if (rr && have) {
+			json_t *o = json_pack("{s:i,s:o}", "repetition", r, "metrics", repetition_metrics(&b, r, rr, s, rk)),
+			       *camp = json_object_get(rr, "campaign");
 
-			camp = json_object_get(rr, "campaign");
 			if (camp)
 				json_object_set(o, "campaign_position", json_object_get(camp, "position"));
 			json_array_append_new(runs, o);
 		}
-		if (dcomm && rc && rk) {
-			double sh = share_of(rc, rk, dcomm);
+		if (fr.dcomm && have && rk) {
+			/* the first repetition's dominant incarnation has the largest
+			 * share of all, its comm's included */
+			double sh = r == 1 ? (cohort_task_clock(rk) ? 100.0 * (double)fr.s.best_ns /
+						  (double)json_integer_value(json_object_get(cohort_task_clock(rk), "value_ns"))
+							  : -1)
+					   : share_of(s, rk);
 
 			if (sh >= 0)
 				json_array_append_new(shares, json_real(sh));
 		}
+		if (r > 1)
+			scan_release(&sr);
 		json_decref(rr);
-		json_decref(rc);
 		json_decref(rk);
 	}
-	json_decref(d0);
-	x = json_pack("{s:o,s:b,s:O,s:O,s:O?,s:O?,s:O?,s:O?,s:O,s:O,s:O?,s:o,s:o,s:o,s:{s:i,s:O,s:o}}", "bundle",
+	x = json_pack("{s:o,s:b,s:O,s:O,s:O?,s:O?,s:O?,s:O?,s:O,s:O,s:O,s:O,s:O,s:o,s:o,s:{s:i,s:O,s:o}}", "bundle",
 		      pmu_json_text(path), "valid", res.errors == 0, "failed_checks", fl.list, "run", run, "host",
 		      json_object_get(caps, "host"), "settings", json_object_get(prov, "settings"), "images",
 		      json_object_get(prov, "images"), "config_hash", json_object_get(prov, "config_hash"),
-		      "not_measured", missing, "collectors", fates, "cohort", json_object_get(cohort, "incarnations"),
-		      "tree", tree_order(json_object_get(cohort, "incarnations")), "dominant_cost",
-		      dominant_cost(cohort, k, shares), "phases", phases(&b, run, cohort), "repetitions", "n", nrep, "runs",
-		      runs, "summary", summarize(runs));
+		      "not_measured", missing, "collectors", fates, "cohort", fr.cohort, "tree", fr.tree,
+		      "cohort_listing", fr.listing, "dominant_cost", dominant_cost(&fr.s, k, fr.dcomm, fr.dpid, shares),
+		      "phases", phases(&b, run, &fr.s), "repetitions", "n", nrep, "runs", runs, "summary", summarize(runs));
 	if (!x) {
 		/* a document without what the report needs (possible only in a
 		 * bundle analyzed with --allow-invalid): say so, never exit 0 */
-		fprintf(stderr, "pmuanalyze: '%s' lacks what a report needs (host, images, configuration hash "
-				"or incarnations)\n", path);
+		fprintf(stderr, "pmuanalyze: '%s' lacks what a report needs (host, images or configuration hash)\n",
+			path);
 	} else if (k) {
 		json_object_set(x, "counting", k);
 	}
 	*code = x ? AN_EXIT_OK : AN_EXIT_USAGE;
 	pmu_bundle_close(&b);
+	first_rep_release(&fr);
 	json_decref(shares);
 	json_decref(runs);
-	json_decref(k);
 	json_decref(run);
 	json_decref(caps);
-	json_decref(cohort);
 	json_decref(prov);
 	json_decref(fates);
 	json_decref(missing);

@@ -15,6 +15,7 @@
  * The report is one JSON object (analyze/model.h); text, --json, --csv and
  * --html are renderings of it.
  */
+#include <errno.h>
 #include <getopt.h>
 #include <math.h>
 #include <stdbool.h>
@@ -51,12 +52,15 @@ static const char usage[] =
 	"Every bundle is validated first; an invalid one is refused unless\n"
 	"--allow-invalid is given, and then its failed checks head the report.\n"
 	"\n"
-	"  --json             print the report as JSON (bundle-spec/schema/analysis.schema.json)\n"
+	"  --json             print the report as JSON (bundle-spec/analysis/report.schema.json)\n"
 	"  --csv              print the report's tables as CSV\n"
 	"      --html FILE    also write the report as one self-contained HTML file\n"
 	"      --trace FILE   also write a Chrome trace (Perfetto, chrome://tracing) of\n"
 	"                     the incarnations, spans and marks (of A when comparing)\n"
 	"      --trace-rep K  trace repetition K (default 1)\n"
+	"      --max-processes N  list at most N processes (default 200): the root, then\n"
+	"                     by CPU time with their ancestors; the rest are counted and\n"
+	"                     summed, and every total covers all of them\n"
 	"      --fail-if EXPR with two bundles: exit 3 when EXPR is crossed significantly,\n"
 	"                     e.g. wall.median:+5% or cycles:+2% (repeatable)\n"
 	"      --junit FILE   with two bundles: write the comparability and the gates as\n"
@@ -210,8 +214,8 @@ static void print_tree(json_t *rep, json_t *incs)
 		else
 			printf(", alive at end, ");
 		print_exit(json_object_get(in, "exit"));
-		printf(", %zu thread%s\n", json_array_size(json_object_get(in, "tids")),
-		       json_array_size(json_object_get(in, "tids")) == 1 ? "" : "s");
+		printf(", %lld thread%s\n", (long long)json_integer_value(json_object_get(in, "threads")),
+		       json_integer_value(json_object_get(in, "threads")) == 1 ? "" : "s");
 		print_resources(json_object_get(in, "resources"), depth);
 		print_inc_counts(json_object_get(rep, "counting"), sget(in, "id"), depth);
 	}
@@ -322,8 +326,11 @@ static void print_single(json_t *rep)
 			printf("\n  %-20s attached: %s", "", sget(x, "evidence"));
 		printf("\n");
 	}
-	printf("\nprocess tree (%zu incarnations)\n", json_array_size(json_object_get(rep, "cohort")));
+	x = json_object_get(rep, "cohort_listing");
+	printf("\nprocess tree (%lld incarnations)\n", (long long)json_integer_value(json_object_get(x, "incarnations")));
 	print_tree(rep, json_object_get(rep, "cohort"));
+	if (json_integer_value(json_object_get(x, "omitted")))
+		printf("  %s\n", sget(x, "statement"));
 	if (counting && json_array_size(json_object_get(counting, "cohort"))) {
 		printf("\ncohort counters\n");
 		json_array_foreach(json_object_get(counting, "cohort"), i, x) {
@@ -511,6 +518,20 @@ static void csv_single(json_t *rep)
 		}
 		printf("\n");
 	}
+	{
+		json_t *l = json_object_get(rep, "cohort_listing"), *oc = json_object_get(l, "omitted_cpu");
+
+		/* what the processes table leaves out, so that no row is silently missing */
+		printf("\ntable,incarnations,listed,omitted,max_processes,omitted_cpu_ns,omitted_cpu_measured\n");
+		printf("listing,%lld,%lld,%lld,%lld,", (long long)json_integer_value(json_object_get(l, "incarnations")),
+		       (long long)json_integer_value(json_object_get(l, "listed")),
+		       (long long)json_integer_value(json_object_get(l, "omitted")),
+		       (long long)json_integer_value(json_object_get(l, "max_processes")));
+		csv_num(json_object_get(oc, "value_ns"));
+		putchar(',');
+		csv_num(json_object_get(oc, "measured"));
+		printf("\n");
+	}
 	printf("\ntable,metric,unit,n,median,min,max,q1,q3,mad,estimate,status\n");
 	json_array_foreach(json_object_get(json_object_get(rep, "repetitions"), "summary"), i, s) {
 		printf("metrics,");
@@ -625,11 +646,13 @@ int main(int argc, char **argv)
 		{ "trace-rep", required_argument, NULL, 'r' }, { "fail-if", required_argument, NULL, 'F' },
 		{ "junit", required_argument, NULL, 'J' },   { "force", no_argument, NULL, 'f' },
 		{ "allow-invalid", no_argument, NULL, 'a' }, { "help", no_argument, NULL, 'h' },
-		{ "version", no_argument, NULL, 'V' },       { NULL, 0, NULL, 0 },
+		{ "version", no_argument, NULL, 'V' },       { "max-processes", required_argument, NULL, 'm' },
+		{ NULL, 0, NULL, 0 },
 	};
 	bool json = false, csv = false, allow = false, force = false;
 	const char *html = NULL, *trace = NULL, *junit = NULL;
 	int c, code = AN_EXIT_OK, trace_rep = 1, nb;
+	size_t max_proc = AN_MAX_PROCESSES;
 	json_t *gates = json_array(), *report = NULL, *ra = NULL, *rb = NULL;
 
 	while ((c = getopt_long(argc, argv, "hV", lo, NULL)) != -1) {
@@ -663,6 +686,20 @@ int main(int argc, char **argv)
 			}
 			break;
 		}
+		case 'm': {
+			char *end;
+			long v;
+
+			errno = 0;
+			v = strtol(optarg, &end, 10);
+			if (*end || end == optarg || errno || v < 1 || v > AN_MAX_PROCESSES_LIMIT) {
+				fprintf(stderr, "pmuanalyze: --max-processes needs a number from 1 to %d, not '%s'\n",
+					AN_MAX_PROCESSES_LIMIT, optarg);
+				goto usage;
+			}
+			max_proc = (size_t)v;
+			break;
+		}
 		case 'J': junit = optarg; break;
 		case 'f': force = true; break;
 		case 'a': allow = true; break;
@@ -692,10 +729,10 @@ int main(int argc, char **argv)
 		goto usage;
 	}
 	color = !json && !csv && isatty(STDOUT_FILENO) && !getenv("NO_COLOR");
-	ra = an_load(argv[optind], allow, trace_rep, trace, &code);
+	ra = an_load(argv[optind], allow, trace_rep, trace, max_proc, &code);
 	if (!ra)
 		goto out;
-	if (nb == 2 && !(rb = an_load(argv[optind + 1], allow, 0, NULL, &code)))
+	if (nb == 2 && !(rb = an_load(argv[optind + 1], allow, 0, NULL, max_proc, &code)))
 		goto out;
 	if (nb == 1) {
 		report = json_incref(ra);

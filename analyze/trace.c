@@ -6,8 +6,10 @@
  * process and thread id, and times in microseconds.
  *
  * Events are written one at a time as they are built, the cohort's first
- * and then the spans in stream order, so memory holds one cohort document
- * and one span record, never the whole span stream.  Viewers sort events by
+ * (one incarnation at a time, as an_cohort_each() gives them) and then the
+ * spans in stream order, so memory holds one incarnation, one span record
+ * and a compact index of the cohort's ids and pids (a few bytes per
+ * incarnation, for the spans' pids), never the cohort or the span stream.  Viewers sort events by
  * time themselves; the one order that matters is that an X event which
  * begins at the same microsecond as another on its thread and encloses it
  * come first, which holds for an incarnation's lifetime and the spans in
@@ -26,6 +28,7 @@
 #include <jansson.h>
 
 #include "error.h"
+#include "model.h"
 #include "trace.h"
 
 /*
@@ -43,7 +46,10 @@ struct trace {
 	FILE *out;
 	json_int_t start_ns;  /* the run's start_ns: time zero of the trace */
 	json_int_t end_ns;    /* the run's end_ns, or -1: the end of incarnations alive at the end */
-	json_t *pids;         /* incarnation id -> pid, for spans and marks */
+	struct an_ids ids;    /* incarnation ids, numbered ... */
+	json_int_t *pid;      /* ... to their pids, for spans and marks */
+	size_t pcap;
+	size_t index;         /* incarnations read */
 	bool first;           /* no event written yet */
 };
 
@@ -168,10 +174,24 @@ static int put_incarnation(struct trace *t, json_t *in, size_t index)
 	size_t i;
 	int err;
 
+	bool added;
+	long num;
+
 	if (!id || !comm || !uint_of(in, "pid", &pid))
 		return 0;
-	if (json_object_set_new(t->pids, id, json_integer(pid)))
+	if ((num = an_ids_put(&t->ids, id, &added)) < 0)
 		return pmu_error(PMU_ERR_NOMEM, "out of memory");
+	if ((size_t)num >= t->pcap) {
+		size_t nc = t->pcap ? 2 * t->pcap : 256;
+		json_int_t *p = realloc(t->pid, nc * sizeof(*p));
+
+		if (!p)
+			return pmu_error(PMU_ERR_NOMEM, "out of memory");
+		t->pid = p;
+		t->pcap = nc;
+	}
+	if (added)
+		t->pid[num] = pid;
 	if (asprintf(&name, "%s (%s)", comm, id) < 0)
 		return pmu_error(PMU_ERR_NOMEM, "out of memory");
 	err = emit_meta(t, "process_name", pid, pid, json_pack("{s:s}", "name", name));
@@ -218,14 +238,13 @@ static int put_span_record(struct trace *t, json_t *r)
 {
 	const char *type = str(r, "type"), *name = str(r, "name"), *inc = str(r, "inc");
 	json_int_t tid, pid, a, z;
-	json_t *p;
+	long num;
 
 	if (!type || !name || !inc || !uint_of(r, "tid", &tid))
 		return 0;
-	p = json_object_get(t->pids, inc);
-	if (!json_is_integer(p))
+	if ((num = an_ids_find(&t->ids, inc)) < 0)
 		return 0; /* not an incarnation of the cohort: no process to draw it in */
-	pid = json_integer_value(p);
+	pid = t->pid[num];
 	if (!strcmp(type, "span")) {
 		const char *id = str(r, "id");
 		json_t *args;
@@ -286,27 +305,38 @@ static int put_spans(struct trace *t, const struct pmu_bundle *b, const char *di
 }
 
 /* otherData: what the trace is of, and how to read its times. */
-static json_t *other_data(json_t *run, json_int_t start_ns, json_int_t repeat, int rep)
+static json_t *other_data(json_t *run, json_int_t start_ns, json_int_t repeat, int rep, size_t incarnations)
 {
 	json_t *argv = json_object_get(run, "argv");
 
 	argv = json_is_array(argv) ? json_incref(argv) : json_array();
-	return json_pack("{s:s,s:o,s:I,s:I,s:I,s:s,s:s}", "run_id", str(run, "run_id") ? str(run, "run_id") : "",
+	return json_pack("{s:s,s:o,s:I,s:I,s:I,s:I,s:s,s:s}", "run_id", str(run, "run_id") ? str(run, "run_id") : "",
 			 "argv", argv, "repetition", (json_int_t)rep, "repeat", repeat, "run_start_ns", start_ns,
+			 "incarnations", (json_int_t)incarnations,
 			 "clock",
 			 "ts and dur are microseconds of CLOCK_MONOTONIC relative to the run start (run_start_ns, "
 			 "the start_ns of run.json); pid and tid are the recorded process and thread ids",
 			 "source", "pmuanalyze " PMU_VERSION);
 }
 
+/* One incarnation, as an_cohort_each() gives it. */
+static int trace_inc(void *ctx, json_t *in, size_t seq)
+{
+	struct trace *t = ctx;
+
+	t->index++;
+	return put_incarnation(t, in, seq);
+}
+
 int pmu_export_chrome_trace(const struct pmu_bundle *b, int rep, FILE *out)
 {
 	struct trace t = { .out = out, .end_ns = -1, .first = true };
-	json_t *top = NULL, *run = NULL, *cohort = NULL, *other = NULL, *in;
+	json_t *top = NULL, *run = NULL, *other = NULL;
 	json_int_t repeat = 1;
 	char dir[48], doc[64];
-	size_t i;
 	int err;
+
+	an_ids_init(&t.ids);
 
 	if (rep < 1)
 		return pmu_error(PMU_ERR_INVAL, "repetition %d: repetitions count from 1", rep);
@@ -329,28 +359,25 @@ int pmu_export_chrome_trace(const struct pmu_bundle *b, int rep, FILE *out)
 		snprintf(doc, sizeof(doc), "repeats/%d/run.json", rep);
 		err = pmu_bundle_read_doc(b, doc, &run);
 	}
-	if (!err)
-		err = pmu_bundle_read_cohort(b, rep, &cohort);
 	if (err)
 		goto out;
 	if (!uint_of(run, "start_ns", &t.start_ns))
 		t.start_ns = 0;
 	if (!uint_of(run, "end_ns", &t.end_ns) || t.end_ns < t.start_ns)
 		t.end_ns = -1;
-	t.pids = json_object();
-	other = other_data(run, t.start_ns, repeat, rep);
-	if (!t.pids || !other) {
-		err = pmu_error(PMU_ERR_NOMEM, "out of memory");
-		goto out;
-	}
 	if (fputs("{\"traceEvents\":[\n", out) == EOF) {
 		err = pmu_error(PMU_ERR_IO, "cannot write the trace: %s", strerror(errno));
 		goto out;
 	}
-	json_array_foreach(json_object_get(cohort, "incarnations"), i, in)
-		if (json_is_object(in) && (err = put_incarnation(&t, in, i)))
-			goto out;
+	if ((err = an_cohort_each(b, rep, trace_inc, &t)))
+		goto out;
 	err = put_spans(&t, b, dir);
+	if (err)
+		goto out;
+	/* otherData last: only now is the number of incarnations known */
+	other = other_data(run, t.start_ns, repeat, rep, t.index);
+	if (!other)
+		err = pmu_error(PMU_ERR_NOMEM, "out of memory");
 	if (err)
 		goto out;
 	if (fputs("\n],\"displayTimeUnit\":\"ns\",\"otherData\":", out) == EOF ||
@@ -360,8 +387,8 @@ int pmu_export_chrome_trace(const struct pmu_bundle *b, int rep, FILE *out)
 out:
 	json_decref(top);
 	json_decref(run);
-	json_decref(cohort);
 	json_decref(other);
-	json_decref(t.pids);
+	an_ids_release(&t.ids);
+	free(t.pid);
 	return err;
 }

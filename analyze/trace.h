@@ -22,8 +22,11 @@
  *
  * rep: 1 for data/, k for data/repeats/<k>/.  The bundle is not validated
  * here (pmuanalyze validates it first); a record that lacks a field the
- * trace needs is skipped.  spans.jsonl is read line by line, and events are
- * written one at a time, so memory does not grow with the span stream.
+ * trace needs is skipped.  The cohort is read one incarnation at a time
+ * (an_cohort_each()) and spans.jsonl line by line, and events are written
+ * one at a time, so memory grows with neither: it holds a compact index of
+ * the incarnations' ids and pids, a few bytes each.  The whole cohort is
+ * exported, whatever its size (otherData.incarnations says how many).
  * Returns 0 or a negative pmu_err (lib/error.h) with pmu_error() detail:
  * PMU_ERR_INVAL for rep < 1, PMU_ERR_NOTFOUND for a repetition the bundle
  * does not hold, PMU_ERR_IO when out cannot be written.
