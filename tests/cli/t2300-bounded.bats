@@ -38,24 +38,48 @@ need_tools() {
 	command -v zstd >/dev/null || skip "zstd is not installed"
 }
 
-@test "JSON-SYNTAX: a 60 MiB {\"a\":[0,0,...]} document is refused in under 64 MiB, as a directory and as .tar.zst" {
-	need_tools
-	b=$(mk amp.bundle minimal)
+# amp SPEC: a bundle of that spec (current: the writers' own) whose capabilities.json is 60 MiB of
+# {"a":[0,0,...]}: 30 million values, 1.3 GB of jansson objects if parsed
+amp() {
+	local b=$BATS_TEST_TMPDIR/amp-$1.bundle
+	if [ "$1" = current ]; then mkfixture minimal "$b"; else mkfixture minimal "$b" --spec "$1"; fi >/dev/null
 	$PY -c 'import sys; n = (60 << 20) // 2; sys.stdout.write("{\"a\":[" + "0," * (n - 1) + "0]}\n")' \
 		>"$b/data/capabilities.json"
 	rebag "$b"
-	pack "$b" "$BATS_TEST_TMPDIR/amp.bundle.tar.zst"
-	for form in "$b" "$BATS_TEST_TMPDIR/amp.bundle.tar.zst"; do
+	pack "$b" "$b.tar.zst"
+	echo "$b"
+}
+
+# refused FORM... -- TEXT...: each form fails JSON-SYNTAX alone, in under
+# 64 MiB, with a message holding every TEXT
+refused() {
+	local forms=() f
+	while [ "$1" != -- ]; do forms+=("$1"); shift; done
+	shift
+	for form in "${forms[@]}"; do
 		measure pmuvalidate --json "$form"
 		[ "$status" -eq 1 ]
 		run ids "$BATS_TEST_TMPDIR/out"
 		assert_output JSON-SYNTAX
 		run field "$BATS_TEST_TMPDIR/out" '[f["message"] for f in d["findings"] if f["check"] == "JSON-SYNTAX"][0]'
-		assert_output --partial "62914568 bytes"
-		assert_output --partial "32 MiB parse budget"
+		for f in "$@"; do assert_output --partial "$f"; done
 		[ "$rss" -lt 65536 ] || fail "pmuvalidate $form: peak RSS $rss KiB"
 	done
-	[ "$(stat -c %s "$BATS_TEST_TMPDIR/amp.bundle.tar.zst")" -lt 65536 ]
+	[ "$(stat -c %s "${forms[1]}")" -lt 65536 ]
+}
+
+@test "JSON-SYNTAX: a 60 MiB {\"a\":[0,0,...]} document of spec 1.2 is refused by the parse budget in under 64 MiB, directory and .tar.zst" {
+	need_tools
+	b=$(amp 1.2)
+	# within 1.2's 64 MiB document limit: only the parse budget stops it
+	refused "$b" "$b.tar.zst" -- "62914568 bytes" "32 MiB parse budget"
+}
+
+@test "JSON-SYNTAX: the same document in a bundle of spec 1.3 is refused by the 4 MiB limit, unread" {
+	need_tools
+	b=$(amp current)
+	grep -qx 'PMU-Spec-Version: 1.3' "$b/bag-info.txt"
+	refused "$b" "$b.tar.zst" -- "62914568 bytes" "4 MiB limit"
 }
 
 @test "MANIFEST-MISSING: a 700,000-line manifest is checked in under 64 MiB, 20 findings listed, the rest counted" {
