@@ -113,7 +113,7 @@ print(sums, abs(pf - ppf) <= 0.10 * ppf, clk <= wrap * 1.001 and wrap - clk <= 5
 	assert_output --regexp '^True True True '
 }
 
-@test "a background spinner and writer do not move the cohort's task-clock and page faults" {
+@test "a background spinner and writer do not leak into the cohort's task-clock and page faults" {
 	cmd="sh -c '$busy'; sh -c '$busy'"
 	pmurec -e task-clock,page-faults -o "$BATS_TEST_TMPDIR/quiet.bundle" -- sh -c "$cmd"
 	# noise outside the cohort: a spinner per CPU and a file writer
@@ -129,15 +129,27 @@ def qc(c):
     return [r for r in Q if r["type"] == "cohort" and r["counter"] == c][0]
 run = json.load(open(b + "/data/run.json"))
 wall = run["end_ns"] - run["start_ns"]
-clk, qclk = coh("task-clock")["value_ns"], qc("task-clock")["value_ns"]
+clk = coh("task-clock")["value_ns"]
 pf, qpf = coh("page-faults")["value"], qc("page-faults")["value"]
-# Stated tolerance: page faults within 10%; task-clock within 60% (a
-# spinner on a sibling hyperthread slows the loop itself, and this VM drifts
-# by 40% between runs), and never more
-# than the wall time of the run: the cohort runs one process at a time,
-# so any of the spinners CPU time leaking in would push it past that.
-print(abs(pf - qpf) <= 0.10 * qpf, abs(clk - qclk) <= 0.60 * qclk, clk <= wall, pf, qpf, clk, qclk, wall)'
-	assert_output --regexp '^True True True '
+# Page faults: within 10% of the quiet run.  Task-clock is not compared
+# with the quiet run: on this VM the spinners make the hypervisor steal
+# time from the cohort vCPU while it runs, which inflates any CPU clock
+# (perf stat shows the same; 1 run in 30 went 69% over the quiet one).
+# What leaking would look like is a counter above the incarnation own
+# scheduler time, so the task-clock of each incarnation is held to its /proc
+# CPU time (utime + stime, which the kernel scales to the exact
+# runtime and truncates to 10 ms clock ticks): the counter misses only the
+# runtime before its enable (microseconds) and adds only the exit path
+# after the /proc read, so -5 ms <= clk - proc < 15 ms.  And the cohort,
+# one process at a time, never counts more than the wall time.
+bad = []
+for i, inc in INC.items():
+    r = inc["resources"]
+    d = tot(i, "task-clock")["value_ns"] - (r["cpu_user_ns"] + r["cpu_system_ns"])
+    if not -5000000 <= d < 15000000:
+        bad.append((i, d))
+print(abs(pf - qpf) <= 0.10 * qpf, bad, clk <= wall, pf, qpf, clk, wall)'
+	assert_output --regexp '^True \[\] True '
 }
 
 @test "context switches are the incarnation's own: they match its /proc totals" {
