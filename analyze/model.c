@@ -1164,9 +1164,9 @@ static void grouped(size_t v, char *out, size_t n)
  */
 static json_t *listing(const struct scan *s, size_t listed, size_t max)
 {
-	size_t omitted = s->count - listed, measured = 0, unmeasured = 0;
-	double cpu = 0;
-	char n1[32], n2[32], what[160], st[400];
+	size_t omitted = s->count - listed, measured = 0, unmeasured = 0, counted = 0;
+	double cpu = 0, task = 0;
+	char n1[32], n2[32], what[300], st[400];
 	json_t *o;
 
 	for (size_t i = 0; i < s->ids.n; i++) {
@@ -1180,6 +1180,10 @@ static json_t *listing(const struct scan *s, size_t listed, size_t max)
 		} else {
 			unmeasured++;
 		}
+		if (x->task_ns >= 0) {
+			task += (double)x->task_ns;
+			counted++;
+		}
 	}
 	o = json_pack("{s:I,s:I,s:I,s:I,s:s}", "incarnations", (json_int_t)s->count, "listed", (json_int_t)listed,
 		      "omitted", (json_int_t)omitted, "max_processes", (json_int_t)max, "order",
@@ -1188,22 +1192,45 @@ static json_t *listing(const struct scan *s, size_t listed, size_t max)
 	if (!o || !omitted)
 		return o;
 	grouped(omitted, n1, sizeof(n1));
+	/* /proc's CPU times come in 10 ms clock ticks, so thousands of short
+	 * processes add up to 0 there while their counted task-clock says
+	 * seconds: where task-clock was counted, the statement leads with it */
+	if (counted) {
+		json_object_set_new(o, "omitted_task_clock",
+				    json_pack("{s:s,s:I,s:I,s:s}", "status", "ok", "value_ns", (json_int_t)task,
+					      "counted", (json_int_t)counted, "source",
+					      "the counting collector's task-clock totals of the omitted incarnations"));
+		grouped(counted, n2, sizeof(n2));
+		if (task >= 1e9)
+			snprintf(what, sizeof(what), "%.1f s counted task-clock", task / 1e9);
+		else
+			snprintf(what, sizeof(what), "%.3f ms counted task-clock", task / 1e6);
+		if (counted < omitted)
+			snprintf(what + strlen(what), sizeof(what) - strlen(what), " in the %s counted", n2);
+	}
 	if (measured) {
 		json_object_set_new(o, "omitted_cpu",
 				    json_pack("{s:s,s:I,s:I}", "status", "ok", "value_ns", (json_int_t)cpu, "measured",
 					      (json_int_t)measured));
+		char c[120];
+
 		if (cpu >= 1e9)
-			snprintf(what, sizeof(what), "%.1f s CPU", cpu / 1e9);
+			snprintf(c, sizeof(c), "%.1f s CPU", cpu / 1e9);
 		else
-			snprintf(what, sizeof(what), "%.3f ms CPU", cpu / 1e6);
+			snprintf(c, sizeof(c), "%.3f ms CPU", cpu / 1e6);
 		if (unmeasured) {
 			grouped(measured, n2, sizeof(n2));
-			snprintf(what + strlen(what), sizeof(what) - strlen(what), " in the %s with a measured CPU time", n2);
+			snprintf(c + strlen(c), sizeof(c) - strlen(c), " in the %s with a measured CPU time", n2);
 		}
+		if (counted)
+			snprintf(what + strlen(what), sizeof(what) - strlen(what), " (/proc: %s)", c);
+		else
+			snprintf(what, sizeof(what), "%s", c);
 	} else {
 		json_object_set_new(o, "omitted_cpu", json_pack("{s:s,s:s}", "status", "unavailable", "reason",
 								 "no omitted incarnation has a measured CPU time"));
-		snprintf(what, sizeof(what), "CPU time not measured");
+		if (!counted)
+			snprintf(what, sizeof(what), "CPU time not measured");
 	}
 	snprintf(st, sizeof(st), "%s more process%s, %s, not listed; --max-processes N lists more", n1,
 		 omitted == 1 ? "" : "es", what);

@@ -170,7 +170,8 @@ EOF2
 	assert_line "True i2 True True"
 	run pmuanalyze --max-processes 1 "$b"
 	assert_line "dominant cost: process 'ls' (pid 5001, incarnation i2) spent 63% of the cohort's CPU (task-clock 5.200 of 8.300 ms, exact counts)"
-	assert_line "  2 more processes, 5.000 ms CPU in the 1 with a measured CPU time, not listed; --max-processes N lists more"
+	# task-clock first where it was counted (/proc CPU times are 10 ms ticks)
+	assert_line "  2 more processes, 5.900 ms counted task-clock (/proc: 5.000 ms CPU in the 1 with a measured CPU time), not listed; --max-processes N lists more"
 }
 
 @test "the dominant process is listed even when others use more CPU time" {
@@ -198,7 +199,7 @@ EOF2
 	run $PY -c 'import json,sys; d=json.load(sys.stdin); print([c["id"] for c in d["cohort"]], d["dominant_cost"]["inc"])' <<<"$output"
 	assert_output "['i1', 'i2'] i2"
 	run pmuanalyze --max-processes 2 "$b"
-	assert_line "  1 more process, 50.000 ms CPU, not listed; --max-processes N lists more"
+	assert_line "  1 more process, 0.700 ms counted task-clock (/proc: 50.000 ms CPU), not listed; --max-processes N lists more"
 }
 
 @test "1,500 marks and 300 span names: 1,000 marks and 256 names listed, the rest counted and summed" {
