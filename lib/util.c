@@ -84,6 +84,25 @@ char *pmu_buf_detach(struct pmu_buf *b)
 	return p;
 }
 
+int pmu_grow(void *arrayp, size_t *cap, size_t n, size_t size, size_t first)
+{
+	void *p, *old;
+	size_t ncap;
+
+	if (n < *cap)
+		return 0;
+	ncap = *cap ? 2 * *cap : first;
+	if (ncap <= n || ncap > SIZE_MAX / size)
+		return PMU_ERR_NOMEM;
+	memcpy(&old, arrayp, sizeof(old));
+	p = realloc(old, ncap * size);
+	if (!p)
+		return PMU_ERR_NOMEM;
+	memcpy(arrayp, &p, sizeof(p));
+	*cap = ncap;
+	return 0;
+}
+
 int pmu_write_all(int fd, const void *buf, size_t len, const char *what)
 {
 	const char *p = buf;

@@ -24,6 +24,15 @@ int pmu_buf_add(struct pmu_buf *b, const void *data, size_t len);
 int pmu_buf_addf(struct pmu_buf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 char *pmu_buf_detach(struct pmu_buf *b);
 
+/*
+ * Room for one more element in the array *arrayp (a pointer to the array's
+ * pointer) that holds n elements of size bytes in *cap: when it is full it
+ * is doubled (to first when empty) with realloc(3).  Returns 0, or
+ * PMU_ERR_NOMEM with the array and *cap unchanged.  The array stays the
+ * caller's, freed with free().
+ */
+int pmu_grow(void *arrayp, size_t *cap, size_t n, size_t size, size_t first);
+
 /* Write all of buf to fd, retrying short writes and EINTR. */
 int pmu_write_all(int fd, const void *buf, size_t len, const char *what);
 

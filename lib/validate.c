@@ -1430,15 +1430,8 @@ static uint64_t ps_hash(int64_t pid, uint64_t start)
  * indexes stay at most half full. */
 static int incs_reserve(struct v *v)
 {
-	if (v->nincs == v->capincs) {
-		size_t cap = v->capincs ? 2 * v->capincs : 64;
-		struct inc *n = realloc(v->incs, cap * sizeof(*n));
-
-		if (!n)
-			return PMU_ERR_NOMEM;
-		v->incs = n;
-		v->capincs = cap;
-	}
+	if (pmu_grow(&v->incs, &v->capincs, v->nincs, sizeof(*v->incs), 64))
+		return PMU_ERR_NOMEM;
 	if (2 * (v->nincs + 1) > v->inc_cap) {
 		size_t cap = v->inc_cap ? 2 * v->inc_cap : 128;
 		uint32_t *ix = calloc(cap, sizeof(*ix));
@@ -1506,15 +1499,8 @@ static struct inc *inc_add(struct v *v, const char *file, const char *id, size_t
 
 static int tid_add(struct v *v, struct inc *in, int64_t tid, uint64_t line)
 {
-	if (v->ntp == v->captp) {
-		size_t cap = v->captp ? 2 * v->captp : 256;
-		struct tpair *n = realloc(v->tp, cap * sizeof(*n));
-
-		if (!n)
-			return PMU_ERR_NOMEM;
-		v->tp = n;
-		v->captp = cap;
-	}
+	if (pmu_grow(&v->tp, &v->captp, v->ntp, sizeof(*v->tp), 256))
+		return PMU_ERR_NOMEM;
 	v->tp[v->ntp++] = (struct tpair){ tid, (uint32_t)(in - v->incs), line > UINT32_MAX ? 0 : (uint32_t)line };
 	if (tid == in->pid)
 		in->flags |= INC_MAIN;

@@ -363,15 +363,8 @@ static struct pmu_incarnation *add_inc(struct pmu_cohort *c, pid_t pid, int pare
 				 "the cohort reached %zu incarnations, the most a bundle holds: it was sent SIGTERM", max);
 		return NULL;
 	}
-	if (c->n == c->cap) {
-		size_t cap = c->cap ? 2 * c->cap : 16;
-		struct pmu_incarnation *v = realloc(c->incs, cap * sizeof(*v));
-
-		if (!v)
-			return NULL;
-		c->incs = v;
-		c->cap = cap;
-	}
+	if (pmu_grow(&c->incs, &c->cap, c->n, sizeof(*c->incs), 16))
+		return NULL;
 	in = &c->incs[c->n];
 	memset(in, 0, sizeof(*in));
 	if (!(in->d = calloc(1, sizeof(*in->d))))
