@@ -850,7 +850,8 @@ static void read_manifest(struct v *v, struct mpass *mp)
 		unsigned tries = 0;
 
 		mp->ok = true;
-		qsort(mp->miss, mp->nmiss, sizeof(*mp->miss), cmp_u64);
+		if (mp->nmiss)
+			qsort(mp->miss, mp->nmiss, sizeof(*mp->miss), cmp_u64);
 		for (size_t i = 1; mp->ok && i < mp->nmiss; i++) {
 			char first[MAN_LINE_MAX + 1];
 			uint64_t line;
@@ -3544,7 +3545,8 @@ static void counts_end(struct v *v, struct stream_state *s)
 	for (size_t i = 0; i < cs->open_cap; i++)
 		if (cs->open[i].key)
 			cs->open[n++] = cs->open[i];
-	qsort(cs->open, n, sizeof(*cs->open), cmp_open);
+	if (n)
+		qsort(cs->open, n, sizeof(*cs->open), cmp_open);
 	for (size_t i = 0; i < n; i++) {
 		size_t ix = (size_t)((cs->open[i].key - 1) / COUNTERS_MAX);
 		int c = (int)((cs->open[i].key - 1) % COUNTERS_MAX);

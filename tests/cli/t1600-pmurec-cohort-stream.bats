@@ -136,7 +136,7 @@ peak_kib() {
 		assert_output "$((n + 1))"
 		kib=$(tail -n1 "rss.$n")
 		echo "n=$n peak RSS ${kib} KiB"
-		[ "$kib" -lt 65536 ]
+		rss_under "$kib"
 	done
 	run pmuvalidate -q m10000.bundle
 	assert_success

@@ -140,7 +140,13 @@ int main(void)
 			wait4(pid, &st, 0, &ru);
 		unlink(path);
 		ok(pid > 0 && WIFEXITED(st) && WEXITSTATUS(st) == 0, "a 150,000-incarnation document is split, every element handed over");
+#if defined(__SANITIZE_ADDRESS__)
+		/* ASan keeps freed memory in quarantine and adds shadow memory:
+		 * peak RSS says nothing about the code's own use there */
+		skip("peak RSS (%ld KiB) is not held to a bound in an AddressSanitizer build", ru.ru_maxrss);
+#else
 		ok(ru.ru_maxrss < 16 * 1024, "...in flat memory: peak RSS %ld KiB (the document is about 33 MB)", ru.ru_maxrss);
+#endif
 	}
 	return done_testing();
 }
