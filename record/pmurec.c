@@ -1459,6 +1459,7 @@ int main(int argc, char **argv)
 	memset(out, 0, sizeof(out));
 	if (parse(argc, argv, &o) < 0) {
 		fputs("pmurec: see 'pmurec --help'\n", stderr);
+		env_free(&o);
 		return PMU_EXIT_USAGE;
 	}
 	if (o.probe)
