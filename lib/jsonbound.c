@@ -403,20 +403,16 @@ static int load(struct src *s, json_t **out, uint64_t *line)
 	return err;
 }
 
-int pmu_json_load_buf(const char *buf, size_t n, const struct pmu_json_limits *l, json_t **out,
-		      uint64_t *line)
+/* Parse from fd (buf NULL) or from buf[0..n) within l. */
+static int load_from(int fd, const char *buf, size_t n, const struct pmu_json_limits *l, json_t **out,
+		     uint64_t *line)
 {
-	struct src *s;
+	struct src *s = malloc(sizeof(*s));
 	int err;
 
-	*out = NULL;
-	if (line)
-		*line = 0;
-	if (n > l->max_bytes)
-		return over_bytes(l, n, false);
-	if (!(s = malloc(sizeof(*s))))
+	if (!s)
 		return pmu_error(PMU_ERR_NOMEM, "out of memory");
-	s->fd = -1;
+	s->fd = fd;
 	s->buf = buf;
 	s->n = n;
 	s->l = l;
@@ -428,11 +424,20 @@ int pmu_json_load_buf(const char *buf, size_t n, const struct pmu_json_limits *l
 	return err;
 }
 
+int pmu_json_load_buf(const char *buf, size_t n, const struct pmu_json_limits *l, json_t **out,
+		      uint64_t *line)
+{
+	*out = NULL;
+	if (line)
+		*line = 0;
+	if (n > l->max_bytes)
+		return over_bytes(l, n, false);
+	return load_from(-1, buf, n, l, out, line);
+}
+
 int pmu_json_load_fd(int fd, const struct pmu_json_limits *l, json_t **out, uint64_t *line)
 {
-	struct src *s;
 	struct stat st;
-	int err;
 
 	*out = NULL;
 	if (line)
@@ -443,16 +448,5 @@ int pmu_json_load_fd(int fd, const struct pmu_json_limits *l, json_t **out, uint
 		return pmu_error(PMU_ERR_IO, "not a regular file");
 	if ((uint64_t)st.st_size > l->max_bytes)
 		return over_bytes(l, (uint64_t)st.st_size, false);
-	if (!(s = malloc(sizeof(*s))))
-		return pmu_error(PMU_ERR_NOMEM, "out of memory");
-	s->fd = fd;
-	s->buf = NULL;
-	s->n = 0;
-	s->l = l;
-	s->total = s->len = s->pos = 0;
-	s->err = 0;
-	s->over = false;
-	err = load(s, out, line);
-	free(s);
-	return err;
+	return load_from(fd, NULL, 0, l, out, line);
 }
