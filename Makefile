@@ -77,7 +77,8 @@ $(BE_A): $(BE_OBJ)
 	$(call msg,AR,$@)
 	$(Q)rm -f $@ && ar rcs $@ $^
 
-$(BUILD)/pmurec: $(BUILD)/record/pmurec.o $(BUILD)/record/external.o $(BUILD)/record/control.o $(BUILD)/record/bounds.o $(BE_A) $(LIB_A)
+REC_OBJ  := $(patsubst %.c,$(BUILD)/%.o,$(sort $(wildcard record/*.c)))
+$(BUILD)/pmurec: $(REC_OBJ) $(BE_A) $(LIB_A)
 $(BUILD)/pmuvalidate: $(BUILD)/validate/pmuvalidate.o $(LIB_A)
 $(BUILD)/pmuanalyze: $(BUILD)/analyze/pmuanalyze.o $(BUILD)/analyze/model.o $(BUILD)/analyze/compare.o \
 	$(BUILD)/analyze/trace.o $(BUILD)/analyze/html.o $(LIB_A)
@@ -101,7 +102,15 @@ $(filter-out $(BUILD)/spin-threads $(BUILD)/thread-exec,$(TOOLS) $(HELPERS)):
 	@mkdir -p $(dir $@)
 	$(Q)$(CC) $(ALL_CFLAGS) $(LDFLAGS) -o $@ $^ $(LIBS)
 
-$(UNITS): $(BUILD)/tests/%: $(BUILD)/tests/unit/%.o $(LIB_A)
+# the collector contract's test drives the recorder's own driver and loop
+$(BUILD)/tests/unit/t-collectors.o: ALL_CFLAGS += -Irecord
+$(BUILD)/tests/t-collectors: $(BUILD)/tests/unit/t-collectors.o $(filter-out $(BUILD)/record/pmurec.o,$(REC_OBJ)) \
+	$(BE_A) $(LIB_A)
+	$(call msg,LD,$@)
+	@mkdir -p $(dir $@)
+	$(Q)$(CC) $(ALL_CFLAGS) $(LDFLAGS) -o $@ $^ $(LIBS)
+
+$(filter-out $(BUILD)/tests/t-collectors,$(UNITS)): $(BUILD)/tests/%: $(BUILD)/tests/unit/%.o $(LIB_A)
 	$(call msg,LD,$@)
 	@mkdir -p $(dir $@)
 	$(Q)$(CC) $(ALL_CFLAGS) $(LDFLAGS) -o $@ $^ $(LIBS)

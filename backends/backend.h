@@ -30,145 +30,42 @@ int pmu_backend_probe(json_t *host, json_t *caps);
  * in the same shape. */
 int pmu_backend_settings(json_t *settings);
 
-/* ---- cohort ------------------------------------------------------------- */
-
-enum pmu_res {
-	PMU_RES_CPU_USER_NS,
-	PMU_RES_CPU_SYSTEM_NS,
-	PMU_RES_MAX_RSS_BYTES,
-	PMU_RES_MINOR_FAULTS,
-	PMU_RES_MAJOR_FAULTS,
-	PMU_RES_VOLUNTARY_SWITCHES,
-	PMU_RES_INVOLUNTARY_SWITCHES,
-	PMU_RES_READ_BYTES,
-	PMU_RES_WRITE_BYTES,
-	PMU_RES_COUNT_
-};
-
-struct pmu_resource {
-	bool ok;
-	uint64_t value;
-	const char *source;    /* static: where the value was read */
-	char reason[160];      /* when !ok */
-	const char *remedy;    /* static, when !ok */
-};
-
-/*
- * The cohort as the follower keeps it.  Each incarnation is written out as
- * it goes (pmu_cohort_sink: its joining, its threads and execs, its
- * resources and end), so what stays in memory for the whole run is the
- * compact part below: what attributes records of other collectors to an
- * incarnation (pid, threads, start, end, id).  The detail (comm, resource
- * totals, exit) lives only while the incarnation does: once its end is
- * written, d is freed and NULL.
- */
-struct pmu_inc_detail {
-	char comm[32];
-	uint64_t io_read, io_write; /* own bytes, summed over threads at their exits */
-	uint32_t io_threads;    /* threads whose exit was seen and read */
-	bool io_failed;
-	int exit_kind;          /* 0 unknown, 1 exited, 2 signaled */
-	int exit_value;
-	/* the nine totals, read at the exit event; NULL until then (their
-	 * reason is then that the end was not observed) */
-	struct pmu_resource *res;
-};
-
-struct pmu_incarnation {
-	int id;                 /* 1-based; "i<id>" in the bundle */
-	int parent;             /* 0 for the root */
-	pid_t pid;
-	uint32_t ntids;
-	uint64_t boot_start;    /* /proc/PID/stat starttime, for identity */
-	uint64_t start_ns, end_ns;
-	bool ended, preexisting;
-	pid_t *tids;            /* the pid first */
-	struct pmu_inc_detail *d; /* while not yet written out */
-};
-
-/*
- * Where the cohort goes as it grows.  The follower calls these in the
- * order the cohort stream needs (an incarnation before its threads, execs
- * and end; a parent before its children): joined when an incarnation
- * joins, thread for each of its threads (its pid first), exec at each
- * successful exec, object for each executable mapping seen at an exit,
- * and ended when it ends (in->ended) or, still alive, when the run is
- * over (!in->ended); in->d is valid in every call.  A call that fails
- * returns a negative pmu_err: the follower keeps the first (pmu_cohort.err)
- * and calls the sink no more.
- */
-struct pmu_cohort_sink {
-	int (*joined)(void *ctx, const struct pmu_incarnation *in);
-	int (*thread)(void *ctx, const struct pmu_incarnation *in, pid_t tid);
-	int (*exec)(void *ctx, const struct pmu_incarnation *in, uint64_t t, const char *path);
-	int (*object)(void *ctx, const char *path);
-	int (*ended)(void *ctx, const struct pmu_incarnation *in);
-	void *ctx;
-};
-
-/* The bounds of one repetition's cohort are lib/spec.h's
- * PMU_COHORT_MAX_INCARNATIONS / PMU_COHORT_MAX_THREADS, the validator's:
- * the recorder ends the run as truncated rather than exceed them. */
-
-struct pmu_launch;
-struct pmu_tidmap;
-
-struct pmu_cohort {
-	struct pmu_incarnation *incs;
-	size_t n, cap;
-	size_t nthreads;        /* thread records, over all incarnations */
-	size_t live_tasks;      /* traced tasks not yet reaped */
-	/* the bounds in force (0: the spec's), and why the cohort stopped
-	 * growing ("" while it grows) */
-	size_t max_incs, max_threads;
-	char limit_reason[120];
-	int err;                /* the sink's first error */
-	const struct pmu_cohort_sink *sink;
-	size_t live_incs;       /* incarnations not yet ended */
-	struct pmu_tidmap *tidmap; /* live tid -> incarnation, while following */
-	/* the follower's: who hears of tasks joining, and how */
-	const struct pmu_launch *launch;
-	unsigned task_flags;
-	uint32_t *by_pid;       /* indices sorted by (pid, start), after the run */
-};
-
-extern const char *const pmu_res_names[PMU_RES_COUNT_];
+#include "cohort_model.h"
+#include "collector.h"
 
 /* ---- launch and follow -------------------------------------------------- */
 
+/*
+ * How the cohort is followed.  ptrace stops every task at its fork, exec
+ * and exit (unprivileged: a parent may trace its children); eBPF sees the
+ * same events from kernel tracepoints without stopping anyone (root, or
+ * CAP_BPF + CAP_PERFMON).  auto takes eBPF where it can be loaded, else
+ * ptrace, and says why.  none follows nothing: the command alone, with its
+ * wait4 totals (mode none).
+ */
+enum pmu_follower_kind { PMU_FOLLOW_NONE, PMU_FOLLOW_AUTO, PMU_FOLLOW_PTRACE, PMU_FOLLOW_EBPF };
+
 struct pmu_launch {
 	char *const *argv;
-	pid_t attach_pid;       /* attach to this running tree instead of launching argv */
-	bool follow;            /* follow forks, execs and exits (else root only) */
-	int max_duration_ms;    /* 0: none */
-	int grace_ms;           /* SIGTERM -> SIGKILL */
+	pid_t attach_pid;       /* attach to this running tree instead of launching argv (ptrace) */
+	enum pmu_follower_kind follower;
 	/* the command's RLIMIT_NOFILE soft limit, when the recorder raised its
 	 * own (0: leave it): the command runs with the limit it was given */
 	unsigned long long child_nofile;
-	/* Called once the command is seized and before it may exec: external
-	 * collectors start here and attach.  Then, while following, the exit
-	 * of any child of the recorder that is not in the cohort is passed to
-	 * on_other_exit (the follower reaps every child). */
+	/* the eBPF follower's ring buffer, bytes (0: its default); tests make it tiny */
+	size_t ring_bytes;
+	/* Called once the command is held behind the barrier with the follower
+	 * attached, before it may exec: collectors open here.  Then, while
+	 * following, the exit of any child of the recorder that is not in the
+	 * cohort is passed to on_other_exit (the follower reaps every child). */
 	void (*before_release)(void *ctx, pid_t root);
 	void (*on_other_exit)(void *ctx, pid_t pid, int status);
-	/* A task joined the cohort (flags: PMU_TASK_*) before it ran any code
-	 * of its own (or, attached, while running); and it ended: reaped, or
-	 * let go at detach.  inc is the incarnation's id; t CLOCK_MONOTONIC. */
-	void (*on_task)(void *ctx, int inc, pid_t pid, pid_t tid, unsigned flags, uint64_t t);
-	void (*on_task_end)(void *ctx, int inc, pid_t tid, uint64_t t);
-	/* A thread other than the leader exec'd: the kernel gave it the
-	 * process id pid; former_tid is its old id, and the old leader is gone. */
-	void (*on_task_exec)(void *ctx, int inc, pid_t pid, pid_t former_tid, uint64_t t);
-	/* Polled while following (every 50 ms at least): true ends the run
-	 * as truncated, with the reason written to why. */
-	bool (*over_bound)(void *ctx, char *why, size_t n);
 	void *ctx;
 	/* the cohort's records, as they happen (NULL: kept in memory only) */
 	const struct pmu_cohort_sink *sink;
+	/* who hears of every task joining, exec'ing and ending */
+	const struct pmu_task_listener *listener;
 };
-
-#define PMU_TASK_ROOT_PREEXEC 1u   /* the launched root, held before its exec */
-#define PMU_TASK_PREEXISTING  2u   /* attach mode: the task was running already */
 
 struct pmu_launch_result {
 	bool exec_failed;
@@ -188,34 +85,52 @@ struct pmu_launch_result {
 	uint64_t ru_user_ns, ru_system_ns, ru_maxrss_bytes, ru_minflt, ru_majflt;
 	char follow_reason[200];
 	const char *follow_remedy;
+	/* the follower that ran ("ptrace", "ebpf", "none"), why it was chosen
+	 * (auto: why not eBPF), and what proves it attached */
+	const char *follower;
+	char follower_why[300];
+	char follower_evidence[300];
+	/* eBPF: records lost (failed reserves, map updates) and undecodable */
+	uint64_t lost, malformed;
 };
 
 /*
- * Fork the command behind a barrier, attach to it before it may exec,
- * release it, and follow its cohort until the whole tree has exited.
- * Fills cohort and res.  Returns 0 when the command ran (whatever its
- * exit), or a negative pmu_err when the recorder itself failed.
+ * A follow in progress.  The recorder's loop (record/loop.c) drives it:
+ *
+ *   pmu_follow_start   fork the command behind a barrier (or attach to
+ *                      l->attach_pid), attach the follower, call
+ *                      before_release, release the command;
+ *   pmu_follow_fds     the fds to poll for it (readable);
+ *   pmu_follow_drain   handle what is ready, never blocking; *done once
+ *                      the whole cohort has ended;
+ *   pmu_follow_kill    send sig to every process of the cohort;
+ *   pmu_follow_detach  attach mode: let go of the tree, leaving it running;
+ *   pmu_follow_end     finish the cohort (what lives is written out as
+ *                      alive), read exec's outcome, free f.
+ *
+ * start returns 0 or a negative pmu_err (f is then NULL and nothing runs);
+ * end returns err, or the follower's or the cohort sink's first error.
  */
-int pmu_backend_run(const struct pmu_launch *l, struct pmu_cohort *cohort,
-		    struct pmu_launch_result *res);
+struct pmu_follow;
+
+int pmu_follow_start(const struct pmu_launch *l, struct pmu_cohort *c, struct pmu_launch_result *res,
+		     struct pmu_follow **f);
+int pmu_follow_fds(const struct pmu_follow *f, int *fds, int max);
+int pmu_follow_drain(struct pmu_follow *f, bool *done);
+void pmu_follow_kill(struct pmu_follow *f, int sig);
+void pmu_follow_detach(struct pmu_follow *f);
+/* Whether this follower holds each new task before it runs (ptrace). */
+bool pmu_follow_stops(const struct pmu_follow *f);
+int pmu_follow_end(struct pmu_follow *f, int err);
 
 /* Set by the recorder's signal handler: forward to the cohort and finish. */
 extern volatile int pmu_backend_stop_signal;
 extern volatile int pmu_backend_abort;
 
-void pmu_cohort_release(struct pmu_cohort *c);
-
-/* The incarnation that pid was during [t0, t1], with tid among its
- * threads, or NULL: how records from outside the follower are attributed.
- * After pmu_backend_run() it is a binary search over the pid index. */
-const struct pmu_incarnation *pmu_cohort_find(const struct pmu_cohort *c, pid_t pid, pid_t tid, uint64_t t0,
-					      uint64_t t1);
-
 /* ---- counting collector ------------------------------------------------- */
 
 struct pmu_evspec;
 
-enum pmu_cohort_scope { PMU_SCOPE_AUTO, PMU_SCOPE_INHERIT, PMU_SCOPE_CGROUP };
 
 struct pmu_counting_opts {
 	const struct pmu_evspec *ev;   /* the events, resolved (lib/perfev.h) */

@@ -1,7 +1,6 @@
 /* The control channel: see control.h. */
 #include <errno.h>
 #include <fcntl.h>
-#include <pthread.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -10,6 +9,9 @@
 #include <unistd.h>
 
 #include "bounds.h"
+#include "collector.h"
+#include "error.h"
+#include "lifecycle.h"
 #include "control.h"
 #include "spec_json.h"
 #include "util.h"
@@ -30,9 +32,7 @@ struct ctl_mark {
 
 struct pmu_ctl {
 	int fd[2];
-	pthread_t th;
 	bool running;
-	pthread_mutex_t mu;
 	struct ctl_span *spans;
 	size_t nspans;
 	struct ctl_mark *marks;
@@ -58,7 +58,6 @@ struct pmu_ctl *pmu_ctl_new(void)
 	}
 	snprintf(buf, sizeof(buf), "%d", c->fd[1]);
 	setenv("PMUREC_CTL_FD", buf, 1);
-	pthread_mutex_init(&c->mu, NULL);
 	return c;
 }
 
@@ -185,9 +184,11 @@ static void on_message(struct pmu_ctl *c, char *msg, pid_t pid, uint64_t now)
 	}
 }
 
-static void *reader(void *arg)
+/* Every message waiting on the socket, without blocking: the recorder's
+ * loop polls the socket and calls this when it is readable (and on every
+ * tick), so a message's time of receipt is the loop's, within a tick. */
+static void read_ready(struct pmu_ctl *c)
 {
-	struct pmu_ctl *c = arg;
 	char buf[1024], cbuf[CMSG_SPACE(sizeof(struct ucred))];
 
 	for (;;) {
@@ -201,7 +202,7 @@ static void *reader(void *arg)
 		mh.msg_iovlen = 1;
 		mh.msg_control = cbuf;
 		mh.msg_controllen = sizeof(cbuf);
-		n = recvmsg(c->fd[0], &mh, 0);
+		n = recvmsg(c->fd[0], &mh, MSG_DONTWAIT);
 		if (n < 0 && errno == EINTR)
 			continue;
 		if (n <= 0)
@@ -214,7 +215,6 @@ static void *reader(void *arg)
 				memcpy(&uc, CMSG_DATA(cm), sizeof(uc));
 				pid = uc.pid;
 			}
-		pthread_mutex_lock(&c->mu);
 		if (mh.msg_flags & MSG_TRUNC)
 			bad(c, "a message longer than 1023 bytes");
 		else if (strlen(buf) != (size_t)n)
@@ -223,9 +223,7 @@ static void *reader(void *arg)
 			c->dropped++; /* past --max-output-bytes: the run is truncated */
 		else
 			on_message(c, buf, pid, pmu_now_mono_ns());
-		pthread_mutex_unlock(&c->mu);
 	}
-	return NULL;
 }
 
 void pmu_ctl_start(struct pmu_ctl *c)
@@ -233,17 +231,28 @@ void pmu_ctl_start(struct pmu_ctl *c)
 	close(c->fd[1]);
 	c->fd[1] = -1;
 	unsetenv("PMUREC_CTL_FD");
-	c->running = pthread_create(&c->th, NULL, reader, c) == 0;
+	c->running = true;
+}
+
+int pmu_ctl_fd(const struct pmu_ctl *c)
+{
+	return c && c->running ? c->fd[0] : -1;
+}
+
+void pmu_ctl_drain(struct pmu_ctl *c)
+{
+	if (c && c->running)
+		read_ready(c);
 }
 
 void pmu_ctl_stop(struct pmu_ctl *c)
 {
 	if (!c->running)
 		return;
-	/* Every writer is gone once the cohort has ended; anything a
-	 * descendant still holds is cut off here. */
+	/* what was sent before the cohort ended; anything a descendant
+	 * still holds is cut off here */
+	read_ready(c);
 	shutdown(c->fd[0], SHUT_RDWR);
-	pthread_join(c->th, NULL);
 	c->running = false;
 }
 
@@ -263,7 +272,6 @@ void pmu_ctl_free(struct pmu_ctl *c)
 	close(c->fd[0]);
 	if (c->fd[1] >= 0)
 		close(c->fd[1]);
-	pthread_mutex_destroy(&c->mu);
 	free(c);
 }
 
@@ -390,3 +398,155 @@ void pmu_ctl_counts(const struct pmu_ctl *c, uint64_t *malformed, uint64_t *drop
 	*dropped = c->dropped;
 	*first_bad = c->first_bad;
 }
+
+/* ---- the control collector on the contract (collector.h) -------------- */
+
+struct control_coll {
+	struct pmu_collector_env *env;
+	struct pmu_ctl *c;
+};
+
+static int control_probe(struct pmu_collector_env *env, json_t *caps, void **state)
+{
+	struct control_coll *cc = calloc(1, sizeof(*cc));
+	uint64_t t = pmu_now_mono_ns();
+
+	(void)caps;
+	if (!cc)
+		return pmu_error(PMU_ERR_NOMEM, "out of memory");
+	cc->env = env;
+	*state = cc;
+	if (env->cfg->attach) {
+		pmu_lc_unavailable_at(env->lc, t, "attached to a running process: it cannot be given PMUREC_CTL_FD",
+				      "launch the command under pmurec");
+		return 0;
+	}
+	/* PMUREC_CTL_FD is exported now, so that the command inherits it */
+	if (!(cc->c = pmu_ctl_new())) {
+		pmu_lc_unavailable_at(env->lc, t, "the control socket could not be created",
+				      "check the file-descriptor limit (ulimit -n)");
+		return 0;
+	}
+	pmu_lc_probed_ok(env->lc, t);
+	return 0;
+}
+
+static bool control_usable(void *state)
+{
+	struct control_coll *cc = state;
+
+	return cc->c != NULL;
+}
+
+static int control_open(void *state, pid_t root, uint64_t t)
+{
+	struct control_coll *cc = state;
+
+	(void)root;
+	/* first of the collectors: the others must not inherit the command's end */
+	pmu_ctl_start(cc->c);
+	pmu_lc_step(cc->env->lc, "opened", t);
+	pmu_lc_attached(cc->env->lc, t, "PMUREC_CTL_FD given to the command before its exec");
+	return 0;
+}
+
+static int control_fds(void *state, int *fds, int max)
+{
+	struct control_coll *cc = state;
+
+	if (max < 1 || pmu_ctl_fd(cc->c) < 0)
+		return 0;
+	fds[0] = pmu_ctl_fd(cc->c);
+	return 1;
+}
+
+static int control_drain(void *state, uint64_t now)
+{
+	struct control_coll *cc = state;
+
+	(void)now;
+	pmu_ctl_drain(cc->c);
+	return 0;
+}
+
+static void control_stop(void *state, uint64_t t)
+{
+	struct control_coll *cc = state;
+
+	pmu_ctl_stop(cc->c);
+	pmu_lc_step(cc->env->lc, "stopped", t);
+	pmu_lc_step(cc->env->lc, "detached", t);
+}
+
+/* spans.jsonl is written in every run: empty when there is no channel */
+static int control_emit(void *state, struct pmu_collector_env *env, const struct pmu_run_window *win)
+{
+	struct control_coll *cc = state;
+	struct pmu_out *o = env->out;
+	struct pmu_stream *s = NULL;
+	json_t *recs, *r;
+	size_t i;
+	int err;
+
+	if (!cc || !cc->c) {
+		/* not requested (mode none) or unavailable: a stream with no spans */
+		if (!(err = o->open(o, "spans.jsonl", "spans", &s)))
+			err = o->close(s);
+		return err;
+	}
+	if (env->cfg->delay_ms && env->cohort->n &&
+	    win->launch_ns + (uint64_t)env->cfg->delay_ms * 1000000u <= env->cohort->incs[0].end_ns)
+		pmu_ctl_add_mark(cc->c, win->launch_ns + (uint64_t)env->cfg->delay_ms * 1000000u,
+				 env->cohort->incs[0].pid, "pmurec:delay-end");
+	recs = pmu_ctl_records(cc->c, env->cohort, win->start_ns, win->end_ns);
+	err = o->open(o, "spans.jsonl", "spans", &s);
+	json_array_foreach(recs, i, r)
+		if (!err)
+			err = o->put(s, json_incref(r));
+	json_decref(recs);
+	if (s) {
+		int e2 = o->close(s);
+
+		err = err ? err : e2;
+	}
+	{
+		uint64_t bad, lost;
+		const char *why;
+
+		pmu_ctl_counts(cc->c, &bad, &lost, &why);
+		pmu_lc_lost(env->lc, "drop", win->end_ns, lost, NULL);
+		pmu_lc_lost(env->lc, "malformed", win->end_ns, bad, why);
+		/* say now what pmuvalidate will refuse, rather than exit quietly */
+		if (bad)
+			fprintf(stderr, "pmurec: %llu malformed control message(s), the first: %s; the bundle will not "
+				"validate (MALFORMED)\n", (unsigned long long)bad, why);
+		if (lost)
+			fprintf(stderr, "pmurec: %llu mark(s) or span(s) not attributable to the cohort were left out; the "
+				"bundle will not validate (LOSS)\n", (unsigned long long)lost);
+	}
+	pmu_lc_final(env->lc, win->end_ns, cc->c->messages ? "ok" : "no-events", NULL);
+	return err;
+}
+
+static void control_release(void *state)
+{
+	struct control_coll *cc = state;
+
+	if (!cc)
+		return;
+	pmu_ctl_free(cc->c);
+	free(cc);
+}
+
+const struct pmu_collector_ops pmu_control_collector = {
+	.name = "control",
+	.modes = 2 | 4,
+	.probe = control_probe,
+	.usable = control_usable,
+	.open = control_open,
+	.fds = control_fds,
+	.drain = control_drain,
+	.stop = control_stop,
+	.emit = control_emit,
+	.release = control_release,
+};

@@ -25,7 +25,10 @@ struct pmu_ctl;
 struct pmu_ctl *pmu_ctl_new(void);
 /* In the recorder once the command is forked: drop the command's end, start reading. */
 void pmu_ctl_start(struct pmu_ctl *c);
-/* After the cohort has ended: stop reading. */
+/* The socket to poll (-1 when not started), and read what is waiting. */
+int pmu_ctl_fd(const struct pmu_ctl *c);
+void pmu_ctl_drain(struct pmu_ctl *c);
+/* After the cohort has ended: read what is left, stop reading. */
 void pmu_ctl_stop(struct pmu_ctl *c);
 void pmu_ctl_free(struct pmu_ctl *c);
 /* Add a recorder mark (for --delay), attributed to the root. */

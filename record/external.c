@@ -16,6 +16,8 @@
 #include <unistd.h>
 
 #include "bag.h"
+#include "collector.h"
+#include "lifecycle.h"
 #include "error.h"
 #include "bounds.h"
 #include "external.h"
@@ -908,56 +910,169 @@ json_t *pmu_ext_events(struct pmu_ext *e, const struct pmu_cohort *c, uint64_t t
 	return out;
 }
 
-json_t *pmu_ext_lifecycle(struct pmu_ext *e, const struct pmu_cohort *c)
-{
-	json_t *l = json_array(), *r;
-	uint64_t t = e->t_requested, end = e->t_detached ? e->t_detached : pmu_now_mono_ns();
-	const char *final;
-
-	(void)c;
-	if (e->unavailable) {
-		pmu_lc_unavailable(l, t, e->reason, "check the path given to --collector exec:");
-		return l;
-	}
-	json_array_append_new(l, pmu_lc_rec(t, "requested"));
-	r = pmu_lc_rec(t, "probed");
-	json_object_set_new(r, "status", json_string("ok"));
-	json_array_append_new(l, r);
-	if (e->started)
-		json_array_append_new(l, pmu_lc_rec(e->t_opened, "opened"));
-	if (e->hello) {
-		char ev[200];
-
-		r = pmu_lc_rec(e->t_hello, "attached");
-		snprintf(ev, sizeof(ev), "hello from %s %s before the command was released", e->name, e->version);
-		json_object_set_new(r, "evidence", json_string(ev));
-		json_array_append_new(l, r);
-	}
-	if (e->hello && e->dropped) {
-		r = pmu_lc_rec(e->t_stopped > e->t_hello ? e->t_stopped : e->t_hello, "drop");
-		json_object_set_new(r, "count", json_integer((json_int_t)e->dropped));
-		json_array_append_new(l, r);
-	}
-	if (e->started && e->malformed) {
-		r = pmu_lc_rec(e->t_stopped > e->t_hello ? e->t_stopped : e->t_hello > e->t_opened ? e->t_hello : e->t_opened,
-			  "malformed");
-		json_object_set_new(r, "count", json_integer((json_int_t)e->malformed));
-		json_array_append_new(l, r);
-	}
-	if (e->hello && e->t_stopped)
-		json_array_append_new(l, pmu_lc_rec(e->t_stopped > e->t_hello ? e->t_stopped : e->t_hello, "stopped"));
-	if (e->hello && e->t_detached)
-		json_array_append_new(l, pmu_lc_rec(end > e->t_stopped ? end : e->t_stopped, "detached"));
-	final = pmu_ext_failed(e) ? "failed" : !strcmp(e->bye_status, "no-events") || !e->records ? "no-events" : "ok";
-	r = pmu_lc_rec(end > e->t_stopped ? end : e->t_stopped, "final");
-	json_object_set_new(r, "status", json_string(final));
-	if (!strcmp(final, "failed"))
-		json_object_set_new(r, "reason", json_string(e->reason));
-	json_array_append_new(l, r);
-	return l;
-}
-
 uint64_t pmu_ext_dropped(const struct pmu_ext *e)
 {
 	return e->dropped;
 }
+
+/* ---- external collectors on the contract (collector.h) ---------------- */
+
+struct ext_coll {
+	struct pmu_collector_env *env;
+	struct pmu_ext *e;      /* env->arg: made by the recorder from --collector */
+};
+
+static int ext_probe(struct pmu_collector_env *env, json_t *caps, void **state)
+{
+	struct ext_coll *x = calloc(1, sizeof(*x));
+
+	(void)caps;
+	if (!x)
+		return pmu_error(PMU_ERR_NOMEM, "out of memory");
+	x->env = env;
+	x->e = env->arg;
+	*state = x;
+	return 0;
+}
+
+static bool ext_usable(void *state)
+{
+	(void)state;
+	return true; /* whether it starts is known at open */
+}
+
+static int ext_open(void *state, pid_t root, uint64_t t)
+{
+	struct ext_coll *x = state;
+
+	(void)t;
+	pmu_ext_start(x->e, root);
+	return 0;
+}
+
+static void ext_stop(void *state, uint64_t t)
+{
+	struct ext_coll *x = state;
+
+	(void)t;
+	pmu_ext_stop(x->e);
+}
+
+static bool ext_reaped(void *state, pid_t pid, int status)
+{
+	struct ext_coll *x = state;
+
+	return pmu_ext_reaped(x->e, pid, status);
+}
+
+/* Its lifecycle, from the times the keeper and the reader recorded as they
+ * happened (the reader thread records them; lifecycle.c is filled here). */
+static void ext_lifecycle(struct pmu_ext *e, struct pmu_lifecycle *lc)
+{
+	uint64_t end = e->t_detached ? e->t_detached : pmu_now_mono_ns();
+	const char *final;
+
+	if (e->unavailable) {
+		pmu_lc_unavailable_at(lc, e->t_requested, e->reason, "check the path given to --collector exec:");
+		return;
+	}
+	pmu_lc_step(lc, "requested", e->t_requested);
+	pmu_lc_probed_ok(lc, e->t_requested);
+	if (e->started)
+		pmu_lc_step(lc, "opened", e->t_opened);
+	if (e->hello) {
+		char ev[200];
+
+		snprintf(ev, sizeof(ev), "hello from %s %s before the command was released", e->name, e->version);
+		pmu_lc_attached(lc, e->t_hello, ev);
+	}
+	if (e->hello && e->dropped)
+		pmu_lc_lost(lc, "drop", e->t_stopped > e->t_hello ? e->t_stopped : e->t_hello, e->dropped, NULL);
+	if (e->started && e->malformed)
+		pmu_lc_lost(lc, "malformed",
+			    e->t_stopped > e->t_hello ? e->t_stopped : e->t_hello > e->t_opened ? e->t_hello : e->t_opened,
+			    e->malformed, NULL);
+	if (e->hello && e->t_stopped)
+		pmu_lc_step(lc, "stopped", e->t_stopped > e->t_hello ? e->t_stopped : e->t_hello);
+	if (e->hello && e->t_detached)
+		pmu_lc_step(lc, "detached", end > e->t_stopped ? end : e->t_stopped);
+	final = pmu_ext_failed(e) ? "failed" : !strcmp(e->bye_status, "no-events") || !e->records ? "no-events" : "ok";
+	pmu_lc_final(lc, end > e->t_stopped ? end : e->t_stopped, final, !strcmp(final, "failed") ? e->reason : NULL);
+}
+
+static int ext_emit(void *state, struct pmu_collector_env *env, const struct pmu_run_window *win)
+{
+	struct ext_coll *x = state;
+	json_t *ev, *r;
+	struct pmu_stream *s = NULL;
+	char rel[128];
+	size_t i;
+	int err = 0;
+
+	if (!x)
+		return 0;
+	ev = pmu_ext_events(x->e, env->cohort, win->start_ns, win->end_ns);
+	if (json_array_size(ev)) {
+		snprintf(rel, sizeof(rel), "collectors/%s/events.jsonl", pmu_ext_name(x->e));
+		err = env->out->open(env->out, rel, "events", &s);
+		json_array_foreach(ev, i, r)
+			if (!err)
+				err = env->out->put(s, json_incref(r));
+		if (s) {
+			int e2 = env->out->close(s);
+
+			err = err ? err : e2;
+		}
+	}
+	json_decref(ev);
+	ext_lifecycle(x->e, env->lc);
+	if (!pmu_ext_failed(x->e) && pmu_ext_dropped(x->e))
+		fprintf(stderr, "pmurec: collector '%s': %llu record(s) dropped or not attributable to the cohort; "
+			"the bundle will not validate (LOSS)\n", pmu_ext_name(x->e),
+			(unsigned long long)pmu_ext_dropped(x->e));
+	return err;
+}
+
+static bool ext_failed(void *state, char *why, size_t n)
+{
+	struct ext_coll *x = state;
+
+	if (!x || !pmu_ext_failed(x->e))
+		return false;
+	snprintf(why, n, "%s", pmu_ext_reason(x->e));
+	return true;
+}
+
+static const char *ext_instance(void *state)
+{
+	struct ext_coll *x = state;
+
+	return pmu_ext_name(x->e);
+}
+
+static void ext_rename(void *state, const char *name)
+{
+	struct ext_coll *x = state;
+
+	pmu_ext_rename(x->e, name);
+}
+
+static void ext_release(void *state)
+{
+	free(state); /* the pmu_ext is the recorder's */
+}
+
+const struct pmu_collector_ops pmu_external_collector = {
+	.name = "external",
+	.modes = 1 | 2 | 4,
+	.probe = ext_probe,
+	.usable = ext_usable,
+	.open = ext_open,
+	.stop = ext_stop,
+	.emit = ext_emit,
+	.failed = ext_failed,
+	.release = ext_release,
+	.instance = ext_instance,
+	.rename = ext_rename,
+	.reaped = ext_reaped,
+};

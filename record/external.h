@@ -58,7 +58,6 @@ uint64_t pmu_ext_dropped(const struct pmu_ext *e);
  * records (attributed against the cohort; unattributable ones are counted
  * as dropped).  t0/t1 bound the run window.
  */
-json_t *pmu_ext_lifecycle(struct pmu_ext *e, const struct pmu_cohort *c);
 json_t *pmu_ext_events(struct pmu_ext *e, const struct pmu_cohort *c, uint64_t t0, uint64_t t1);
 
 #endif

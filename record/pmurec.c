@@ -36,6 +36,8 @@
 #include "external.h"
 #include "control.h"
 #include "bounds.h"
+#include "collectors.h"
+#include "loop.h"
 #include "perfev.h"
 #include <sys/resource.h>
 
@@ -90,6 +92,9 @@ static const char usage[] =
 	"                          exact or dropped, with the reason)\n"
 	"      --cohort SCOPE      auto (default), cgroup or inherit: with cgroup, the command\n"
 	"                          runs in its own leaf cgroup, also counted on every CPU\n"
+	"      --follower HOW      how the cohort is followed: auto (default: eBPF where it\n"
+	"                          can be loaded, else ptrace), ebpf or ptrace; the bundle\n"
+	"                          says which ran and why\n"
 	"      --list-events       print the perf event names pmurec knows; run nothing\n"
 	"      --probe             print what this host can measure, and why not; run nothing\n"
 	"      --json              with --probe: print JSON\n"
@@ -107,21 +112,6 @@ static const char usage[] =
 	"itself failed; 126 or 127 when the command could not be run (no bundle is\n"
 	"written). An interrupted or truncated run still writes its bundle.\n";
 
-struct collector_def {
-	const char *name;
-	unsigned modes;        /* bit 0 none, 1 light, 2 full */
-	bool built;
-};
-
-static const struct collector_def collectors[] = {
-	{ "cohort", 2 | 4, true },
-	{ "control", 2 | 4, true },
-	{ "counting", 2 | 4, true },
-	{ "sampling", 2 | 4, false },
-	{ "syscalls", 4, false },
-	{ "sched", 4, false },
-};
-
 static const char *const secret_words[] = { "*TOKEN*", "*SECRET*", "*PASSW*", "*KEY*", "*AUTH*",
 					    "*CREDENTIAL*", "*COOKIE*", "*SESSION*", "*PRIVATE*", NULL };
 
@@ -135,8 +125,6 @@ struct opts {
 	size_t nenv;
 	bool have_seed;
 	unsigned long long seed;
-	struct pmu_ext **ext;
-	size_t next;
 	int collector_timeout_ms;
 	int delay_ms;
 	unsigned long long max_output;
@@ -146,13 +134,12 @@ struct opts {
 	int repeat, warmup;
 	int ab_modes[4];
 	int nab;
-	struct pmu_ctl *ctl;
 	const char *events;
 	struct pmu_evspec *ev;
 	size_t nev;
 	bool scaled, list_events;
 	enum pmu_cohort_scope cohort;
-	struct pmu_counting *counting;
+	enum pmu_follower_kind follower; /* --follower (mode none: none) */
 };
 
 static const char *const mode_names[] = { "none", "light", "full" };
@@ -268,21 +255,6 @@ static int stream_close(struct stream_out *s)
 	s->f = NULL;
 	s->err = err;
 	return err;
-}
-
-/* A JSON Lines stream: header, then records (taken), one per line. */
-static int put_stream(const struct rep_out *w, const char *rel0, const char *kind, json_t *records)
-{
-	struct stream_out s;
-	size_t i;
-	json_t *r;
-
-	if (!stream_open(w, &s, rel0, kind))
-		json_array_foreach(records, i, r)
-			if (stream_put(&s, json_incref(r)))
-				break;
-	json_decref(records);
-	return stream_close(&s);
 }
 
 static json_t *exit_json(int kind, int value)
@@ -420,7 +392,6 @@ static void images_release(struct images *im)
  */
 struct cohort_out {
 	struct stream_out s;
-	struct pmu_counting *counting; /* told of each end, to total its counts */
 	struct images *images;
 	char root_comm[32];     /* the root's last comm, for run.json of an attached tree */
 };
@@ -519,35 +490,12 @@ static int cohort_ended(void *ctx, const struct pmu_incarnation *in)
 		err = stream_put(&w->s, r);
 	else
 		json_decref(r);
-	if (in->ended)
-		pmu_counting_inc_end(w->counting, in->id, in->end_ns);
 	return err;
 }
 
 static const struct pmu_cohort_sink cohort_sink_ops = {
 	cohort_joined, cohort_thread, cohort_exec, cohort_object, cohort_ended, NULL,
 };
-
-/* The counting collector's records, to their stream as they come. */
-struct counts_out {
-	const struct rep_out *w;
-	struct stream_out s;
-	bool opened;
-};
-
-static int counts_emit(void *ctx, json_t *rec)
-{
-	struct counts_out *c = ctx;
-
-	if (!c->opened) {
-		c->opened = true;
-		if (stream_open(c->w, &c->s, "collectors/counting/counts.jsonl", "counts")) {
-			json_decref(rec);
-			return c->s.err;
-		}
-	}
-	return stream_put(&c->s, rec);
-}
 
 static bool looks_secret(const char *name)
 {
@@ -631,147 +579,56 @@ static int probe(bool json)
 	return 0;
 }
 
-/* requested, probed and final, both unavailable: a collector that could not start */
-/* The whole lifecycle of a collector that worked, with its attach evidence. */
-static void lc_ok(json_t *recs, uint64_t t0, uint64_t t1, const char *evidence)
+/* The bundle as collectors write it (collector.h): streams of this repetition. */
+struct pmu_stream {
+	struct stream_out s;
+};
+
+static int out_open(struct pmu_out *o, const char *rel, const char *kind, struct pmu_stream **sp)
 {
-	pmu_lc_started(recs, t0, evidence);
-	pmu_lc_ended(recs, t1, "ok");
+	struct pmu_stream *s = calloc(1, sizeof(*s));
+
+	*sp = s;
+	if (!s)
+		return pmu_error(PMU_ERR_NOMEM, "out of memory");
+	return stream_open(o->ctx, &s->s, rel, kind);
 }
 
-/* Each known collector's lifecycle, and the run's collector list. */
-static int write_collectors(const struct rep_out *w, const struct opts *o, const struct pmu_launch_result *lr,
-			    const struct pmu_cohort *c, const struct stream_out *cs, uint64_t run_start,
-			    struct counts_out *counts, json_t *list, bool *any_failed)
+static int out_put(struct pmu_stream *s, json_t *rec)
 {
-	int err = 0;
+	return stream_put(&s->s, rec);
+}
 
-	*any_failed = false;
-	for (size_t i = 0; !err && i < sizeof(collectors) / sizeof(*collectors); i++) {
-		const struct collector_def *d = &collectors[i];
-		bool requested = d->modes & (1u << o->mode);
-		json_t *recs = json_array(), *r;
-		char rel[128];
+static int out_close(struct pmu_stream *s)
+{
+	int err = stream_close(&s->s);
 
-		json_array_append_new(list, json_pack("{s:s,s:b}", "name", d->name, "requested", requested));
-		if (!requested) {
-			r = pmu_lc_rec(lr->end_ns, "final");
-			json_object_set_new(r, "status", json_string("not-requested"));
-			json_array_append_new(recs, r);
-		} else if (!strcmp(d->name, "control") && o->ctl) {
-			json_decref(recs);
-			recs = pmu_ctl_lifecycle(o->ctl, lr->start_ns < run_start ? lr->start_ns : run_start, lr->end_ns);
-		} else if (!strcmp(d->name, "control")) {
-			pmu_lc_unavailable(recs, lr->start_ns,
-				       o->attach ? "attached to a running process: it cannot be given PMUREC_CTL_FD"
-						 : "the control socket could not be created",
-				       o->attach ? "launch the command under pmurec"
-						 : "check the file-descriptor limit (ulimit -n)");
-		} else if (!strcmp(d->name, "counting") && lr->follow_ok && o->counting) {
-			char why[512], ev[400];
-			const char *remedy = NULL;
-
-			/* the counts written while following, then the rest */
-			err = pmu_counting_finish(o->counting, lr->end_ns, ev, sizeof(ev));
-			if (!err && !counts->opened) {
-				counts->opened = true;
-				err = stream_open(w, &counts->s, "collectors/counting/counts.jsonl", "counts");
-			}
-			if (!err)
-				err = stream_close(&counts->s);
-			if (err)
-				; /* the recorder's own failure: no bundle */
-			else if (!pmu_counting_usable(o->counting, why, sizeof(why), &remedy))
-				pmu_lc_unavailable(recs, lr->start_ns, why, remedy);
-			else
-				lc_ok(recs, lr->start_ns, lr->end_ns, ev);
-		} else if (!d->built) {
-			char why[200];
-
-			snprintf(why, sizeof(why), "the %s collector is not built in pmu %s", d->name, PMU_VERSION);
-			pmu_lc_unavailable(recs, lr->start_ns, why, "none in this version");
-		} else if (!lr->follow_ok) {
-			pmu_lc_unavailable(recs, lr->start_ns, lr->follow_reason, lr->follow_remedy);
-		} else {
-			char ev[300], wr[120];
-
-			/* what the cohort stream took: bench/record reads it */
-			snprintf(wr, sizeof(wr), "; cohort.jsonl: %llu records, %llu bytes, written in %.1f ms",
-				 (unsigned long long)cs->records, (unsigned long long)cs->bytes, (double)cs->ns / 1e6);
-			if (o->attach)
-				snprintf(ev, sizeof(ev), "PTRACE_SEIZE of the running tree of pid %d; %zu incarnation(s) followed%s",
-					 (int)o->attach, c->n, wr);
-			else
-				snprintf(ev, sizeof(ev), "PTRACE_SEIZE of the command before its exec; %zu incarnation(s) followed%s",
-					 c->n, wr);
-			lc_ok(recs, lr->start_ns, lr->end_ns, ev);
-		}
-		snprintf(rel, sizeof(rel), "collectors/%s/lifecycle.jsonl", d->name);
-		if (!err)
-			err = put_stream(w, rel, "lifecycle", recs);
-		else
-			json_decref(recs);
-	}
-	for (size_t i = 0; !err && i < o->next; i++) {
-		struct pmu_ext *e = o->ext[i];
-		json_t *ev = pmu_ext_events(e, c, lr->start_ns < run_start ? lr->start_ns : run_start, lr->end_ns);
-		char rel[128];
-
-		json_array_append_new(list, json_pack("{s:s,s:b}", "name", pmu_ext_name(e), "requested", 1));
-		if (json_array_size(ev)) {
-			snprintf(rel, sizeof(rel), "collectors/%s/events.jsonl", pmu_ext_name(e));
-			err = put_stream(w, rel, "events", ev);
-		} else {
-			json_decref(ev);
-		}
-		snprintf(rel, sizeof(rel), "collectors/%s/lifecycle.jsonl", pmu_ext_name(e));
-		if (!err)
-			err = put_stream(w, rel, "lifecycle", pmu_ext_lifecycle(e, c));
-		*any_failed |= pmu_ext_failed(e);
-	}
+	free(s);
 	return err;
 }
 
-static void start_externals(void *ctx, pid_t root)
-{
-	struct opts *o = ctx;
+/* What the follower and the recorder's loop call back. */
+struct rep_ctx {
+	struct pmurec_colls *colls;
+	struct pmu_launch_result *lr;
+	struct pmu_follow *f;
+};
 
-	if (o->ctl)
-		pmu_ctl_start(o->ctl); /* first: the collectors must not inherit the command's end */
-	for (size_t i = 0; i < o->next; i++)
-		pmu_ext_start(o->ext[i], root);
-	if (o->counting)
-		pmu_counting_before_release(o->counting, root, pmu_now_mono_ns());
+/* The follower is attached and the root held: the collectors open. */
+static void before_release(void *ctx, pid_t root)
+{
+	struct rep_ctx *r = ctx;
+
+	pmurec_colls_followed(r->colls, r->lr, r->lr->follower && !strcmp(r->lr->follower, "ptrace") && r->lr->follow_ok);
+	if (pmurec_colls_open(r->colls, root, pmu_now_mono_ns()))
+		fprintf(stderr, "pmurec: %s\n", pmu_error_detail());
 }
 
-static void task_joined(void *ctx, int inc, pid_t pid, pid_t tid, unsigned flags, uint64_t t)
+static void other_exited(void *ctx, pid_t pid, int status)
 {
-	struct opts *o = ctx;
+	struct rep_ctx *r = ctx;
 
-	pmu_counting_task(o->counting, inc, pid, tid, flags, t);
-}
-
-static void task_ended(void *ctx, int inc, pid_t tid, uint64_t t)
-{
-	struct opts *o = ctx;
-
-	pmu_counting_task_end(o->counting, inc, tid, t);
-}
-
-static void task_exec(void *ctx, int inc, pid_t pid, pid_t former_tid, uint64_t t)
-{
-	struct opts *o = ctx;
-
-	pmu_counting_task_exec(o->counting, inc, pid, former_tid, t);
-}
-
-static void external_exited(void *ctx, pid_t pid, int status)
-{
-	struct opts *o = ctx;
-
-	for (size_t i = 0; i < o->next; i++)
-		if (pmu_ext_reaped(o->ext[i], pid, status))
-			return;
+	pmurec_colls_reaped(r->colls, pid, status);
 }
 
 static bool over_bound(void *ctx, char *why, size_t n)
@@ -856,7 +713,7 @@ static int parse(int argc, char **argv, struct opts *o)
 		{ "delay", required_argument, NULL, 'd' },    { "max-output-bytes", required_argument, NULL, 'B' },
 		{ "pid", required_argument, NULL, 'p' },         { "file-mode", required_argument, NULL, 'M' },
 		{ "repeat", required_argument, NULL, 'R' },      { "warmup", required_argument, NULL, 'W' },
-		{ "ab", required_argument, NULL, 'A' },
+		{ "ab", required_argument, NULL, 'A' },          { "follower", required_argument, NULL, 'F' },
 		{ "events", required_argument, NULL, 'e' },      { "scaled", no_argument, NULL, 's' },
 		{ "cohort", required_argument, NULL, 'c' },      { "list-events", no_argument, NULL, 'L' },
 		{ "help", no_argument, NULL, 'h' },              { "version", no_argument, NULL, 'V' },
@@ -866,6 +723,7 @@ static int parse(int argc, char **argv, struct opts *o)
 	long long n;
 
 	o->mode = 1;
+	o->follower = PMU_FOLLOW_AUTO;
 	while ((c = getopt_long(argc, argv, "+o:fm:p:e:hV", lo, NULL)) != -1) {
 		switch (c) {
 		case 'o': o->out = optarg; break;
@@ -975,6 +833,18 @@ static int parse(int argc, char **argv, struct opts *o)
 			o->delay_ms = (int)n;
 			break;
 		case 'e': o->events = optarg; break;
+		case 'F':
+			if (!strcmp(optarg, "auto"))
+				o->follower = PMU_FOLLOW_AUTO;
+			else if (!strcmp(optarg, "ebpf"))
+				o->follower = PMU_FOLLOW_EBPF;
+			else if (!strcmp(optarg, "ptrace"))
+				o->follower = PMU_FOLLOW_PTRACE;
+			else {
+				fprintf(stderr, "pmurec: --follower: '%s' is not auto, ebpf or ptrace\n", optarg);
+				return -1;
+			}
+			break;
 		case 's': o->scaled = true; break;
 		case 'L': o->list_events = true; break;
 		case 'c':
@@ -1038,6 +908,9 @@ struct bundle_out {
 
 static char *const *g_argv;
 static unsigned long long g_nofile; /* the soft open-file limit pmurec was given */
+/* the eBPF follower's ring (bytes, 0: its default); PMUREC_TEST_RING_BYTES
+ * makes it tiny so that tests can see loss counted */
+static size_t g_ring_bytes;
 static uint64_t g_rt, g_mono;
 
 static void random_hex(char *out, size_t bytes)
@@ -1122,17 +995,25 @@ static int record_repetition(struct opts *o, struct bundle_out *b, int k, const 
 	struct pmu_launch_result lr;
 	struct pmu_cohort cohort = { 0 };
 	struct rep_out w = { b->bag, "" };
-	struct cohort_out cw = { { NULL, 0, 0, 0, 0 }, NULL, &b->images, "" };
-	struct counts_out counts = { &w, { NULL, 0, 0, 0, 0 }, false };
+	struct pmu_out out = { out_open, out_put, out_close, &w };
+	struct cohort_out cw = { { NULL, 0, 0, 0, 0 }, &b->images, "" };
 	struct pmu_cohort_sink sink = cohort_sink_ops;
-	json_t *run, *list, *spans;
-	char cwd[4096], runid[33], reason[300] = "";
+	struct pmu_run_config cfg = { 0 };
+	struct pmurec_colls *colls = NULL;
+	struct pmu_ext **ext = NULL;
+	size_t next = 0;
+	struct rep_ctx rc = { NULL, &lr, NULL };
+	struct pmurec_loop loop = { 0 };
+	struct pmu_run_window win;
+	json_t *run, *list;
+	char cwd[4096], runid[33], reason[300] = "", note[160];
 	const char *result = "complete";
 	uint64_t mono = pmu_now_mono_ns();
 	int saved_mode = o->mode, err, code;
 	bool failed;
 	const char *lim = getenv("PMUREC_TEST_MAX_INCARNATIONS");
 
+	memset(&lr, 0, sizeof(lr));
 	if (k > 1)
 		snprintf(w.scope, sizeof(w.scope), "repeats/%d/", k);
 	sink.ctx = &cw;
@@ -1140,30 +1021,22 @@ static int record_repetition(struct opts *o, struct bundle_out *b, int k, const 
 	if (lim && strtoull(lim, NULL, 10) > 0 && strtoull(lim, NULL, 10) < PMU_COHORT_MAX_INCARNATIONS)
 		cohort.max_incs = (size_t)strtoull(lim, NULL, 10);
 	o->mode = b->mode;
-	o->ext = calloc(o->next_specs + 1, sizeof(*o->ext));
-	o->next = 0;
-	for (size_t i = 0; o->ext && i < o->next_specs; i++) {
-		o->ext[o->next] = pmu_ext_new(o->ext_specs[i], o->collector_timeout_ms ? o->collector_timeout_ms : 5000);
-		if (o->ext[o->next])
-			o->next++;
+	ext = calloc(o->next_specs + 1, sizeof(*ext));
+	for (size_t i = 0; ext && i < o->next_specs; i++) {
+		ext[next] = pmu_ext_new(o->ext_specs[i], o->collector_timeout_ms ? o->collector_timeout_ms : 5000);
+		if (ext[next])
+			next++;
 	}
-	o->ctl = o->mode > 0 && !o->attach ? pmu_ctl_new() : NULL;
-	o->counting = NULL;
-	if (o->mode > 0) {
-		struct pmu_counting_opts co = { o->ev, o->nev, o->scaled, o->cohort, o->attach != 0 };
-
-		if (pmu_counting_new(&co, &o->counting)) {
-			fprintf(stderr, "pmurec: %s\n", pmu_error_detail());
-			*exit_code = EXIT_RECORDER;
-			code = REP_ABORT;
-			goto out;
-		}
-		l.on_task = task_joined;
-		l.on_task_end = task_ended;
-		l.on_task_exec = task_exec;
-		pmu_counting_set_output(o->counting, counts_emit, &counts, mono);
+	cfg = (struct pmu_run_config){ o->mode, o->attach, o->ev, o->nev, o->scaled, o->cohort,
+				       o->collector_timeout_ms, o->delay_ms };
+	err = pmurec_colls_new(NULL, &cfg, &cohort, &out, (void **)ext, next, NULL, &colls);
+	if (err) {
+		fprintf(stderr, "pmurec: %s\n", pmu_error_detail());
+		*exit_code = EXIT_RECORDER;
+		code = REP_ABORT;
+		goto out;
 	}
-	cw.counting = o->counting;
+	rc.colls = colls;
 	err = stream_open(&w, &cw.s, "cohort.jsonl", "cohort");
 	if (err) {
 		fprintf(stderr, "pmurec: cannot write '%s': %s\n", b->path, pmu_error_detail());
@@ -1172,36 +1045,31 @@ static int record_repetition(struct opts *o, struct bundle_out *b, int k, const 
 		goto out;
 	}
 	l.sink = &sink;
+	l.listener = pmurec_colls_listener(colls);
 	l.argv = g_argv;
 	l.child_nofile = g_nofile;
 	l.attach_pid = o->attach;
-	l.follow = o->mode > 0;
-	l.max_duration_ms = o->max_duration_ms;
-	l.grace_ms = 2000;
-	l.before_release = start_externals;
-	l.on_other_exit = external_exited;
-	l.over_bound = over_bound;
-	l.ctx = o;
-	err = pmu_backend_run(&l, &cohort, &lr);
+	l.follower = o->mode > 0 ? o->follower : PMU_FOLLOW_NONE;
+	l.ring_bytes = g_ring_bytes;
+	l.before_release = before_release;
+	l.on_other_exit = other_exited;
+	l.ctx = &rc;
+	err = pmu_follow_start(&l, &cohort, &lr, &rc.f);
+	if (!err) {
+		loop = (struct pmurec_loop){ rc.f, &cohort, &lr, o->attach != 0, o->max_duration_ms, 2000, over_bound,
+					     pmurec_colls_fds, pmurec_colls_drain, colls };
+		err = pmurec_loop_run(&loop);
+	}
+	if (rc.f)
+		err = pmu_follow_end(rc.f, err);
 	{
 		/* every incarnation has its end now: the stream is whole */
 		int e2 = stream_close(&cw.s);
 
 		err = err ? err : e2;
 	}
-	if (o->ctl)
-		pmu_ctl_stop(o->ctl);
-	for (size_t i = 0; i < o->next; i++)
-		pmu_ext_stop(o->ext[i]);
+	pmurec_colls_stop(colls);
 	lr.end_ns = pmu_now_mono_ns(); /* the window holds the collectors' ends too */
-	/* last: the cohort cgroup goes when nothing of the run is left */
-	pmu_counting_stop(o->counting, lr.end_ns);
-	if (o->cohort == PMU_SCOPE_CGROUP && pmu_counting_cgroup_problem(o->counting))
-		fprintf(stderr, "pmurec: --cohort cgroup: %s; the bundle records it, and counts per process\n",
-			pmu_counting_cgroup_problem(o->counting));
-	if (o->ctl && o->delay_ms && cohort.n && lr.start_ns + (uint64_t)o->delay_ms * 1000000u <= cohort.incs[0].end_ns)
-		pmu_ctl_add_mark(o->ctl, lr.start_ns + (uint64_t)o->delay_ms * 1000000u, cohort.incs[0].pid,
-				 "pmurec:delay-end");
 	if (err || pmu_backend_abort || lr.exec_failed) {
 		if (lr.exec_failed)
 			fprintf(stderr, "pmurec: cannot run '%s': %s\n", g_argv[0], strerror(lr.exec_errno));
@@ -1214,28 +1082,18 @@ static int record_repetition(struct opts *o, struct bundle_out *b, int k, const 
 		code = REP_ABORT;
 		goto out;
 	}
-	/* unique bundle names: built-ins first, then externals in order */
-	for (size_t i = 0; i < o->next; i++) {
-		char name[64];
-		int n = 1;
-
-		snprintf(name, sizeof(name), "%s", pmu_ext_name(o->ext[i]));
-		for (bool clash = true; clash; n++) {
-			clash = false;
-			for (size_t c = 0; c < sizeof(collectors) / sizeof(*collectors); c++)
-				clash |= !strcmp(collectors[c].name, name);
-			for (size_t j = 0; j < i; j++)
-				clash |= !strcmp(pmu_ext_name(o->ext[j]), name);
-			if (clash)
-				snprintf(name, sizeof(name), "%.40s-%d", pmu_ext_name(o->ext[i]), n + 1);
-		}
-		pmu_ext_rename(o->ext[i], name);
-	}
-	for (size_t i = 0; i < o->next; i++)
-		if (pmu_ext_failed(o->ext[i]) && !strcmp(result, "complete")) {
-			result = "invalid";
-			snprintf(reason, sizeof(reason), "collector '%s' failed", pmu_ext_name(o->ext[i]));
-		}
+	if (lr.lost)
+		fprintf(stderr, "pmurec: the eBPF follower lost %llu record(s); the bundle will not validate (LOSS)\n",
+			(unsigned long long)lr.lost);
+	random_hex(runid, 16);
+	list = json_array();
+	win = (struct pmu_run_window){ lr.start_ns < mono ? lr.start_ns : mono, lr.end_ns, lr.start_ns };
+	/* what the cohort stream took: bench/record reads it */
+	snprintf(note, sizeof(note), "; cohort.jsonl: %llu records, %llu bytes, written in %.1f ms",
+		 (unsigned long long)cw.s.records, (unsigned long long)cw.s.bytes, (double)cw.s.ns / 1e6);
+	err = pmurec_colls_emit(colls, &win, note, list, &failed, reason, sizeof(reason));
+	if (failed)
+		result = "invalid";
 	if (lr.truncated) {
 		result = "truncated";
 		snprintf(reason, sizeof(reason), "%s", lr.truncation);
@@ -1244,12 +1102,6 @@ static int record_repetition(struct opts *o, struct bundle_out *b, int k, const 
 		snprintf(reason, sizeof(reason), "pmurec received signal %d (%s); forwarded to the cohort", lr.signal,
 			 sigabbrev_np(lr.signal) ? sigabbrev_np(lr.signal) : "?");
 	}
-
-	random_hex(runid, 16);
-	list = json_array();
-	spans = o->ctl ? pmu_ctl_records(o->ctl, &cohort, lr.start_ns < mono ? lr.start_ns : mono, lr.end_ns)
-		       : json_array();
-	err = write_collectors(&w, o, &lr, &cohort, &cw.s, mono, &counts, list, &failed);
 	run = doc("run");
 	json_object_set_new(run, "run_id", json_string(runid));
 	json_object_set_new(run, "tool", json_pack("{s:s,s:s}", "name", "pmurec", "version", PMU_VERSION));
@@ -1288,11 +1140,7 @@ static int record_repetition(struct opts *o, struct bundle_out *b, int k, const 
 					      "wait4 rusage of the command (includes the descendants it waited for)"));
 	json_array_append_new(b->runs, run);
 
-	if (!err)
-		err = put_stream(&w, "spans.jsonl", "spans", spans);
-	else
-		json_decref(spans);
-	if (!l.follow && !o->attach) {
+	if (l.follower == PMU_FOLLOW_NONE && !o->attach) {
 		/* mode none follows no exec: describe the command that was run */
 		char *path = resolve_command(g_argv[0]);
 
@@ -1311,29 +1159,7 @@ static int record_repetition(struct opts *o, struct bundle_out *b, int k, const 
 	b->code = WIFEXITED(lr.wait_status) ? WEXITSTATUS(lr.wait_status) : 128 + WTERMSIG(lr.wait_status);
 	if (o->attach && !(cohort.n && cohort.incs[0].ended))
 		b->code = 0; /* detached: the tree runs on */
-	for (size_t i = 0; failed && i < o->next; i++)
-		if (pmu_ext_failed(o->ext[i]))
-			fprintf(stderr, "pmurec: collector '%s' failed: %s\n", pmu_ext_name(o->ext[i]),
-				pmu_ext_reason(o->ext[i]));
 	b->failed |= failed;
-	/* Say now what pmuvalidate will refuse, rather than exit quietly. */
-	if (o->ctl) {
-		uint64_t bad, lost;
-		const char *why;
-
-		pmu_ctl_counts(o->ctl, &bad, &lost, &why);
-		if (bad)
-			fprintf(stderr, "pmurec: %llu malformed control message(s), the first: %s; the bundle will not "
-				"validate (MALFORMED)\n", (unsigned long long)bad, why);
-		if (lost)
-			fprintf(stderr, "pmurec: %llu mark(s) or span(s) not attributable to the cohort were left out; the "
-				"bundle will not validate (LOSS)\n", (unsigned long long)lost);
-	}
-	for (size_t i = 0; i < o->next; i++)
-		if (!pmu_ext_failed(o->ext[i]) && pmu_ext_dropped(o->ext[i]))
-			fprintf(stderr, "pmurec: collector '%s': %llu record(s) dropped or not attributable to the cohort; "
-				"the bundle will not validate (LOSS)\n", pmu_ext_name(o->ext[i]),
-				(unsigned long long)pmu_ext_dropped(o->ext[i]));
 	if (err) {
 		fprintf(stderr, "pmurec: cannot write '%s': %s\n", b->path, pmu_error_detail());
 		*exit_code = EXIT_RECORDER;
@@ -1344,16 +1170,10 @@ static int record_repetition(struct opts *o, struct bundle_out *b, int k, const 
 out:
 	/* on the way out after a failure: the bag is aborted, the handles go */
 	stream_close(&cw.s);
-	stream_close(&counts.s);
-	for (size_t i = 0; i < o->next; i++)
-		pmu_ext_free(o->ext[i]);
-	free(o->ext);
-	o->ext = NULL;
-	o->next = 0;
-	pmu_ctl_free(o->ctl);
-	o->ctl = NULL;
-	pmu_counting_free(o->counting);
-	o->counting = NULL;
+	pmurec_colls_free(colls);
+	for (size_t i = 0; i < next; i++)
+		pmu_ext_free(ext[i]);
+	free(ext);
 	pmu_cohort_release(&cohort);
 	o->mode = saved_mode;
 	return code;
@@ -1428,13 +1248,19 @@ static int warm_up(int n)
 		struct pmu_launch l = { 0 };
 		struct pmu_launch_result lr;
 		struct pmu_cohort c = { 0 };
+		struct pmu_follow *f = NULL;
 		int err;
 
 		l.argv = g_argv;
 		l.child_nofile = g_nofile;
-		l.grace_ms = 2000;
-		l.max_duration_ms = o_max_duration;
-		err = pmu_backend_run(&l, &c, &lr);
+		l.follower = PMU_FOLLOW_NONE;
+		err = pmu_follow_start(&l, &c, &lr, &f);
+		if (!err) {
+			struct pmurec_loop lp = { f, &c, &lr, false, o_max_duration, 2000, NULL, NULL, NULL, NULL };
+
+			err = pmurec_loop_run(&lp);
+		}
+		err = f ? pmu_follow_end(f, err) : err;
 		pmu_cohort_release(&c);
 		if (err || lr.exec_failed) {
 			if (lr.exec_failed)
@@ -1596,6 +1422,8 @@ int main(int argc, char **argv)
 	g_mono = pmu_now_mono_ns();
 
 	o_max_duration = o.max_duration_ms;
+	if (getenv("PMUREC_TEST_RING_BYTES"))
+		g_ring_bytes = (size_t)strtoull(getenv("PMUREC_TEST_RING_BYTES"), NULL, 10);
 	err = warm_up(o.warmup);
 	if (err) {
 		code = err;

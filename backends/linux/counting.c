@@ -36,6 +36,8 @@
 
 #include "backend.h"
 #include "cgroup.h"
+#include "collector.h"
+#include "lifecycle.h"
 #include "counts.h"
 #include "error.h"
 #include "perfev.h"
@@ -1346,3 +1348,169 @@ int pmu_counting_finish(struct pmu_counting *k, uint64_t run_end, char *evidence
 			 k->open_failures ? "; some opens failed (see the count records)" : "");
 	return k->err;
 }
+
+/* ---- the counting collector on the contract (collector.h) ------------- */
+
+struct counting_coll {
+	struct pmu_collector_env *env;
+	struct pmu_counting *k;
+	struct pmu_stream *s;
+	int err;
+	bool unusable;          /* no event can be counted here */
+};
+
+/* The counting records go to their stream as they come. */
+static int counting_put(void *ctx, json_t *rec)
+{
+	struct counting_coll *cc = ctx;
+	struct pmu_out *o = cc->env->out;
+
+	if (cc->err) {
+		json_decref(rec);
+		return cc->err;
+	}
+	if (!cc->s && (cc->err = o->open(o, "collectors/counting/counts.jsonl", "counts", &cc->s))) {
+		json_decref(rec);
+		return cc->err;
+	}
+	return cc->err = o->put(cc->s, rec);
+}
+
+static int counting_probe(struct pmu_collector_env *env, json_t *caps, void **state)
+{
+	const struct pmu_run_config *cfg = env->cfg;
+	struct pmu_counting_opts co = { cfg->ev, cfg->nev, cfg->scaled, cfg->scope, cfg->attach != 0 };
+	struct counting_coll *cc = calloc(1, sizeof(*cc));
+	int err;
+
+	(void)caps;
+	if (!cc)
+		return pmu_error(PMU_ERR_NOMEM, "out of memory");
+	cc->env = env;
+	if ((err = pmu_counting_new(&co, &cc->k))) {
+		free(cc);
+		return err;
+	}
+	pmu_counting_set_output(cc->k, counting_put, cc, pmu_now_mono_ns());
+	*state = cc;
+	{
+		char why[1024];
+		const char *remedy = NULL;
+
+		/* the events were probed on the recorder itself just now */
+		if (!pmu_counting_usable(cc->k, why, sizeof(why), &remedy)) {
+			cc->unusable = true;
+			pmu_lc_unavailable_at(env->lc, pmu_now_mono_ns(), why, remedy);
+			return 0;
+		}
+	}
+	pmu_lc_probed_ok(env->lc, pmu_now_mono_ns());
+	return 0;
+}
+
+static int counting_open(void *state, pid_t root, uint64_t t)
+{
+	struct counting_coll *cc = state;
+
+	if (!cc->env->followed)
+		return 0;
+	pmu_lc_step(cc->env->lc, "opened", t);
+	pmu_counting_before_release(cc->k, root, t);
+	/* the evidence grows at the end: what was counted */
+	pmu_lc_attached(cc->env->lc, t, "counter groups opened before the command's exec");
+	return 0;
+}
+
+static void counting_task(void *state, const struct pmu_task_event *ev)
+{
+	struct counting_coll *cc = state;
+
+	switch (ev->what) {
+	case PMU_TASK_JOINED:
+		pmu_counting_task(cc->k, ev->inc, ev->pid, ev->tid, ev->flags, ev->t);
+		break;
+	case PMU_TASK_EXEC:
+		pmu_counting_task_exec(cc->k, ev->inc, ev->pid, ev->tid, ev->t);
+		break;
+	case PMU_TASK_ENDED:
+		pmu_counting_task_end(cc->k, ev->inc, ev->tid, ev->t);
+		break;
+	case PMU_TASK_INC_ENDED:
+		pmu_counting_inc_end(cc->k, ev->inc, ev->t);
+		break;
+	}
+}
+
+static void counting_stop(void *state, uint64_t t)
+{
+	struct counting_coll *cc = state;
+
+	/* last of all: the cohort cgroup goes when nothing of the run is left */
+	pmu_counting_stop(cc->k, t);
+	if (cc->env->followed)
+		pmu_lc_step(cc->env->lc, "stopped", t);
+	if (cc->env->cfg->scope == PMU_SCOPE_CGROUP && pmu_counting_cgroup_problem(cc->k))
+		fprintf(stderr, "pmurec: --cohort cgroup: %s; the bundle records it, and counts per process\n",
+			pmu_counting_cgroup_problem(cc->k));
+}
+
+static int counting_emit(void *state, struct pmu_collector_env *env, const struct pmu_run_window *win)
+{
+	struct counting_coll *cc = state;
+	char ev[400];
+	int err;
+
+	if (!cc)
+		return 0;
+	if (!env->followed) {
+		pmu_lc_unavailable_at(env->lc, win->start_ns, env->follow_reason, env->follow_remedy);
+		return 0;
+	}
+	/* the counts written while following, then the rest */
+	err = pmu_counting_finish(cc->k, win->end_ns, ev, sizeof(ev));
+	if (!err && !cc->s)
+		err = cc->err = env->out->open(env->out, "collectors/counting/counts.jsonl", "counts", &cc->s);
+	if (cc->s) {
+		int e2 = env->out->close(cc->s);
+
+		cc->s = NULL;
+		err = err ? err : e2;
+	}
+	if (err || cc->unusable)
+		return err; /* err: the recorder's own failure, no bundle */
+	pmu_lc_set_evidence(env->lc, ev);
+	pmu_lc_step(env->lc, "detached", win->end_ns);
+	pmu_lc_final(env->lc, win->end_ns, "ok", NULL);
+	return 0;
+}
+
+static bool counting_usable(void *state)
+{
+	struct counting_coll *cc = state;
+
+	return !cc->unusable;
+}
+
+static void counting_release(void *state)
+{
+	struct counting_coll *cc = state;
+
+	if (!cc)
+		return;
+	if (cc->s)
+		cc->env->out->close(cc->s);
+	pmu_counting_free(cc->k);
+	free(cc);
+}
+
+const struct pmu_collector_ops pmu_counting_collector = {
+	.name = "counting",
+	.modes = 2 | 4,
+	.probe = counting_probe,
+	.usable = counting_usable,
+	.open = counting_open,
+	.task = counting_task,
+	.stop = counting_stop,
+	.emit = counting_emit,
+	.release = counting_release,
+};

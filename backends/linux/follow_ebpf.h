@@ -1,0 +1,39 @@
+#ifndef PMU_LINUX_FOLLOW_EBPF_H
+#define PMU_LINUX_FOLLOW_EBPF_H
+
+/*
+ * The eBPF follower (private to backends/linux): the cohort's forks, execs
+ * and exits from kernel tracepoints, into the cohort model, without
+ * stopping any task.  run.c drives it:
+ *
+ *   pmu_ebpf_open        load and attach the programs (before the fork);
+ *                        PMU_ERR_UNSUPPORTED with why and remedy when the
+ *                        host cannot (no BTF, no CAP_BPF, not built...);
+ *   pmu_ebpf_add_root    the root in the membership map, before its exec;
+ *   pmu_ebpf_fds         the ring buffer's fd, to poll;
+ *   pmu_ebpf_drain       consume the ring: every record into the model;
+ *   pmu_ebpf_root_status the root's wait status (reaped by run.c);
+ *   pmu_ebpf_evidence    what proves it attached;
+ *   pmu_ebpf_stats       records lost (failed reserves and map updates, and
+ *                        sequence gaps) and records undecodable;
+ *   pmu_ebpf_close       detach and free (NULL: no-op).
+ */
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "backend.h"
+
+struct pmu_ebpf_follow;
+
+int pmu_ebpf_open(struct pmu_cohort *c, const struct pmu_launch *l, struct pmu_ebpf_follow **out, char *why,
+		  size_t n, const char **remedy);
+int pmu_ebpf_add_root(struct pmu_ebpf_follow *e, pid_t root, char *why, size_t n);
+int pmu_ebpf_fds(const struct pmu_ebpf_follow *e, int *fds, int max);
+int pmu_ebpf_drain(struct pmu_ebpf_follow *e);
+void pmu_ebpf_root_status(struct pmu_ebpf_follow *e, int status);
+void pmu_ebpf_evidence(const struct pmu_ebpf_follow *e, char *out, size_t n);
+void pmu_ebpf_stats(const struct pmu_ebpf_follow *e, uint64_t *lost, uint64_t *malformed);
+void pmu_ebpf_close(struct pmu_ebpf_follow *e);
+
+#endif
