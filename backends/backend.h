@@ -33,6 +33,30 @@ int pmu_backend_settings(json_t *settings);
 #include "cohort_model.h"
 #include "collector.h"
 
+/* ---- the cohort's cgroup ------------------------------------------------ */
+
+/*
+ * A cgroup v2 leaf that is the cohort's own (--cohort cgroup or auto):
+ * made before the command is forked (the recorder may have to step aside
+ * to enable controllers), the command moved in before its exec, counted
+ * and read by every collector that scopes by it (collector.h:
+ * env->cohort_cgroup), and ended (what is left in it killed, the leaf
+ * removed) once every collector has stopped.
+ *   new: 0, or PMU_ERR_UNSUPPORTED with why and *remedy (this host or user
+ *        cannot have one), or another negative pmu_err;
+ *   enter: move pid in; 0 or a negative pmu_err with why;
+ *   id: its cgroup id (the kernfs inode, what bpf_get_current_cgroup_id()
+ *       gives), 0 unknown;
+ *   end: NULL is a no-op; 0 or PMU_ERR_IO when the leaf could not go.
+ */
+struct pmu_cohort_cgroup;
+
+int pmu_cohort_cgroup_new(struct pmu_cohort_cgroup **out, char *why, size_t n, const char **remedy);
+int pmu_cohort_cgroup_enter(struct pmu_cohort_cgroup *g, pid_t pid, char *why, size_t n);
+const char *pmu_cohort_cgroup_path(const struct pmu_cohort_cgroup *g);
+uint64_t pmu_cohort_cgroup_id(const struct pmu_cohort_cgroup *g);
+int pmu_cohort_cgroup_end(struct pmu_cohort_cgroup *g);
+
 /* ---- launch and follow -------------------------------------------------- */
 
 /*
@@ -153,16 +177,16 @@ struct pmu_counting;
  */
 int pmu_counting_new(const struct pmu_counting_opts *o, struct pmu_counting **out);
 void pmu_counting_free(struct pmu_counting *k);
-/* Before the root may exec: the cgroup (scope cgroup/auto) and its counters. */
-void pmu_counting_before_release(struct pmu_counting *k, pid_t root, uint64_t t);
+/* Before the root may exec: the cohort's cgroup (scope cgroup/auto) and its
+ * counters on every CPU; cg NULL: the cohort has none, and why. */
+struct pmu_cg;
+void pmu_counting_cgroup(struct pmu_counting *k, const struct pmu_cg *cg, const char *why, const char *remedy);
 void pmu_counting_task(struct pmu_counting *k, int inc, pid_t pid, pid_t tid, unsigned flags, uint64_t t);
 void pmu_counting_task_end(struct pmu_counting *k, int inc, pid_t tid, uint64_t t);
 void pmu_counting_task_exec(struct pmu_counting *k, int inc, pid_t pid, pid_t former_tid, uint64_t t);
 /* The cohort is gone (or let go): read what is open, the cgroup's counters
- * and statistics; remove the cgroup. */
+ * and statistics (the cgroup is ended after, by its owner). */
 void pmu_counting_stop(struct pmu_counting *k, uint64_t t);
-/* Why the cohort cgroup asked for could not be had, or NULL. */
-const char *pmu_counting_cgroup_problem(const struct pmu_counting *k);
 /* True when at least one event could be counted at all. */
 bool pmu_counting_usable(const struct pmu_counting *k, char *why, size_t n, const char **remedy);
 /*

@@ -43,6 +43,7 @@
 
 struct pmu_lifecycle;
 struct pmu_evspec;
+struct pmu_cohort_cgroup;
 
 /*
  * The bundle as a collector writes it: streams of JSON records under the
@@ -90,7 +91,10 @@ struct pmu_collector_env {
 	const struct pmu_run_config *cfg;
 	struct pmu_cohort *cohort;     /* the cohort model (lib/cohort_model.h) */
 	struct pmu_lifecycle *lc;      /* this collector's, live */
-	const char *cohort_cgroup;     /* the cohort's cgroup (path), or NULL */
+	/* the cohort's cgroup (backend.h), set before open; NULL: none, and
+	 * cgroup_why/cgroup_remedy say why when one was asked for */
+	const struct pmu_cohort_cgroup *cohort_cgroup;
+	const char *cgroup_why, *cgroup_remedy;
 	enum pmu_follow_stops stops;   /* of the follower in use */
 	const char *follower;          /* its name: "ptrace", "ebpf", "none" */
 	struct pmu_out *out;           /* the bundle */

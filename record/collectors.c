@@ -153,6 +153,16 @@ void pmurec_colls_followed(struct pmurec_colls *cs, const struct pmu_launch_resu
 	}
 }
 
+void pmurec_colls_cgroup(struct pmurec_colls *cs, const struct pmu_cohort_cgroup *g, const char *why,
+			 const char *remedy)
+{
+	for (size_t i = 0; i < cs->n; i++) {
+		cs->c[i].env.cohort_cgroup = g;
+		cs->c[i].env.cgroup_why = why;
+		cs->c[i].env.cgroup_remedy = remedy;
+	}
+}
+
 int pmurec_colls_open(struct pmurec_colls *cs, pid_t root, uint64_t t)
 {
 	int err = 0;

@@ -37,6 +37,9 @@ int pmurec_colls_new(const struct pmu_collector_ops *const *table, const struct 
 		     struct pmu_cohort *c, struct pmu_out *out, void **args, size_t nargs, json_t *caps,
 		     struct pmurec_colls **cs);
 void pmurec_colls_followed(struct pmurec_colls *cs, const struct pmu_launch_result *lr, bool stops);
+/* The cohort's cgroup (NULL: none, and why), before open. */
+void pmurec_colls_cgroup(struct pmurec_colls *cs, const struct pmu_cohort_cgroup *g, const char *why,
+			 const char *remedy);
 int pmurec_colls_open(struct pmurec_colls *cs, pid_t root, uint64_t t);
 const struct pmu_task_listener *pmurec_colls_listener(struct pmurec_colls *cs);
 int pmurec_colls_fds(void *cs, int *fds, int max);

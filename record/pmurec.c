@@ -612,6 +612,9 @@ struct rep_ctx {
 	struct pmurec_colls *colls;
 	struct pmu_launch_result *lr;
 	struct pmu_follow *f;
+	struct pmu_cohort_cgroup *cg;   /* the cohort's, or NULL and why */
+	char cg_why[400];
+	const char *cg_remedy;
 };
 
 /* The follower is attached and the root held: the collectors open. */
@@ -620,6 +623,13 @@ static void before_release(void *ctx, pid_t root)
 	struct rep_ctx *r = ctx;
 
 	pmurec_colls_followed(r->colls, r->lr, r->lr->follower && !strcmp(r->lr->follower, "ptrace") && r->lr->follow_ok);
+	/* the command into the cohort's cgroup before its exec */
+	if (r->cg && pmu_cohort_cgroup_enter(r->cg, root, r->cg_why, sizeof(r->cg_why))) {
+		r->cg_remedy = "run as root, or under a delegated cgroup (systemd-run --user --scope -p Delegate=yes)";
+		pmu_cohort_cgroup_end(r->cg);
+		r->cg = NULL;
+	}
+	pmurec_colls_cgroup(r->colls, r->cg, r->cg_why, r->cg_remedy);
 	if (pmurec_colls_open(r->colls, root, pmu_now_mono_ns()))
 		fprintf(stderr, "pmurec: %s\n", pmu_error_detail());
 }
@@ -1002,7 +1012,7 @@ static int record_repetition(struct opts *o, struct bundle_out *b, int k, const 
 	struct pmurec_colls *colls = NULL;
 	struct pmu_ext **ext = NULL;
 	size_t next = 0;
-	struct rep_ctx rc = { NULL, &lr, NULL };
+	struct rep_ctx rc = { NULL, &lr, NULL, NULL, "", NULL };
 	struct pmurec_loop loop = { 0 };
 	struct pmu_run_window win;
 	json_t *run, *list;
@@ -1037,6 +1047,23 @@ static int record_repetition(struct opts *o, struct bundle_out *b, int k, const 
 		goto out;
 	}
 	rc.colls = colls;
+	/*
+	 * The cohort's cgroup is made now, before the command is forked: the
+	 * recorder is then still alone in its own cgroup, and may step aside
+	 * to enable controllers (cgroup.c).  The command enters it before its
+	 * exec (before_release).
+	 */
+	if (o->mode > 0 && o->cohort != PMU_SCOPE_INHERIT) {
+		if (o->attach) {
+			snprintf(rc.cg_why, sizeof(rc.cg_why),
+				 "attached to a running tree: its processes are not moved into a cgroup");
+			rc.cg_remedy = "launch the command under pmurec to scope it by cgroup";
+		} else if (pmu_cohort_cgroup_new(&rc.cg, rc.cg_why, sizeof(rc.cg_why), &rc.cg_remedy)) {
+			if (!rc.cg_remedy)
+				rc.cg_remedy = "run as root, or under a delegated cgroup "
+					       "(systemd-run --user --scope -p Delegate=yes pmurec ...)";
+		}
+	}
 	err = stream_open(&w, &cw.s, "cohort.jsonl", "cohort");
 	if (err) {
 		fprintf(stderr, "pmurec: cannot write '%s': %s\n", b->path, pmu_error_detail());
@@ -1069,6 +1096,11 @@ static int record_repetition(struct opts *o, struct bundle_out *b, int k, const 
 		err = err ? err : e2;
 	}
 	pmurec_colls_stop(colls);
+	/* last: the cohort cgroup goes when nothing of the run is left */
+	pmu_cohort_cgroup_end(rc.cg);
+	rc.cg = NULL;
+	if (o->cohort == PMU_SCOPE_CGROUP && rc.cg_why[0])
+		fprintf(stderr, "pmurec: --cohort cgroup: %s; the bundle records it, and counts per process\n", rc.cg_why);
 	lr.end_ns = pmu_now_mono_ns(); /* the window holds the collectors' ends too */
 	if (err || pmu_backend_abort || lr.exec_failed) {
 		if (lr.exec_failed)
@@ -1171,6 +1203,7 @@ out:
 	/* on the way out after a failure: the bag is aborted, the handles go */
 	stream_close(&cw.s);
 	pmurec_colls_free(colls);
+	pmu_cohort_cgroup_end(rc.cg);
 	for (size_t i = 0; i < next; i++)
 		pmu_ext_free(ext[i]);
 	free(ext);

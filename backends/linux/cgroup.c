@@ -19,6 +19,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "backend.h"
 #include "cgroup.h"
 #include "error.h"
 #include "util.h"
@@ -855,5 +856,57 @@ int pmu_cg_destroy(struct pmu_cg *cg)
 		close(cg->parentfd);
 		cg->parentfd = -1;
 	}
+	return err;
+}
+
+/* ---- the cohort's cgroup (backend.h) ----------------------------------- */
+
+int pmu_cohort_cgroup_new(struct pmu_cohort_cgroup **out, char *why, size_t n, const char **remedy)
+{
+	struct pmu_cohort_cgroup *g = calloc(1, sizeof(*g));
+	int err;
+
+	*out = NULL;
+	if (!g)
+		return pmu_error(PMU_ERR_NOMEM, "out of memory");
+	pmu_cg_init(&g->cg);
+	if ((err = pmu_cg_create(&g->cg, why, n, remedy))) {
+		pmu_cg_destroy(&g->cg);
+		free(g);
+		return err;
+	}
+	*out = g;
+	return 0;
+}
+
+int pmu_cohort_cgroup_enter(struct pmu_cohort_cgroup *g, pid_t pid, char *why, size_t n)
+{
+	int err = pmu_cg_enter(&g->cg, pid);
+
+	if (err)
+		snprintf(why, n, "cannot move the command into %.200s: %.160s", g->cg.path, pmu_error_detail());
+	return err;
+}
+
+const char *pmu_cohort_cgroup_path(const struct pmu_cohort_cgroup *g)
+{
+	return g ? g->cg.path : NULL;
+}
+
+uint64_t pmu_cohort_cgroup_id(const struct pmu_cohort_cgroup *g)
+{
+	struct stat st;
+
+	return g && g->cg.dirfd >= 0 && fstat(g->cg.dirfd, &st) == 0 ? (uint64_t)st.st_ino : 0;
+}
+
+int pmu_cohort_cgroup_end(struct pmu_cohort_cgroup *g)
+{
+	int err;
+
+	if (!g)
+		return 0;
+	err = pmu_cg_destroy(&g->cg);
+	free(g);
 	return err;
 }

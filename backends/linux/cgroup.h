@@ -106,4 +106,10 @@ int pmu_sys_pressure(struct pmu_cgsnap *s);
  */
 int pmu_cg_destroy(struct pmu_cg *cg);
 
+/* The cohort's cgroup of backend.h (pmu_cohort_cgroup_*): one leaf, made
+ * by the recorder, read by the collectors that scope by it. */
+struct pmu_cohort_cgroup {
+	struct pmu_cg cg;
+};
+
 #endif

@@ -125,10 +125,10 @@ struct pmu_counting {
 	bool prelude_done;
 	int err;                /* emit's first error */
 	/* cohort cgroup */
-	bool cg_tried, cg_ok, cg_made;
+	bool cg_tried, cg_ok;
 	char cg_reason[400];
 	const char *cg_remedy;
-	struct pmu_cg cg;
+	const struct pmu_cg *cgp; /* the cohort's cgroup (the recorder's), NULL */
 	int ncpus;
 	int *cpus;
 	int *cgfd;              /* [cpu][event] */
@@ -417,7 +417,6 @@ int pmu_counting_new(const struct pmu_counting_opts *o, struct pmu_counting **ou
 	k->read_format = PERF_FORMAT_GROUP | PERF_FORMAT_TOTAL_TIME_ENABLED | PERF_FORMAT_TOTAL_TIME_RUNNING |
 			 PERF_FORMAT_ID | PERF_FORMAT_LOST;
 	k->t_probe = pmu_now_mono_ns();
-	pmu_cg_init(&k->cg);
 	pmu_cgsnap_init(&k->cg_a);
 	pmu_cgsnap_init(&k->cg_b);
 	pmu_cgsnap_init(&k->sys_a);
@@ -524,27 +523,9 @@ int pmu_counting_new(const struct pmu_counting_opts *o, struct pmu_counting **ou
 			k->fd_budget = 1L << 30;
 		}
 	}
-	/*
-	 * The cohort's cgroup is made now, before the command is forked: the
-	 * recorder is then still alone in its own cgroup, and may step aside
-	 * to enable controllers (cgroup.c).  The command enters it before its
-	 * exec (pmu_counting_before_release).
-	 */
-	if (o->scope != PMU_SCOPE_INHERIT) {
-		const char *remedy = NULL;
-
-		k->cg_tried = true;
-		if (o->attach) {
-			snprintf(k->cg_reason, sizeof(k->cg_reason),
-				 "attached to a running tree: its processes are not moved into a cgroup");
-			k->cg_remedy = "launch the command under pmurec to scope it by cgroup";
-		} else if (pmu_cg_create(&k->cg, k->cg_reason, sizeof(k->cg_reason), &remedy)) {
-			k->cg_remedy = remedy ? remedy : "run as root, or under a delegated cgroup "
-							  "(systemd-run --user --scope -p Delegate=yes pmurec ...)";
-		} else {
-			k->cg_made = true;
-		}
-	}
+	/* the cohort's cgroup is the cohort's (the recorder makes it and
+	 * moves the command in); it is counted when there is one */
+	k->cg_tried = o->scope != PMU_SCOPE_INHERIT;
 	*out = k;
 	return 0;
 }
@@ -824,20 +805,19 @@ static int online_cpus(int **out)
 	return n;
 }
 
-void pmu_counting_before_release(struct pmu_counting *k, pid_t root, uint64_t t)
+void pmu_counting_cgroup(struct pmu_counting *k, const struct pmu_cg *cg, const char *why, const char *remedy)
 {
-	(void)t;
-	if (!k || !k->cg_made)
+	if (!k || !k->cg_tried)
 		return;
-	if (pmu_cg_enter(&k->cg, root)) {
-		snprintf(k->cg_reason, sizeof(k->cg_reason), "cannot move the command into %.200s: %.160s", k->cg.path,
-			 pmu_error_detail());
-		k->cg_remedy = "run as root, or under a delegated cgroup (systemd-run --user --scope -p Delegate=yes)";
-		pmu_cg_destroy(&k->cg);
+	if (!cg) {
+		snprintf(k->cg_reason, sizeof(k->cg_reason), "%s", why ? why : "the cohort has no cgroup");
+		k->cg_remedy = remedy ? remedy : "run as root, or under a delegated cgroup "
+						 "(systemd-run --user --scope -p Delegate=yes pmurec ...)";
 		return;
 	}
+	k->cgp = cg;
 	k->cg_ok = true;
-	k->cg_snap_ok = pmu_cg_snapshot(&k->cg, &k->cg_a) == 0;
+	k->cg_snap_ok = pmu_cg_snapshot(k->cgp, &k->cg_a) == 0;
 	k->sys_snap_ok = pmu_sys_pressure(&k->sys_a) == 0;
 	/* the cohort's counters on every CPU */
 	k->ncpus = online_cpus(&k->cpus);
@@ -864,7 +844,7 @@ void pmu_counting_before_release(struct pmu_counting *k, pid_t root, uint64_t t)
 		k->cgfd[i] = -1;
 	for (int c = 0; c < k->ncpus; c++)
 		for (int gi = 0; gi < k->ngrp; gi++) {
-			int err = open_group(k, &k->grp[gi], k->cg.dirfd, k->cpus[c], PERF_FLAG_PID_CGROUP, false,
+			int err = open_group(k, &k->grp[gi], k->cgp->dirfd, k->cpus[c], PERF_FLAG_PID_CGROUP, false,
 					     &k->cgfd[c * k->nev]);
 
 			if (err) {
@@ -901,22 +881,10 @@ void pmu_counting_stop(struct pmu_counting *k, uint64_t t)
 		}
 	if (k->cg_ok) {
 		if (k->cg_snap_ok)
-			k->cg_snap_ok = pmu_cg_snapshot(&k->cg, &k->cg_b) == 0;
+			k->cg_snap_ok = pmu_cg_snapshot(k->cgp, &k->cg_b) == 0;
 		if (k->sys_snap_ok)
 			k->sys_snap_ok = pmu_sys_pressure(&k->sys_b) == 0;
-		pmu_cg_destroy(&k->cg);
 	}
-}
-
-const char *pmu_counting_cgroup_problem(const struct pmu_counting *k)
-{
-	if (!k || !k->cg_tried)
-		return NULL;
-	if (!k->cg_ok)
-		return k->cg_reason;
-	if (!k->cg_count_ok)
-		return k->cg_count_reason;
-	return NULL;
 }
 
 bool pmu_counting_usable(const struct pmu_counting *k, char *why, size_t n, const char **remedy)
@@ -956,7 +924,6 @@ void pmu_counting_free(struct pmu_counting *k)
 	free(k->cpus);
 	free(k->cgfd);
 	free(k->cgr);
-	pmu_cg_destroy(&k->cg);
 	pmu_cgsnap_release(&k->cg_a);
 	pmu_cgsnap_release(&k->cg_b);
 	pmu_cgsnap_release(&k->sys_a);
@@ -1110,11 +1077,11 @@ static void prelude(struct pmu_counting *k)
 		json_object_set_new(o, "status", json_string("not-requested"));
 	} else if (k->cg_ok) {
 		json_object_set_new(o, "status", json_string("ok"));
-		json_object_set_new(o, "cgroup", pmu_json_text(k->cg.path));
-		if (k->cg.controllers[0])
-			json_object_set_new(o, "controllers", pmu_json_text(k->cg.controllers));
-		if (k->cg.notes[0])
-			json_object_set_new(o, "note", pmu_json_text(k->cg.notes));
+		json_object_set_new(o, "cgroup", pmu_json_text(k->cgp->path));
+		if (k->cgp->controllers[0])
+			json_object_set_new(o, "controllers", pmu_json_text(k->cgp->controllers));
+		if (k->cgp->notes[0])
+			json_object_set_new(o, "note", pmu_json_text(k->cgp->notes));
 	} else {
 		json_object_set_new(o, "status", json_string("unavailable"));
 		json_object_set_new(o, "reason", pmu_json_text(k->cg_reason));
@@ -1414,8 +1381,10 @@ static int counting_open(void *state, pid_t root, uint64_t t)
 
 	if (!cc->env->followed)
 		return 0;
+	(void)root;
 	pmu_lc_step(cc->env->lc, "opened", t);
-	pmu_counting_before_release(cc->k, root, t);
+	pmu_counting_cgroup(cc->k, cc->env->cohort_cgroup ? &cc->env->cohort_cgroup->cg : NULL, cc->env->cgroup_why,
+			    cc->env->cgroup_remedy);
 	/* the evidence grows at the end: what was counted */
 	pmu_lc_attached(cc->env->lc, t, "counter groups opened before the command's exec");
 	return 0;
@@ -1445,13 +1414,10 @@ static void counting_stop(void *state, uint64_t t)
 {
 	struct counting_coll *cc = state;
 
-	/* last of all: the cohort cgroup goes when nothing of the run is left */
+	/* the cgroup's last statistics, before its owner ends it */
 	pmu_counting_stop(cc->k, t);
 	if (cc->env->followed)
 		pmu_lc_step(cc->env->lc, "stopped", t);
-	if (cc->env->cfg->scope == PMU_SCOPE_CGROUP && pmu_counting_cgroup_problem(cc->k))
-		fprintf(stderr, "pmurec: --cohort cgroup: %s; the bundle records it, and counts per process\n",
-			pmu_counting_cgroup_problem(cc->k));
 }
 
 static int counting_emit(void *state, struct pmu_collector_env *env, const struct pmu_run_window *win)
