@@ -1,61 +1,355 @@
-/* The eBPF follower: placeholder until the loader lands (unavailable, with the reason). */
+/*
+ * The eBPF follower (follow_ebpf.h): the records of the loader
+ * (follow_bpf.c, bpf/follow.bpf.c) into the cohort model.  No task is ever
+ * stopped: the kernel reports each fork, exec and exit of a member as it
+ * happens, and the loop drains the ring on its tick.
+ *
+ * What each record does:
+ *   fork, thread:  a thread of the incarnation its tgid is;
+ *   fork, process: a new incarnation, parent the forking one, identity
+ *                  (pid, /proc starttime in clock ticks) from the kernel;
+ *   exec:          its exec (after a non-leader exec, the old tid is gone);
+ *   exit:          one per thread, with the kernel's final accounting, summed
+ *                  per incarnation; the group's last thread ends it, with
+ *                  the wait(2) status of the process.
+ * A record that names a task the model does not have (its fork record was
+ * lost) is counted with the malformed ones: it is never made up.
+ *
+ * The totals and their sources (spec 12.5, resource records):
+ *   cpu_user_ns, cpu_system_ns: sum_exec_runtime of the threads, split in
+ *     the proportion of their utime:stime ticks, as /proc/PID/stat does
+ *     (cputime_adjust);
+ *   minor/major faults, voluntary/involuntary switches: the threads' sums;
+ *   read_bytes, write_bytes: rchar, wchar of the threads, summed (the
+ *     process's own, as the ptrace follower reads them);
+ *   max_rss_bytes: signal->maxrss at the group's end (the largest RSS of
+ *     the process, an exec'd-away image included).
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
 #include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include "error.h"
+#include "follow_bpf.h"
 #include "follow_ebpf.h"
+#include "util.h"
+
+/* Per incarnation, while it lives: the sums of its threads' exits. */
+struct acc {
+	uint64_t runtime, utime, stime, minflt, majflt, nvcsw, nivcsw, rchar, wchar;
+	uint32_t exits;
+};
+
+struct pmu_ebpf_follow {
+	struct pmu_cohort *c;
+	struct pmu_bpf_follow *bpf;
+	pid_t root;
+	int root_status;
+	bool root_reaped;
+	struct acc *acc;        /* by incarnation index, grown with the cohort */
+	size_t nacc;
+	uint64_t unknown;       /* records naming a task the model does not have */
+	int err;
+	long page;
+};
+
+static struct acc *acc_of(struct pmu_ebpf_follow *e, const struct pmu_incarnation *in)
+{
+	size_t i = (size_t)(in - e->c->incs);
+
+	if (i >= e->nacc) {
+		size_t n = e->nacc ? e->nacc : 64;
+		struct acc *a;
+
+		while (n <= i)
+			n *= 2;
+		if (!(a = realloc(e->acc, n * sizeof(*a))))
+			return NULL;
+		memset(a + e->nacc, 0, (n - e->nacc) * sizeof(*a));
+		e->acc = a;
+		e->nacc = n;
+	}
+	return &e->acc[i];
+}
 
 int pmu_ebpf_open(struct pmu_cohort *c, const struct pmu_launch *l, struct pmu_ebpf_follow **out, char *why,
 		  size_t n, const char **remedy)
 {
-	(void)c;
-	(void)l;
+	struct pmu_bpf_follow_opts o = { .ring_bytes = l->ring_bytes };
+	struct pmu_bpf_why w = { 0 };
+	struct pmu_ebpf_follow *e;
+	int err;
+
 	*out = NULL;
-	snprintf(why, n, "the eBPF follower is not built in this pmu");
-	*remedy = "record with --follower ptrace";
-	return PMU_ERR_UNSUPPORTED;
+	if (!(e = calloc(1, sizeof(*e))))
+		return pmu_error(PMU_ERR_NOMEM, "out of memory");
+	e->c = c;
+	e->page = sysconf(_SC_PAGESIZE);
+	err = pmu_bpf_follow_open(&o, &e->bpf, &w);
+	if (err) {
+		snprintf(why, n, "%s", w.reason[0] ? w.reason : pmu_error_detail());
+		*remedy = w.remedy ? w.remedy : "record with --follower ptrace";
+		free(e);
+		return err == PMU_ERR_INVAL ? err : PMU_ERR_UNSUPPORTED;
+	}
+	*out = e;
+	return 0;
 }
 
 int pmu_ebpf_add_root(struct pmu_ebpf_follow *e, pid_t root, char *why, size_t n)
 {
-	(void)e;
-	(void)root;
-	snprintf(why, n, "not built");
-	return PMU_ERR_UNSUPPORTED;
+	int err = pmu_bpf_follow_add_root(e->bpf, root);
+
+	if (err)
+		snprintf(why, n, "cannot add the command (pid %d) to the membership map: %s", (int)root,
+			 pmu_error_detail());
+	else
+		e->root = root;
+	return err;
 }
 
 int pmu_ebpf_fds(const struct pmu_ebpf_follow *e, int *fds, int max)
 {
-	(void)e;
-	(void)fds;
-	(void)max;
+	if (!e || max < 1 || pmu_bpf_follow_fd(e->bpf) < 0)
+		return 0;
+	fds[0] = pmu_bpf_follow_fd(e->bpf);
+	return 1;
+}
+
+/* The command's name after exec: what the kernel sets (the file's basename,
+ * TASK_COMM_LEN - 1 bytes). */
+static void comm_of_path(const char *path, char *comm, size_t n)
+{
+	const char *b = strrchr(path, '/');
+
+	snprintf(comm, n, "%.15s", b ? b + 1 : path);
+}
+
+/*
+ * The exec'd file's path, resolved as /proc/PID/exe would give it: the
+ * kernel has the name exec was given; an absolute one is resolved (symbolic
+ * links followed), a relative one through /proc/PID/exe while the process
+ * is still that incarnation, else kept as given.
+ */
+static void exec_path(const struct pmu_bpf_exec *x, const struct pmu_incarnation *in, char *out, size_t n)
+{
+	char link[64], buf[PATH_MAX];
+	ssize_t len;
+	uint64_t st = 0;
+
+	if (x->filename[0] == '/' && realpath(x->filename, buf)) {
+		snprintf(out, n, "%s", buf);
+		return;
+	}
+	snprintf(link, sizeof(link), "/proc/%d/exe", (int)x->tgid);
+	if (pmu_pid_starttime((int)x->tgid, &st) == 0 && st == in->boot_start &&
+	    (len = readlink(link, buf, sizeof(buf) - 1)) > 0) {
+		buf[len] = '\0';
+		snprintf(out, n, "%s", buf);
+		return;
+	}
+	snprintf(out, n, "%s", x->filename[0] ? x->filename : "?");
+}
+
+/* The group's end: totals from the sums, the status from the kernel. */
+static void group_end(struct pmu_ebpf_follow *e, struct pmu_incarnation *in, const struct pmu_bpf_exit *x)
+{
+	static const char cpu_src[] = "eBPF: the threads' sum_exec_runtime at exit, split by their utime:stime "
+				      "ticks (as /proc/PID/stat)";
+	static const char sum_src[] = "eBPF: the threads' task accounting at exit, summed";
+	static const char io_src[] = "eBPF: the threads' rchar, wchar (task io accounting) at exit, summed";
+	static const char rss_src[] = "eBPF: signal->maxrss at the group's exit";
+	struct acc *a = acc_of(e, in);
+	struct pmu_resource *res = pmu_cohort_res(in);
+	int st = x->group_status, kind = WIFEXITED(st) ? 1 : WIFSIGNALED(st) ? 2 : 0;
+
+	if (res && a) {
+		uint64_t ticks = a->utime + a->stime, user;
+
+		/* cputime_adjust: all to one side when the other has no tick
+		 * (no tick at all: all to user) */
+		if (!a->stime)
+			user = a->runtime;
+		else if (!a->utime)
+			user = 0;
+		else
+			user = (uint64_t)((unsigned __int128)a->runtime * a->utime / ticks);
+		pmu_res_set(&res[PMU_RES_CPU_USER_NS], user, cpu_src);
+		pmu_res_set(&res[PMU_RES_CPU_SYSTEM_NS], a->runtime - user, cpu_src);
+		pmu_res_set(&res[PMU_RES_MINOR_FAULTS], a->minflt, sum_src);
+		pmu_res_set(&res[PMU_RES_MAJOR_FAULTS], a->majflt, sum_src);
+		pmu_res_set(&res[PMU_RES_VOLUNTARY_SWITCHES], a->nvcsw, sum_src);
+		pmu_res_set(&res[PMU_RES_INVOLUNTARY_SWITCHES], a->nivcsw, sum_src);
+		pmu_res_set(&res[PMU_RES_MAX_RSS_BYTES], x->maxrss_pages * (uint64_t)e->page, rss_src);
+		if (a->exits < in->ntids) {
+			/* a thread's exit record was lost: a sum without it would be short */
+			for (int r = 0; r < PMU_RES_COUNT_; r++)
+				if (r != PMU_RES_MAX_RSS_BYTES)
+					pmu_res_unavail(&res[r], sum_src, "none: the loss is recorded in the cohort lifecycle",
+							"%u of %u threads' exit records were received", a->exits,
+							in->ntids);
+		} else {
+			pmu_res_set(&res[PMU_RES_READ_BYTES], a->rchar, io_src);
+			pmu_res_set(&res[PMU_RES_WRITE_BYTES], a->wchar, io_src);
+		}
+	}
+	if (in->d && x->comm[0])
+		snprintf(in->d->comm, sizeof(in->d->comm), "%.*s", (int)strnlen(x->comm, sizeof(x->comm)), x->comm);
+	pmu_cohort_end(e->c, in, kind, kind == 1 ? WEXITSTATUS(st) : kind == 2 ? WTERMSIG(st) : 0,
+		       x->exit_ns ? x->exit_ns : x->h.time_ns);
+}
+
+static int on_record(const union pmu_bpf_rec *r, void *arg)
+{
+	struct pmu_ebpf_follow *e = arg;
+	struct pmu_cohort *c = e->c;
+	struct pmu_incarnation *in;
+
+	switch (r->h.kind) {
+	case PMU_BPF_REC_FORK: {
+		const struct pmu_bpf_fork *f = &r->fork;
+
+		if (f->flags & PMU_BPF_FORK_NOTRACK)
+			break; /* counted by the loader as a map failure: a loss */
+		in = pmu_cohort_of_pid(c, (pid_t)f->parent_tgid);
+		if (!in) {
+			e->unknown++;
+			break;
+		}
+		if (f->flags & PMU_BPF_FORK_THREAD) {
+			int k = pmu_cohort_add_tid(c, in, (pid_t)f->child_tid);
+
+			if (k == 1)
+				/* a tid the process had before: a new task all the same */
+				pmu_cohort_task_joined(c, in, (pid_t)f->child_tid, f->h.time_ns);
+			else if (k < 0 && !e->err)
+				e->err = k;
+			break;
+		}
+		/* a child inherits its parent's comm until it execs */
+		if (!pmu_cohort_add(c, (pid_t)f->child_tgid, in->id, f->h.time_ns, f->child_start_ticks,
+				    in->d ? in->d->comm : "?", false) &&
+		    !c->limit_reason[0] && !e->err)
+			e->err = c->err ? c->err : pmu_error(PMU_ERR_NOMEM, "out of memory");
+		break;
+	}
+	case PMU_BPF_REC_EXEC: {
+		const struct pmu_bpf_exec *x = &r->exec;
+		char path[PATH_MAX];
+
+		in = pmu_cohort_of_pid(c, (pid_t)x->tgid);
+		if (!in) {
+			e->unknown++;
+			break;
+		}
+		if (x->old_tid != x->tid)
+			pmu_cohort_task_exec(c, in, (pid_t)x->old_tid, x->h.time_ns);
+		exec_path(x, in, path, sizeof(path));
+		pmu_cohort_exec(c, in, x->h.time_ns, path);
+		if (in->d)
+			comm_of_path(x->filename, in->d->comm, sizeof(in->d->comm));
+		break;
+	}
+	case PMU_BPF_REC_EXIT: {
+		const struct pmu_bpf_exit *x = &r->exit;
+		struct acc *a;
+
+		in = pmu_cohort_of_tid(c, (pid_t)x->tid);
+		if (!in || in->pid != (pid_t)x->tgid) {
+			e->unknown++;
+			break;
+		}
+		if ((a = acc_of(e, in))) {
+			a->runtime += x->sum_exec_runtime_ns;
+			a->utime += x->utime_ns;
+			a->stime += x->stime_ns;
+			a->minflt += x->min_flt;
+			a->majflt += x->maj_flt;
+			a->nvcsw += x->nvcsw;
+			a->nivcsw += x->nivcsw;
+			a->rchar += x->rchar;
+			a->wchar += x->wchar;
+			a->exits++;
+		}
+		pmu_cohort_task_ended(c, in, (pid_t)x->tid, x->h.time_ns);
+		if (x->flags & PMU_BPF_EXIT_GROUP_DEAD)
+			group_end(e, in, x);
+		break;
+	}
+	default:
+		e->unknown++;
+	}
 	return 0;
 }
 
 int pmu_ebpf_drain(struct pmu_ebpf_follow *e)
 {
-	(void)e;
-	return 0;
+	int n;
+
+	if (!e)
+		return 0;
+	n = pmu_bpf_follow_drain(e->bpf, on_record, e);
+	if (n < 0)
+		return n;
+	return e->err;
 }
 
 void pmu_ebpf_root_status(struct pmu_ebpf_follow *e, int status)
 {
-	(void)e;
-	(void)status;
+	if (!e)
+		return;
+	e->root_reaped = true;
+	e->root_status = status;
+}
+
+bool pmu_ebpf_done(struct pmu_ebpf_follow *e)
+{
+	size_t n = 1;
+
+	/* once the root is reaped, the members left say whether more records
+	 * will come; none: every record is in the ring (drained by the caller) */
+	if (!e || !e->root_reaped)
+		return false;
+	if (e->c->live_incs == 0)
+		return true;
+	return pmu_bpf_follow_members(e->bpf, &n) == 0 && n == 0;
 }
 
 void pmu_ebpf_evidence(const struct pmu_ebpf_follow *e, char *out, size_t n)
 {
-	(void)e;
-	snprintf(out, n, "none");
+	struct pmu_bpf_follow_stats st;
+
+	pmu_bpf_follow_stats(e->bpf, &st);
+	snprintf(out, n,
+		 "tracepoints sched_process_fork, sched_process_exec and sched_process_exit attached and pid %d in "
+		 "the membership map before its exec (load %.1f ms, attach %.1f ms; BTF: %s)",
+		 (int)e->root, st.load_ms, st.attach_ms, st.btf_source);
 }
 
 void pmu_ebpf_stats(const struct pmu_ebpf_follow *e, uint64_t *lost, uint64_t *malformed)
 {
-	(void)e;
+	struct pmu_bpf_follow_stats st;
+
 	*lost = *malformed = 0;
+	if (!e)
+		return;
+	pmu_bpf_follow_stats(e->bpf, &st);
+	/* every sequence number not delivered is a lost record: failed
+	 * reserves, and children not followed because the map was full */
+	*lost = st.dropped + st.map_fail + (st.gaps > st.dropped ? st.gaps - st.dropped : 0);
+	*malformed = st.malformed + e->unknown;
 }
 
 void pmu_ebpf_close(struct pmu_ebpf_follow *e)
 {
-	(void)e;
+	if (!e)
+		return;
+	pmu_bpf_follow_close(e->bpf);
+	free(e->acc);
+	free(e);
 }

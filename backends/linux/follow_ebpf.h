@@ -13,11 +13,13 @@
  *   pmu_ebpf_fds         the ring buffer's fd, to poll;
  *   pmu_ebpf_drain       consume the ring: every record into the model;
  *   pmu_ebpf_root_status the root's wait status (reaped by run.c);
+ *   pmu_ebpf_done        whether any record can still come;
  *   pmu_ebpf_evidence    what proves it attached;
  *   pmu_ebpf_stats       records lost (failed reserves and map updates, and
  *                        sequence gaps) and records undecodable;
  *   pmu_ebpf_close       detach and free (NULL: no-op).
  */
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <sys/types.h>
@@ -32,6 +34,8 @@ int pmu_ebpf_add_root(struct pmu_ebpf_follow *e, pid_t root, char *why, size_t n
 int pmu_ebpf_fds(const struct pmu_ebpf_follow *e, int *fds, int max);
 int pmu_ebpf_drain(struct pmu_ebpf_follow *e);
 void pmu_ebpf_root_status(struct pmu_ebpf_follow *e, int status);
+/* After the root is reaped: no record will come any more (drain once more). */
+bool pmu_ebpf_done(struct pmu_ebpf_follow *e);
 void pmu_ebpf_evidence(const struct pmu_ebpf_follow *e, char *out, size_t n);
 void pmu_ebpf_stats(const struct pmu_ebpf_follow *e, uint64_t *lost, uint64_t *malformed);
 void pmu_ebpf_close(struct pmu_ebpf_follow *e);

@@ -670,11 +670,10 @@ int pmu_follow_drain(struct pmu_follow *f, bool *done)
 		*done = true; /* nothing traced is left */
 	if (f->kind == PMU_FOLLOW_NONE)
 		*done = f->root_reaped;
-	if (f->kind == PMU_FOLLOW_EBPF) {
-		/* the last records of the tasks that just ended */
-		if (!err && f->root_reaped)
-			err = pmu_ebpf_drain(f->ebpf);
-		*done = f->root_reaped && all_ended(f->c);
+	if (f->kind == PMU_FOLLOW_EBPF && !err && f->root_reaped && pmu_ebpf_done(f->ebpf)) {
+		/* no member is left: the last records are in the ring */
+		err = pmu_ebpf_drain(f->ebpf);
+		*done = true;
 	}
 	return err;
 }
