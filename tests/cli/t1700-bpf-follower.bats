@@ -130,6 +130,45 @@ PY
 	[ ! -e "$W/ran" ]
 }
 
+@test "the record decoder refuses every malformed sample and accepts the seeds" {
+	local seeds=$BATS_TEST_DIRNAME/../fuzz/corpus/bpfrec d=$BATS_TEST_TMPDIR
+	run "$DUMP" --decode "$seeds"/fork "$seeds"/fork-thread "$seeds"/exec "$seeds"/exec-truncated \
+		"$seeds"/exit-group "$seeds"/exit-thread
+	assert_success
+	[ "$(grep -c ' ok ' <<<"$output")" -eq 6 ]
+	# mutations: (name, seed, byte offset, new bytes as hex) or a cut length
+	$PY - "$seeds" "$d" <<'PY'
+import sys
+seeds, d = sys.argv[1], sys.argv[2]
+def put(name, seed, off=None, new=b"", cut=None):
+    b = bytearray(open(f"{seeds}/{seed}", "rb").read())
+    if cut is not None:
+        b = b[:cut]
+    else:
+        b[off:off + len(new)] = new
+    open(f"{d}/{name}", "wb").write(b)
+put("short-header", "fork", cut=10)
+put("short-body", "exec", cut=200)
+put("seq0", "fork", 0, bytes(8))
+put("kind9", "fork", 16, b"\x09\x00")
+put("size-lies", "fork", 18, b"\x40\x00")
+put("fork-flags", "fork", 40, b"\x80\x00\x00\x00")
+put("fork-thread-lies", "fork", 40, b"\x01\x00\x00\x00")
+put("exec-no-nul", "exec-truncated", 64 + 255, b"a")
+put("exec-len-lies", "exec", 56, b"\x05\x00\x00\x00")
+put("exit-group-on-thread", "exit-thread", 48, b"\x00\x05\x00\x00")
+put("exit-comm-no-nul", "exit-group", 208, b"x" * 16)
+PY
+	run "$DUMP" --decode "$d"/short-header "$d"/short-body "$d"/seq0 "$d"/kind9 "$d"/size-lies \
+		"$d"/fork-flags "$d"/fork-thread-lies "$d"/exec-no-nul "$d"/exec-len-lies \
+		"$d"/exit-group-on-thread "$d"/exit-comm-no-nul
+	assert_success
+	refute_output --partial ' ok '
+	[ "$(grep -c ' corrupt: ' <<<"$output")" -eq 11 ]
+	assert_line --partial 'exec filename not terminated at its length'
+	assert_line --partial 'group fields on a thread that is not the last'
+}
+
 teardown() {
 	nobody_teardown || :
 }

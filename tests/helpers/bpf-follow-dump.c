@@ -16,6 +16,9 @@
  * and exit 3 (the command never runs).  --load-only opens, prints the
  * stats with the load timings, closes.  Exit 0 otherwise, 2 on a usage or
  * system error.
+ *   bpf-follow-dump --decode FILE...
+ * decodes each file as one ring sample: "FILE ok KIND" or "FILE corrupt:
+ * DETAIL" per file (the decoder's tests; exit 0).
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -141,6 +144,28 @@ static double now_ms(void)
 	return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
 }
 
+static int decode_files(int n, char **files)
+{
+	static const char *kinds[] = {[PMU_BPF_REC_FORK] = "fork", [PMU_BPF_REC_EXEC] = "exec",
+	                              [PMU_BPF_REC_EXIT] = "exit"};
+	for (int k = 0; k < n; k++) {
+		unsigned char buf[4096];
+		union pmu_bpf_rec r;
+		FILE *fp = fopen(files[k], "rb");
+		if (!fp) {
+			fprintf(stderr, "bpf-follow-dump: cannot open '%s': %s\n", files[k], strerror(errno));
+			return 2;
+		}
+		size_t len = fread(buf, 1, sizeof(buf), fp);
+		fclose(fp);
+		if (pmu_bpf_decode(buf, len, &r))
+			printf("%s corrupt: %s\n", files[k], pmu_error_detail());
+		else
+			printf("%s ok %s\n", files[k], kinds[r.h.kind]);
+	}
+	return 0;
+}
+
 static int usage(void)
 {
 	fprintf(stderr, "usage: bpf-follow-dump [--ring BYTES] [--btf auto|full|min] [--interval MS] "
@@ -157,6 +182,8 @@ int main(int argc, char **argv)
 	bool load_only = false, sleep_only = false;
 
 	page_size = sysconf(_SC_PAGESIZE);
+	if (argc > 1 && !strcmp(argv[1], "--decode"))
+		return decode_files(argc - 2, argv + 2);
 	for (i = 1; i < argc; i++) {
 		const char *a = argv[i];
 		if (!strcmp(a, "--")) {
