@@ -271,7 +271,7 @@ static int on_sample(void *ctx, void *data, size_t len)
 	f->delivered++;
 	if (f->cb && f->cb(&r, f->arg)) {
 		f->cb_stop = 1;
-		return 1; /* stops ring_buffer__consume */
+		return -ECANCELED; /* libbpf stops at a negative return */
 	}
 	return 0;
 }
@@ -442,20 +442,25 @@ int pmu_bpf_follow_drain(struct pmu_bpf_follow *f, pmu_bpf_record_fn cb, void *a
 	return n < 0 ? 0 : n;
 }
 
-int pmu_bpf_follow_members(struct pmu_bpf_follow *f, size_t *n)
+static int count_keys(int fd, size_t *n)
 {
-	int fd = bpf_map__fd(f->skel->maps.members);
 	__u32 key, next;
-	size_t c = 0;
 	const void *prev = NULL;
 	while (bpf_map_get_next_key(fd, prev, &next) == 0) {
-		c++;
+		++*n;
 		key = next;
 		prev = &key;
 	}
-	if (errno != ENOENT)
+	return errno == ENOENT ? 0 : -1;
+}
+
+/* members, plus threads between their exit and their last switch: both
+ * maps are emptied only after the last record is committed */
+int pmu_bpf_follow_members(struct pmu_bpf_follow *f, size_t *n)
+{
+	*n = 0;
+	if (count_keys(bpf_map__fd(f->skel->maps.members), n) || count_keys(bpf_map__fd(f->skel->maps.dying), n))
 		return pmu_error(PMU_ERR_IO, "cannot walk the ebpf follower's members: %s", strerror(errno));
-	*n = c;
 	return 0;
 }
 

@@ -114,7 +114,9 @@ int pmu_bpf_follow_fd(const struct pmu_bpf_follow *f);
 /* Drain what the ring holds now; returns records consumed (>= 0) or a
  * negative pmu_err. */
 int pmu_bpf_follow_drain(struct pmu_bpf_follow *f, pmu_bpf_record_fn cb, void *arg);
-/* Live members in the map now (walks it: O(members) syscalls). */
+/* Live members now (walks the maps: O(members) syscalls): processes of the
+ * cohort, and exited threads whose exit record is not yet sent.  0 after
+ * the root is reaped: every record is in the ring; drain once more. */
 int pmu_bpf_follow_members(struct pmu_bpf_follow *f, size_t *n);
 void pmu_bpf_follow_stats(struct pmu_bpf_follow *f, struct pmu_bpf_follow_stats *st);
 void pmu_bpf_follow_close(struct pmu_bpf_follow *f);

@@ -44,6 +44,30 @@ needs_follower() {
 	assert_output --regexp '^ok records [0-9]+ forks 2008 execs 2000 group_exits 2009 '
 }
 
+@test "a short command: the root's exit is in the stream every time (30 runs)" {
+	needs_follower
+	local k
+	for k in $(seq 30); do
+		"$DUMP" -- /bin/true >"$OUT"
+		run $CHECK cohort "$OUT" --exe /bin/true --execs 1
+		assert_success
+		assert_output --regexp '^ok records 2 forks 0 execs 1 group_exits 1 '
+	done
+}
+
+@test "an orphan that outlives the root is followed to its exit" {
+	needs_follower
+	"$DUMP" -- sh -c '(sleep 0.3; /bin/true) & exit 0' >"$OUT"
+	run $CHECK cohort "$OUT" --procs 2 --exe /bin/true --execs 1
+	assert_success
+	run $PY -c 'import json,sys
+recs = [json.loads(l) for l in open(sys.argv[1])]
+root = recs[0]["tgid"]
+ex = [r for r in recs if r["kind"] == "exit" and r["group_dead"]]
+print("root exits before the last", ex[0]["tgid"] == root or any(r["tgid"] == root for r in ex[:-1]))' "$OUT"
+	assert_output "root exits before the last True"
+}
+
 @test "a one-page ring drops records, each counted, and the seq gaps equal the drops" {
 	needs_follower
 	"$DUMP" --ring "$(getconf PAGESIZE)" --interval 200 --sleep -- sh -c "$LOOP" >"$OUT"

@@ -14,7 +14,8 @@
  * not with --quiet), then {"kind":"stats",...}.  When the follower is
  * unavailable: {"kind":"unavailable","avail":...,"reason":...,"remedy":...}
  * and exit 3 (the command never runs).  --load-only opens, prints the
- * stats with the load timings, closes.  Exit 0 otherwise, 2 on a usage or
+ * stats with the load timings, closes and prints {"kind":"close",
+ * "close_ms":...}.  Exit 0 otherwise, 2 on a usage or
  * system error.
  *   bpf-follow-dump --decode FILE...
  * decodes each file as one ring sample: "FILE ok KIND" or "FILE corrupt:
@@ -27,6 +28,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -212,7 +214,9 @@ int main(int argc, char **argv)
 		if (pmu_bpf_follow_open(&o, &f, &why))
 			goto unavailable;
 		print_stats(f, -1, 0);
+		double c0 = now_ms();
 		pmu_bpf_follow_close(f);
+		printf("{\"kind\":\"close\",\"close_ms\":%.3f}\n", now_ms() - c0);
 		return 0;
 	}
 	if (i >= argc || interval <= 0)
@@ -260,13 +264,16 @@ int main(int argc, char **argv)
 	}
 	close(go[1]);
 
-	struct pollfd pfd = {.fd = pmu_bpf_follow_fd(f), .events = POLLIN};
+	/* the root's pidfd wakes the loop at its exit, so a short command is
+	 * not held for a whole interval */
+	int pidfd = syscall(SYS_pidfd_open, child, 0);
+	struct pollfd pfd[2] = {{.fd = pmu_bpf_follow_fd(f), .events = POLLIN}, {.fd = pidfd, .events = POLLIN}};
 	int status = -1;
 	for (;;) {
 		if (sleep_only)
 			nanosleep(&(struct timespec){interval / 1000, interval % 1000 * 1000000L}, NULL);
 		else
-			poll(&pfd, 1, interval);
+			poll(pfd, status < 0 && pidfd >= 0 ? 2 : 1, interval);
 		if (pmu_bpf_follow_drain(f, on_rec, NULL) < 0) {
 			fprintf(stderr, "bpf-follow-dump: %s\n", pmu_error_detail());
 			break;
@@ -281,6 +288,8 @@ int main(int argc, char **argv)
 			break;
 	}
 	pmu_bpf_follow_drain(f, on_rec, NULL);
+	if (pidfd >= 0)
+		close(pidfd);
 	double wall = now_ms() - t0;
 	print_stats(f, status, wall);
 	pmu_bpf_follow_close(f);

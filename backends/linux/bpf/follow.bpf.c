@@ -14,7 +14,8 @@
  * before the root may exec; a fork whose parent's tgid is a member adds the
  * child's tgid.  kernel/fork.c kernel_clone() fires sched_process_fork
  * after copy_process() and before wake_up_new_task(), so the child is a
- * member before it first runs.  The group's last exit removes it.
+ * member before it first runs.  The group's last thread, at its last
+ * switch (after its exit record is committed), removes it.
  *
  * Ordering proof for user space: every record takes a sequence number from
  * one global counter before it reserves ring space; a failed reserve is
@@ -296,8 +297,6 @@ int BPF_PROG(on_exit, struct task_struct *p, bool group_dead)
 	__u32 tgid = BPF_CORE_READ(p, tgid);
 	if (!is_member(tgid))
 		return 0;
-	if (group_dead)
-		bpf_map_delete_elem(&members, &tgid);
 
 	struct dying d = {0};
 	__u32 tid = BPF_CORE_READ(p, pid);
@@ -322,6 +321,8 @@ int BPF_PROG(on_exit, struct task_struct *p, bool group_dead)
 			__sync_fetch_and_add(&c->map_fail, 1);
 		d.flags |= PMU_BPF_EXIT_EARLY;
 		send_exit(p, &d);
+		if (group_dead)
+			bpf_map_delete_elem(&members, &tgid);
 	}
 	return 0;
 }
@@ -336,7 +337,13 @@ int BPF_PROG(on_switch, bool preempt, struct task_struct *prev, struct task_stru
 	if (!d || d->task != (__u64)prev)
 		return 0;
 	struct dying copy = *d;
-	bpf_map_delete_elem(&dying, &tid);
 	send_exit(prev, &copy);
+	/* after the record is committed: a consumer that sees both maps
+	 * empty has every exit in the ring */
+	bpf_map_delete_elem(&dying, &tid);
+	if (copy.flags & PMU_BPF_EXIT_GROUP_DEAD) {
+		__u32 tgid = BPF_CORE_READ(prev, tgid);
+		bpf_map_delete_elem(&members, &tgid);
+	}
 	return 0;
 }
