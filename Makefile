@@ -60,6 +60,74 @@ UNIT_SRC := $(sort $(wildcard tests/unit/t-*.c))
 UNITS    := $(UNIT_SRC:tests/unit/%.c=$(BUILD)/tests/%)
 FUZZ_SRC := $(sort $(wildcard tests/fuzz/fuzz-*.c))
 
+# ---- eBPF follower (backends/linux/bpf/, follow_bpf.c; docs/ebpf-follower.md) ----
+# Built when clang, bpftool, libbpf and the build host's BTF are all there:
+# vmlinux.h from that BTF, the CO-RE object (clang -target bpf), its skeleton
+# and a minimal BTF for it (bpftool), all under $(BUILD)/bpf.  Otherwise, or
+# with BPF=0, bpf/follow_none.c stands in and opens as "unavailable" with the
+# reason.  Either way decode.c is built (the record decoder and its fuzzer).
+ifeq ($(BACKEND),linux)
+BPF             ?= 1
+BPF_DIR         := $(BUILD)/bpf
+BPF_CLANG       ?= clang
+BPF_VMLINUX_BTF ?= /sys/kernel/btf/vmlinux
+BPFTOOL         ?= $(firstword $(shell command -v bpftool 2>/dev/null) $(wildcard /usr/sbin/bpftool /sbin/bpftool))
+BPF_ARCH        := $(patsubst x86_64,x86,$(patsubst aarch64,arm64,$(shell uname -m)))
+BPF_MISSING     := $(strip $(if $(filter 1,$(BPF)),,disabled with BPF=$(BPF);) \
+	$(if $(shell command -v $(BPF_CLANG) 2>/dev/null),,'$(BPF_CLANG)' not found;) \
+	$(if $(BPFTOOL),,bpftool not found;) \
+	$(if $(shell pkg-config --exists libbpf 2>/dev/null && echo y),,libbpf not found by pkg-config;) \
+	$(if $(wildcard $(BPF_VMLINUX_BTF)),,no '$(BPF_VMLINUX_BTF)' on the build host;))
+BE_OBJ          += $(BUILD)/backends/linux/bpf/decode.o
+HELPERS         += $(BUILD)/bpf-follow-dump
+$(BUILD)/bpf-follow-dump: $(BUILD)/tests/helpers/bpf-follow-dump.o $(BE_A) $(LIB_A)
+ifeq ($(BPF_MISSING),)
+BE_OBJ          += $(BPF_DIR)/follow.min.btf.o
+LIBS            += $(shell pkg-config --libs libbpf 2>/dev/null)
+$(BUILD)/backends/linux/follow_bpf.o: ALL_CFLAGS += -I$(BPF_DIR)
+$(BUILD)/backends/linux/follow_bpf.o: $(BPF_DIR)/follow.skel.h
+$(BPF_DIR)/vmlinux.h: $(BPF_VMLINUX_BTF)
+	$(call msg,BTF,$@)
+	@mkdir -p $(dir $@)
+	$(Q)$(BPFTOOL) btf dump file $< format c >$@
+# bpftool gen object links the object: DWARF goes, BTF stays (the skeleton
+# embeds the object, so this keeps the binaries small)
+$(BPF_DIR)/follow.bpf.o: backends/linux/bpf/follow.bpf.c backends/linux/bpf/follow.h $(BPF_DIR)/vmlinux.h
+	$(call msg,BPF,$@)
+	$(Q)$(BPF_CLANG) -target bpf -O2 -g -D__TARGET_ARCH_$(BPF_ARCH) -I$(BPF_DIR) -Ibackends/linux/bpf \
+		-Wall -Werror -c $< -o $@.tmp.o
+	$(Q)$(BPFTOOL) gen object $@ $@.tmp.o && rm -f $@.tmp.o
+$(BPF_DIR)/follow.skel.h: $(BPF_DIR)/follow.bpf.o
+	$(call msg,SKEL,$@)
+	$(Q)$(BPFTOOL) gen skeleton $< name follow_bpf >$@
+# The minimal BTF and the build host's /sys/kernel/notes (its build-id says
+# which kernel the BTF fits), as C arrays.  If either cannot be made, an
+# empty array: follow_bpf.c then parses the full BTF and says why.
+$(BPF_DIR)/follow.min.btf.c: $(BPF_DIR)/follow.bpf.o
+	$(call msg,GEN,$@)
+	$(Q)$(BPFTOOL) gen min_core_btf $(BPF_VMLINUX_BTF) $(BPF_DIR)/follow.min.btf $< 2>/dev/null || : >$(BPF_DIR)/follow.min.btf
+	$(Q){ cat /sys/kernel/notes 2>/dev/null || :; } >$(BPF_DIR)/kernel.notes
+	$(Q){ echo '#include <stddef.h>'; \
+	  for v in min_btf:follow.min.btf build_notes:kernel.notes; do \
+	    echo "const unsigned char pmu_bpf_$${v%%:*}[] = {"; od -An -v -tx1 $(BPF_DIR)/$${v#*:} | \
+	      sed 's/ *\([0-9a-f][0-9a-f]\)/0x\1,/g'; echo '0};'; \
+	    echo "const size_t pmu_bpf_$${v%%:*}_len = $$(wc -c <$(BPF_DIR)/$${v#*:});"; done; } >$@
+$(BPF_DIR)/follow.min.btf.o: $(BPF_DIR)/follow.min.btf.c
+	$(call msg,CC,$@)
+	$(Q)$(CC) $(ALL_CFLAGS) -c -o $@ $<
+else
+BE_OBJ          := $(filter-out $(BUILD)/backends/linux/follow_bpf.o,$(BE_OBJ)) $(BUILD)/backends/linux/bpf/follow_none.o
+$(BUILD)/backends/linux/bpf/follow_none.o: ALL_CFLAGS += -DPMU_BPF_UNBUILT="\"$(BPF_MISSING)\""
+endif
+$(BUILD)/fuzz/fuzz-bpfrec: tests/fuzz/fuzz-bpfrec.c backends/linux/bpf/decode.c $(LIB_SRC) $(wildcard lib/*.h lib/*.def)
+	$(call msg,FUZZ,$@)
+	@mkdir -p $(dir $@)
+	$(Q)clang -std=gnu11 -D_GNU_SOURCE -g -O1 -Ilib -Ibackends $(PKG_CFLAGS) -DPMU_VERSION='"$(VERSION)"' \
+		-DPMU_REVISION='"$(REVISION)"' -DPMU_BUILD_FLAGS='"fuzz"' \
+		-fsanitize=fuzzer,address,undefined -o $@ $< backends/linux/bpf/decode.c $(LIB_SRC) $(LIBS)
+endif
+# ---- end of the eBPF follower ----
+
 all: $(TOOLS) $(HELPERS)
 
 units: $(UNITS)
