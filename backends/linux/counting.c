@@ -126,9 +126,13 @@ struct pmu_counting {
 	int err;                /* emit's first error */
 	/* cohort cgroup */
 	bool cg_tried, cg_ok;
+	/* the follower does not hold new tasks: no per-thread groups, and why */
+	bool no_stops;
 	char cg_reason[400];
 	const char *cg_remedy;
-	const struct pmu_cg *cgp; /* the cohort's cgroup (the recorder's), NULL */
+	const struct pmu_cg *cgp; /* the cohort's cgroup (the recorder's) until stop, NULL */
+	/* what the scope record says of it, kept at stop: the recorder ends it after */
+	char cg_path[640], cg_controllers[128], cg_notes[1024];
 	int ncpus;
 	int *cpus;
 	int *cgfd;              /* [cpu][event] */
@@ -816,6 +820,9 @@ void pmu_counting_cgroup(struct pmu_counting *k, const struct pmu_cg *cg, const 
 		return;
 	}
 	k->cgp = cg;
+	snprintf(k->cg_path, sizeof(k->cg_path), "%s", cg->path);
+	snprintf(k->cg_controllers, sizeof(k->cg_controllers), "%s", cg->controllers);
+	snprintf(k->cg_notes, sizeof(k->cg_notes), "%s", cg->notes);
 	k->cg_ok = true;
 	k->cg_snap_ok = pmu_cg_snapshot(k->cgp, &k->cg_a) == 0;
 	k->sys_snap_ok = pmu_sys_pressure(&k->sys_a) == 0;
@@ -884,7 +891,9 @@ void pmu_counting_stop(struct pmu_counting *k, uint64_t t)
 			k->cg_snap_ok = pmu_cg_snapshot(k->cgp, &k->cg_b) == 0;
 		if (k->sys_snap_ok)
 			k->sys_snap_ok = pmu_sys_pressure(&k->sys_b) == 0;
+		snprintf(k->cg_notes, sizeof(k->cg_notes), "%s", k->cgp->notes);
 	}
+	k->cgp = NULL; /* its owner ends it now */
 }
 
 bool pmu_counting_usable(const struct pmu_counting *k, char *why, size_t n, const char **remedy)
@@ -1077,11 +1086,11 @@ static void prelude(struct pmu_counting *k)
 		json_object_set_new(o, "status", json_string("not-requested"));
 	} else if (k->cg_ok) {
 		json_object_set_new(o, "status", json_string("ok"));
-		json_object_set_new(o, "cgroup", pmu_json_text(k->cgp->path));
-		if (k->cgp->controllers[0])
-			json_object_set_new(o, "controllers", pmu_json_text(k->cgp->controllers));
-		if (k->cgp->notes[0])
-			json_object_set_new(o, "note", pmu_json_text(k->cgp->notes));
+		json_object_set_new(o, "cgroup", pmu_json_text(k->cg_path));
+		if (k->cg_controllers[0])
+			json_object_set_new(o, "controllers", pmu_json_text(k->cg_controllers));
+		if (k->cg_notes[0])
+			json_object_set_new(o, "note", pmu_json_text(k->cg_notes));
 	} else {
 		json_object_set_new(o, "status", json_string("unavailable"));
 		json_object_set_new(o, "reason", pmu_json_text(k->cg_reason));
@@ -1253,6 +1262,13 @@ int pmu_counting_finish(struct pmu_counting *k, uint64_t run_end, char *evidence
 			pmu_cnt_sum_init(&s);
 		parts = s.parts;
 		pmu_cnt_sum_done(&s);
+		if (k->no_stops) {
+			snprintf(s.v.reason, sizeof(s.v.reason),
+				 "per-incarnation counts need each new task held before it runs, and the eBPF follower "
+				 "holds none: no per-thread counter could be opened%s",
+				 k->cg_tried ? "; the cohort total is the cgroup's" : "");
+			s.v.remedy = "record with --follower ptrace for per-incarnation counts";
+		}
 		o = json_pack("{s:s,s:I,s:s,s:s,s:I}", "type", "cohort", "t_ns", (json_int_t)run_end, "counter",
 			      e->s->name, "scope", "incarnations", "parts", (json_int_t)parts);
 		if (o)
@@ -1382,11 +1398,13 @@ static int counting_open(void *state, pid_t root, uint64_t t)
 	if (!cc->env->followed)
 		return 0;
 	(void)root;
+	cc->k->no_stops = cc->env->stops != PMU_STOPS_BEFORE_RUN;
 	pmu_lc_step(cc->env->lc, "opened", t);
 	pmu_counting_cgroup(cc->k, cc->env->cohort_cgroup ? &cc->env->cohort_cgroup->cg : NULL, cc->env->cgroup_why,
 			    cc->env->cgroup_remedy);
 	/* the evidence grows at the end: what was counted */
-	pmu_lc_attached(cc->env->lc, t, "counter groups opened before the command's exec");
+	pmu_lc_attached(cc->env->lc, t, cc->k->no_stops ? "the cohort's cgroup counted before the command's exec"
+							  : "counter groups opened before the command's exec");
 	return 0;
 }
 
@@ -1394,6 +1412,9 @@ static void counting_task(void *state, const struct pmu_task_event *ev)
 {
 	struct counting_coll *cc = state;
 
+	/* a task reported after it ran cannot be counted from its start */
+	if (cc->env->stops != PMU_STOPS_BEFORE_RUN)
+		return;
 	switch (ev->what) {
 	case PMU_TASK_JOINED:
 		pmu_counting_task(cc->k, ev->inc, ev->pid, ev->tid, ev->flags, ev->t);
