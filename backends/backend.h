@@ -78,6 +78,10 @@ struct pmu_launch {
 	unsigned long long child_nofile;
 	/* the eBPF follower's ring buffer, bytes (0: its default); tests make it tiny */
 	size_t ring_bytes;
+	/* the cohort's cgroup (the command enters it in before_release), or
+	 * NULL.  The eBPF follower needs it: no tracer holds the cohort, so a
+	 * keeper kills the cgroup if the recorder dies (auto: ptrace without it) */
+	const struct pmu_cohort_cgroup *cgroup;
 	/* Called once the command is held behind the barrier with the follower
 	 * attached, before it may exec: collectors open here.  Then, while
 	 * following, the exit of any child of the recorder that is not in the

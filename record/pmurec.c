@@ -1078,6 +1078,7 @@ static int record_repetition(struct opts *o, struct bundle_out *b, int k, const 
 	l.attach_pid = o->attach;
 	l.follower = o->mode > 0 ? o->follower : PMU_FOLLOW_NONE;
 	l.ring_bytes = g_ring_bytes;
+	l.cgroup = rc.cg;
 	l.before_release = before_release;
 	l.on_other_exit = other_exited;
 	l.ctx = &rc;

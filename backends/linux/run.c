@@ -473,7 +473,77 @@ struct pmu_follow {
 	bool root_reaped;
 	struct pmu_ebpf_follow *ebpf;
 	struct sigaction old_chld;
+	pid_t keeper;                 /* eBPF: kills the cohort's cgroup if the recorder dies */
+	int keeper_fd;                /* its pipe: EOF without 'd' means the recorder is gone */
 };
+
+/*
+ * Nothing the recorder started may outlive it.  Traced, the kernel sees to
+ * that (PTRACE_O_EXITKILL); with the eBPF follower no one holds the cohort,
+ * so a keeper does: a child that waits on a pipe only the recorder writes.
+ * At the end the recorder sends 'd' (done) and the keeper exits; if the
+ * recorder dies first, the pipe ends without it and the keeper kills the
+ * cohort's cgroup (cgroup.kill: every process in it, however it was
+ * reparented), then exits.  It ignores the terminal's signals: ^C reaches
+ * the recorder, which forwards it.
+ */
+static int keeper_start(struct pmu_follow *f)
+{
+	const char *cg = pmu_cohort_cgroup_path(f->l->cgroup);
+	char kill_path[700];
+	int p[2];
+	pid_t pid;
+
+	snprintf(kill_path, sizeof(kill_path), "%s/cgroup.kill", cg);
+	if (pipe2(p, O_CLOEXEC) < 0)
+		return pmu_error(PMU_ERR_IO, "pipe: %s", strerror(errno));
+	pid = fork();
+	if (pid < 0) {
+		close(p[0]);
+		close(p[1]);
+		return pmu_error(PMU_ERR_IO, "fork: %s", strerror(errno));
+	}
+	if (pid == 0) {
+		char c = 0;
+		ssize_t n;
+		int fd;
+
+		signal(SIGINT, SIG_IGN);
+		signal(SIGTERM, SIG_IGN);
+		signal(SIGHUP, SIG_IGN);
+		signal(SIGCHLD, SIG_DFL);
+		close(p[1]);
+		prctl(PR_SET_NAME, "pmurec-keeper", 0, 0, 0);
+		while ((n = read(p[0], &c, 1)) < 0 && errno == EINTR)
+			;
+		if (n == 1 && c == 'd')
+			_exit(0);
+		if ((fd = open(kill_path, O_WRONLY | O_CLOEXEC)) >= 0) {
+			if (write(fd, "1", 1) < 0) {
+				/* nothing more a keeper can do */
+			}
+			close(fd);
+		}
+		_exit(0);
+	}
+	close(p[0]);
+	f->keeper = pid;
+	f->keeper_fd = p[1];
+	return 0;
+}
+
+static void keeper_stop(struct pmu_follow *f)
+{
+	if (f->keeper_fd < 0)
+		return;
+	if (write(f->keeper_fd, "d", 1) < 0) {
+		/* the keeper is gone already */
+	}
+	close(f->keeper_fd);
+	f->keeper_fd = -1;
+	while (waitpid(f->keeper, NULL, 0) < 0 && errno == EINTR)
+		;
+}
 
 /*
  * SIGCHLD wakes the loop through a pipe: the handler writes a byte, the
@@ -776,6 +846,7 @@ int pmu_follow_start(const struct pmu_launch *l, struct pmu_cohort *c, struct pm
 	f->c = c;
 	f->res = res;
 	f->errpipe = -1;
+	f->keeper_fd = -1;
 	c->sink = l->sink;
 	if ((err = chld_watch(f))) {
 		free(f);
@@ -793,7 +864,22 @@ int pmu_follow_start(const struct pmu_launch *l, struct pmu_cohort *c, struct pm
 	}
 	/* the eBPF follower is loaded before the fork: its load is the fixed cost */
 	f->kind = l->follower == PMU_FOLLOW_AUTO ? PMU_FOLLOW_EBPF : l->follower;
-	if (f->kind == PMU_FOLLOW_EBPF) {
+	if (f->kind == PMU_FOLLOW_EBPF && !l->cgroup) {
+		snprintf(why, sizeof(why), "the cohort has no cgroup of its own, and without one a recorder killed "
+			 "by SIGKILL could leave the cohort running (only ptrace's EXITKILL guarantees it then)");
+		remedy = "record with --cohort auto or cgroup, as root";
+		if (l->follower == PMU_FOLLOW_EBPF) {
+			snprintf(res->follow_reason, sizeof(res->follow_reason), "the eBPF follower: %s", why);
+			res->follow_remedy = remedy;
+			res->follower = "ebpf";
+			snprintf(res->follower_why, sizeof(res->follower_why), "--follower ebpf was asked for");
+			f->kind = PMU_FOLLOW_NONE;
+		} else {
+			f->kind = PMU_FOLLOW_PTRACE;
+			snprintf(res->follower_why, sizeof(res->follower_why),
+				 "auto: the eBPF follower is unavailable (%s); ptrace follows instead", why);
+		}
+	} else if (f->kind == PMU_FOLLOW_EBPF) {
 		int r = pmu_ebpf_open(c, l, &f->ebpf, why, sizeof(why), &remedy);
 
 		if (r < 0 && r != PMU_ERR_UNSUPPORTED) {
@@ -820,8 +906,15 @@ int pmu_follow_start(const struct pmu_launch *l, struct pmu_cohort *c, struct pm
 	} else if (f->kind == PMU_FOLLOW_PTRACE) {
 		snprintf(res->follower_why, sizeof(res->follower_why), "--follower ptrace was asked for");
 	}
+	if (f->kind == PMU_FOLLOW_EBPF && (err = keeper_start(f))) {
+		pmu_ebpf_close(f->ebpf);
+		chld_unwatch(f);
+		free(f);
+		return err;
+	}
 	if (pipe2(barrier, O_CLOEXEC) < 0 || pipe2(errpipe, O_CLOEXEC) < 0) {
 		err = pmu_error(PMU_ERR_IO, "pipe: %s", strerror(errno));
+		keeper_stop(f);
 		pmu_ebpf_close(f->ebpf);
 		chld_unwatch(f);
 		free(f);
@@ -830,6 +923,7 @@ int pmu_follow_start(const struct pmu_launch *l, struct pmu_cohort *c, struct pm
 	pid = fork();
 	if (pid < 0) {
 		err = pmu_error(PMU_ERR_IO, "fork: %s", strerror(errno));
+		keeper_stop(f);
 		pmu_ebpf_close(f->ebpf);
 		chld_unwatch(f);
 		free(f);
@@ -881,6 +975,7 @@ int pmu_follow_start(const struct pmu_launch *l, struct pmu_cohort *c, struct pm
 		kill(pid, SIGKILL);
 		waitpid(pid, NULL, 0);
 		close(barrier[1]);
+		keeper_stop(f);
 		pmu_ebpf_close(f->ebpf);
 		chld_unwatch(f);
 		close(f->errpipe);
@@ -892,8 +987,6 @@ int pmu_follow_start(const struct pmu_launch *l, struct pmu_cohort *c, struct pm
 		if (pmu_ebpf_add_root(f->ebpf, pid, why, sizeof(why)) == 0) {
 			res->follow_ok = true;
 			res->follower = "ebpf";
-			c->listener = l->listener;
-			pmu_cohort_task_joined(c, &c->incs[0], pid, pmu_now_mono_ns());
 			pmu_ebpf_evidence(f->ebpf, res->follower_evidence, sizeof(res->follower_evidence));
 		} else {
 			snprintf(res->follow_reason, sizeof(res->follow_reason), "the eBPF follower: %s", why);
@@ -909,11 +1002,6 @@ int pmu_follow_start(const struct pmu_launch *l, struct pmu_cohort *c, struct pm
 			   PTRACE_O_TRACEFORK | PTRACE_O_TRACEVFORK | PTRACE_O_TRACECLONE | PTRACE_O_TRACEEXEC |
 				   PTRACE_O_TRACEEXIT | PTRACE_O_EXITKILL) == 0) {
 			res->follow_ok = true;
-			/* from here on every task that joins is reported */
-			c->listener = l->listener;
-			c->task_flags = PMU_TASK_ROOT_PREEXEC;
-			pmu_cohort_task_joined(c, &c->incs[0], pid, pmu_now_mono_ns());
-			c->task_flags = 0;
 			snprintf(res->follower_evidence, sizeof(res->follower_evidence),
 				 "PTRACE_SEIZE of the command before its exec");
 		} else {
@@ -923,11 +1011,16 @@ int pmu_follow_start(const struct pmu_launch *l, struct pmu_cohort *c, struct pm
 	} else {
 		res->follower = "none";
 	}
-	if (f->kind == PMU_FOLLOW_EBPF) {
-		/* the root was reported before the listener could flag it */
-	}
 	if (l->before_release)
 		l->before_release(l->ctx, pid);
+	if (res->follow_ok) {
+		/* from here on every task that joins is reported, the root
+		 * first, still held before its exec */
+		c->listener = l->listener;
+		c->task_flags = PMU_TASK_ROOT_PREEXEC;
+		pmu_cohort_task_joined(c, &c->incs[0], pid, pmu_now_mono_ns());
+		c->task_flags = 0;
+	}
 	/* release the child */
 	if (write(barrier[1], "g", 1) != 1)
 		err = pmu_error(PMU_ERR_IO, "cannot release the command: %s", strerror(errno));
@@ -977,6 +1070,7 @@ int pmu_follow_end(struct pmu_follow *f, int err)
 		pmu_ebpf_stats(f->ebpf, &f->res->lost, &f->res->malformed);
 		pmu_ebpf_close(f->ebpf);
 	}
+	keeper_stop(f);
 	c->listener = NULL;
 	chld_unwatch(f);
 	f->res->end_ns = pmu_now_mono_ns();
