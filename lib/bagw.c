@@ -55,7 +55,8 @@ static bool room(struct pmu_bagw_stream *s, size_t need)
 
 	if (s->cap - s->len >= need)
 		return true;
-	cap = s->cap ? s->cap : 2 * PMU_BAGW_CHUNK;
+	/* a chunk and a record or two: records are short, a long one grows it */
+	cap = s->cap ? s->cap : PMU_BAGW_CHUNK + (8u << 10);
 	while (cap - s->len < need)
 		cap *= 2;
 	p = realloc(s->buf, cap);
