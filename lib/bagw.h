@@ -99,9 +99,11 @@ int pmu_bagw_write(struct pmu_bagw_stream *s, const void *p, size_t n);
 /*
  * A record built in place: pmu_bagw_rec() opens it, each member call adds
  * "key":value in the order of the calls, pmu_bagw_rec_end() ends the line
- * and returns the stream's error.  Keys and strings are UTF-8 from the
- * program or the system: invalid sequences are written as U+FFFD, as
- * pmu_json_text() keeps them (spec_json.h); NULL strings are written as "?".
+ * and returns the stream's error.  Keys are the program's own member names
+ * (plain ASCII), copied as they are; string values are UTF-8 from the
+ * program or the system, escaped by pmu_bagw_quote(): invalid sequences
+ * become U+FFFD, as pmu_json_text() keeps them (spec_json.h); a NULL value
+ * is written "?".
  */
 void pmu_bagw_rec(struct pmu_bagw_stream *s);
 void pmu_bagw_str(struct pmu_bagw_stream *s, const char *key, const char *v);
