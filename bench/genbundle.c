@@ -1,6 +1,7 @@
 /*
  * bench-genbundle: writes a large, valid bundle for bench/validate through
- * the library's bag writer (the code path pmurec uses).
+ * the library's document and stream writer (lib/bagw.h, the code path
+ * pmurec uses).
  *
  *   bench-genbundle OUTPUT [PAYLOAD_MIB]     (default 1100 MiB)
  *
@@ -24,6 +25,7 @@
 #include <jansson.h>
 
 #include "bag.h"
+#include "bagw.h"
 #include "cohort.h"
 #include "error.h"
 #include "spec.h"
@@ -39,106 +41,58 @@
 #define NCOLL 4
 #define MAXDEPTH 6
 
-static struct pmu_bag *bag;
+/* The bundle being written, and the generator's state. */
+struct gen {
+	struct pmu_bagw w;
+	uint64_t rng;           /* xorshift64*: deterministic and fast */
+};
 
-static void die(int err)
+static void die(struct gen *g, int err)
 {
 	fprintf(stderr, "bench-genbundle: %s: %s\n", pmu_errname(err), pmu_error_detail());
-	pmu_bag_abort(bag);
+	pmu_bag_abort(g->w.bag);
 	exit(1);
 }
 
-/* xorshift64*: deterministic and fast */
-static uint64_t rng = 0x9e3779b97f4a7c15ull;
-static uint64_t rnd(void)
+static uint64_t rnd(struct gen *g)
 {
-	rng ^= rng >> 12;
-	rng ^= rng << 25;
-	rng ^= rng >> 27;
-	return rng * 2685821657736338717ull;
+	g->rng ^= g->rng >> 12;
+	g->rng ^= g->rng << 25;
+	g->rng ^= g->rng >> 27;
+	return g->rng * 2685821657736338717ull;
 }
 
-/* ---- units, as the spec tables define them ------------------------------ */
-
-static json_t *doc_units(const char *type)
+/* A document of type: the header members (spec, type, units), then body's. */
+static void put_doc(struct gen *g, const char *rel, const char *type, json_t *body)
 {
-	return pmu_spec_doc_units(type, PMU_SPEC_MINOR);
-}
-
-static char *header_line(const char *kind)
-{
-	return pmu_spec_stream_header(kind, PMU_SPEC_VERSION, PMU_SPEC_MINOR);
-}
-
-static void put_json(const char *rel, json_t *j)
-{
-	int err = pmu_bag_put_json(bag, rel, j);
+	int err = pmu_bagw_put_doc(&g->w, rel, pmu_bagw_doc(&g->w, type, body));
 
 	if (err)
-		die(err);
+		die(g, err);
 }
 
-/* ---- buffered stream writing -------------------------------------------- */
+/* ---- streams: one batch each, so the lines are not timed one by one ---- */
 
-struct stream {
-	struct pmu_bag_file *f;
-	char *buf;
-	size_t len;
-	uint64_t bytes;
-};
-
-#define SBUF (1u << 20)
-
-static void s_flush(struct stream *s)
+static void s_open(struct gen *g, struct pmu_bagw_stream *s, const char *rel, const char *kind)
 {
-	int err = pmu_bag_file_write(s->f, s->buf, s->len);
+	int err = pmu_bagw_open(&g->w, s, rel, kind);
 
 	if (err)
-		die(err);
-	s->len = 0;
+		die(g, err);
+	pmu_bagw_batch(s);
 }
 
-static void s_open(struct stream *s, const char *rel, const char *kind)
-{
-	char *h = header_line(kind);
-	int err = pmu_bag_file_open(bag, rel, &s->f);
+/* A failed line sticks in s and comes back from s_close(). */
+#define s_printf(s, ...) ((void)pmu_bagw_printf((s), __VA_ARGS__))
 
-	if (err)
-		die(err);
-	s->buf = malloc(SBUF);
-	if (!s->buf || !h) {
-		fprintf(stderr, "bench-genbundle: out of memory\n");
-		exit(1);
-	}
-	s->len = (size_t)snprintf(s->buf, SBUF, "%s\n", h);
-	s->bytes = s->len;
-	free(h);
-}
-
-__attribute__((format(printf, 2, 3)))
-static void s_printf(struct stream *s, const char *fmt, ...)
-{
-	va_list ap;
-	int n;
-
-	if (SBUF - s->len < 4096)
-		s_flush(s);
-	va_start(ap, fmt);
-	n = vsnprintf(s->buf + s->len, SBUF - s->len, fmt, ap);
-	va_end(ap);
-	s->len += (size_t)n;
-	s->bytes += (uint64_t)n;
-}
-
-static void s_close(struct stream *s)
+static void s_close(struct gen *g, struct pmu_bagw_stream *s)
 {
 	int err;
 
-	s_flush(s);
-	err = pmu_bag_file_close(s->f);
+	pmu_bagw_batch_end(s);
+	err = pmu_bagw_close(s);
 	if (err)
-		die(err);
-	free(s->buf);
+		die(g, err);
 }
 
 /* ---- the cohort --------------------------------------------------------- */
@@ -163,10 +117,10 @@ static const struct incar cohort[] = {
 /* The cohort stream (spec 1.3): every incarnation's begin records in
  * cohort order, then their end records (the incarnations of incs, in the
  * document shape). */
-static void put_cohort(json_t *incs)
+static void put_cohort(struct gen *g, json_t *incs)
 {
 	json_t *recs = json_array(), *r;
-	struct stream s;
+	struct pmu_bagw_stream s;
 	size_t i;
 	int err = 0;
 
@@ -175,20 +129,16 @@ static void put_cohort(json_t *incs)
 	json_array_foreach(incs, i, r)
 		err = err ? err : pmu_cohort_end_recs(r, recs);
 	if (err)
-		die(err);
-	s_open(&s, "cohort.jsonl", "cohort");
-	json_array_foreach(recs, i, r) {
-		char *line = json_dumps(r, JSON_COMPACT | JSON_PRESERVE_ORDER);
-
-		s_printf(&s, "%s\n", line);
-		free(line);
-	}
-	s_close(&s);
+		die(g, err);
+	s_open(g, &s, "cohort.jsonl", "cohort");
+	json_array_foreach(recs, i, r)
+		pmu_bagw_put(&s, json_incref(r));
+	s_close(g, &s);
 	json_decref(recs);
 	json_decref(incs);
 }
 
-static void put_docs(void)
+static void put_docs(struct gen *g)
 {
 	json_t *colls = json_array(), *incs = json_array();
 	static const char *const cname[NCOLL] = { "syscalls", "sched", "net", "io" };
@@ -196,25 +146,22 @@ static void put_docs(void)
 	for (int c = 0; c < NCOLL; c++)
 		json_array_append_new(colls, json_pack("{s:s,s:b}", "name", cname[c], "requested", 1));
 	json_array_append_new(colls, json_pack("{s:s,s:b}", "name", "hwcount", "requested", 0));
-	put_json("run.json",
-		 json_pack("{s:s,s:s,s:o,s:s,s:{s:s,s:s},s:s,s:[s,s,s],s:s,s:I,s:I,s:I,s:I,s:{s:s,s:i},s:s,s:b,s:o}",
-			   "spec", PMU_SPEC_VERSION, "type", "run", "units", doc_units("run"),
+	put_doc(g, "run.json", "run",
+		json_pack("{s:s,s:{s:s,s:s},s:s,s:[s,s,s],s:s,s:I,s:I,s:I,s:I,s:{s:s,s:i},s:s,s:b,s:o}",
 			   "run_id", "b3f1c0de5eed4a11b3f1c0de5eed4a11", "tool", "name", "bench-genbundle",
 			   "version", PMU_VERSION, "mode", "full", "argv", "server", "--workers", "3",
 			   "cwd", "/srv", "start_ns", (json_int_t)T0, "end_ns", (json_int_t)TEND,
 			   "realtime_anchor_ns", (json_int_t)1764460800000000000ll,
 			   "monotonic_anchor_ns", (json_int_t)T0, "exit", "kind", "exited", "code", 0,
 			   "result", "complete", "tolerate_loss", 0, "collectors", colls));
-	put_json("capabilities.json",
-		 json_pack("{s:s,s:s,s:o,s:{s:s,s:s,s:s,s:s},s:[{s:s,s:s,s:s},{s:s,s:s,s:s,s:s}]}",
-			   "spec", PMU_SPEC_VERSION, "type", "capabilities", "units", doc_units("capabilities"),
+	put_doc(g, "capabilities.json", "capabilities",
+		json_pack("{s:{s:s,s:s,s:s,s:s},s:[{s:s,s:s,s:s},{s:s,s:s,s:s,s:s}]}",
 			   "host", "os", "linux", "arch", "x86_64", "kernel", "6.1.0-bench", "cpu", "bench",
 			   "capabilities", "name", "software-events", "status", "ok", "value", "task-clock",
 			   "name", "hardware-events", "status", "unavailable", "reason", "no core PMU",
 			   "remedy", "record on bare metal or a VM with a virtual PMU enabled"));
-	put_json("provenance.json",
-		 json_pack("{s:s,s:s,s:o,s:{s:s,s:s,s:s},s:s,s:[{s:s,s:s,s:I}],s:{}}",
-			   "spec", PMU_SPEC_VERSION, "type", "provenance", "units", doc_units("provenance"),
+	put_doc(g, "provenance.json", "provenance",
+		json_pack("{s:{s:s,s:s,s:s},s:s,s:[{s:s,s:s,s:I}],s:{}}",
 			   "tool", "name", "bench-genbundle", "version", PMU_VERSION, "revision", "bench",
 			   "config_hash", "0d5b1f3c8e2a4b6d9f7e1c3a5b7d9f1e3c5a7b9d1f3e5c7a9b1d3f5e7c9a1b3d",
 			   "images", "path", "/usr/local/bin/server", "status", "ok", "size_bytes",
@@ -237,48 +184,48 @@ static void put_docs(void)
 		json_object_set_new(o, "exit", json_pack("{s:s,s:i}", "kind", "exited", "code", 0));
 		json_array_append_new(incs, o);
 	}
-	put_cohort(incs);
+	put_cohort(g, incs);
 }
 
-static void put_lifecycle(const char *name, bool requested, uint64_t t0, uint64_t t1)
+static void put_lifecycle(struct gen *g, const char *name, bool requested, uint64_t t0, uint64_t t1)
 {
 	char rel[128];
-	struct stream s;
+	struct pmu_bagw_stream s;
 
 	snprintf(rel, sizeof(rel), "collectors/%s/lifecycle.jsonl", name);
-	s_open(&s, rel, "lifecycle");
+	s_open(g, &s, rel, "lifecycle");
 	if (!requested) {
-		s_printf(&s, "{\"type\":\"lifecycle\",\"t_ns\":%llu,\"event\":\"final\",\"status\":\"not-requested\"}\n",
+		s_printf(&s, "{\"type\":\"lifecycle\",\"t_ns\":%llu,\"event\":\"final\",\"status\":\"not-requested\"}",
 			 (unsigned long long)t0);
-		s_close(&s);
+		s_close(g, &s);
 		return;
 	}
-	s_printf(&s, "{\"type\":\"lifecycle\",\"t_ns\":%llu,\"event\":\"requested\"}\n", (unsigned long long)t0);
-	s_printf(&s, "{\"type\":\"lifecycle\",\"t_ns\":%llu,\"event\":\"probed\",\"status\":\"ok\"}\n",
+	s_printf(&s, "{\"type\":\"lifecycle\",\"t_ns\":%llu,\"event\":\"requested\"}", (unsigned long long)t0);
+	s_printf(&s, "{\"type\":\"lifecycle\",\"t_ns\":%llu,\"event\":\"probed\",\"status\":\"ok\"}",
 		 (unsigned long long)t0 + 10);
-	s_printf(&s, "{\"type\":\"lifecycle\",\"t_ns\":%llu,\"event\":\"opened\"}\n", (unsigned long long)t0 + 20);
-	s_printf(&s, "{\"type\":\"lifecycle\",\"t_ns\":%llu,\"event\":\"attached\",\"evidence\":\"first record at t_ns %llu\"}\n",
+	s_printf(&s, "{\"type\":\"lifecycle\",\"t_ns\":%llu,\"event\":\"opened\"}", (unsigned long long)t0 + 20);
+	s_printf(&s, "{\"type\":\"lifecycle\",\"t_ns\":%llu,\"event\":\"attached\",\"evidence\":\"first record at t_ns %llu\"}",
 		 (unsigned long long)t0 + 30, (unsigned long long)T0 + 5000000);
-	s_printf(&s, "{\"type\":\"lifecycle\",\"t_ns\":%llu,\"event\":\"stopped\"}\n", (unsigned long long)t1);
-	s_printf(&s, "{\"type\":\"lifecycle\",\"t_ns\":%llu,\"event\":\"detached\"}\n", (unsigned long long)t1 + 10);
-	s_printf(&s, "{\"type\":\"lifecycle\",\"t_ns\":%llu,\"event\":\"final\",\"status\":\"ok\"}\n",
+	s_printf(&s, "{\"type\":\"lifecycle\",\"t_ns\":%llu,\"event\":\"stopped\"}", (unsigned long long)t1);
+	s_printf(&s, "{\"type\":\"lifecycle\",\"t_ns\":%llu,\"event\":\"detached\"}", (unsigned long long)t1 + 10);
+	s_printf(&s, "{\"type\":\"lifecycle\",\"t_ns\":%llu,\"event\":\"final\",\"status\":\"ok\"}",
 		 (unsigned long long)t1 + 20);
-	s_close(&s);
+	s_close(g, &s);
 }
 
-static void put_spans(void)
+static void put_spans(struct gen *g)
 {
-	struct stream s;
+	struct pmu_bagw_stream s;
 
-	s_open(&s, "spans.jsonl", "spans");
+	s_open(g, &s, "spans.jsonl", "spans");
 	/* ordered by end_ns */
-	s_printf(&s, "{\"type\":\"span\",\"id\":\"startup\",\"parent\":\"serve\",\"inc\":\"i1\",\"tid\":7000,\"name\":\"startup\",\"begin_ns\":%llu,\"end_ns\":%llu}\n",
+	s_printf(&s, "{\"type\":\"span\",\"id\":\"startup\",\"parent\":\"serve\",\"inc\":\"i1\",\"tid\":7000,\"name\":\"startup\",\"begin_ns\":%llu,\"end_ns\":%llu}",
 		 (unsigned long long)T0 + 10000, (unsigned long long)T0 + 900000000);
-	s_printf(&s, "{\"type\":\"span\",\"id\":\"batch\",\"parent\":\"serve\",\"inc\":\"i5\",\"tid\":7400,\"name\":\"batch\",\"begin_ns\":%llu,\"end_ns\":%llu}\n",
+	s_printf(&s, "{\"type\":\"span\",\"id\":\"batch\",\"parent\":\"serve\",\"inc\":\"i5\",\"tid\":7400,\"name\":\"batch\",\"begin_ns\":%llu,\"end_ns\":%llu}",
 		 (unsigned long long)T0 + 600000001000ull, (unsigned long long)T0 + 899000000000ull);
-	s_printf(&s, "{\"type\":\"span\",\"id\":\"serve\",\"inc\":\"i1\",\"tid\":7000,\"name\":\"serve\",\"begin_ns\":%llu,\"end_ns\":%llu}\n",
+	s_printf(&s, "{\"type\":\"span\",\"id\":\"serve\",\"inc\":\"i1\",\"tid\":7000,\"name\":\"serve\",\"begin_ns\":%llu,\"end_ns\":%llu}",
 		 (unsigned long long)T0 + 5000, (unsigned long long)TEND - 5000);
-	s_close(&s);
+	s_close(g, &s);
 }
 
 /* One collector's events: per-thread stacks of open enters, closed before
@@ -296,21 +243,21 @@ struct thr {
 	bool closed;
 };
 
-static void ev_line(struct stream *s, uint64_t t, const struct thr *th, const char *name, char ph,
+static void ev_line(struct pmu_bagw_stream *s, uint64_t t, const struct thr *th, const char *name, char ph,
 		    int64_t value)
 {
 	if (value >= 0)
-		s_printf(s, "{\"type\":\"event\",\"t_ns\":%llu,\"inc\":\"%s\",\"pid\":%d,\"tid\":%d,\"name\":\"%s\",\"ph\":\"%c\",\"value\":%lld}\n",
+		s_printf(s, "{\"type\":\"event\",\"t_ns\":%llu,\"inc\":\"%s\",\"pid\":%d,\"tid\":%d,\"name\":\"%s\",\"ph\":\"%c\",\"value\":%lld}",
 			 (unsigned long long)t, th->in->id, th->in->pid, th->tid, name, ph, (long long)value);
 	else
-		s_printf(s, "{\"type\":\"event\",\"t_ns\":%llu,\"inc\":\"%s\",\"pid\":%d,\"tid\":%d,\"name\":\"%s\",\"ph\":\"%c\"}\n",
+		s_printf(s, "{\"type\":\"event\",\"t_ns\":%llu,\"inc\":\"%s\",\"pid\":%d,\"tid\":%d,\"name\":\"%s\",\"ph\":\"%c\"}",
 			 (unsigned long long)t, th->in->id, th->in->pid, th->tid, name, ph);
 }
 
-static uint64_t put_events(const char *coll, uint64_t target)
+static uint64_t put_events(struct gen *g, const char *coll, uint64_t target)
 {
 	char rel[128];
-	struct stream s;
+	struct pmu_bagw_stream s;
 	struct thr th[MAXTHR];
 	int nth = 0, live;
 	/* ~100-105 bytes a record: the step spreads the records over 90% of the window */
@@ -324,10 +271,10 @@ static uint64_t put_events(const char *coll, uint64_t target)
 			th[nth++] = (struct thr){ &cohort[i], cohort[i].pid + k, 0, { 0 }, false };
 	live = nth;
 	snprintf(rel, sizeof(rel), "collectors/%s/events.jsonl", coll);
-	s_open(&s, rel, "events");
+	s_open(g, &s, rel, "events");
 	while (s.bytes < target && t < TEND - 10000000 && live > 0) {
-		struct thr *x = &th[rnd() % (unsigned)nth];
-		uint64_t r = rnd(), next = t + 1 + (r >> 16) % (2 * step);
+		struct thr *x = &th[rnd(g) % (unsigned)nth];
+		uint64_t r = rnd(g), next = t + 1 + (r >> 16) % (2 * step);
 
 		if (x->closed || next < x->in->start)
 			continue; /* pick another thread; time does not advance */
@@ -367,10 +314,10 @@ static uint64_t put_events(const char *coll, uint64_t target)
 	}
 	if (t >= TEND - 1000) {
 		fprintf(stderr, "bench-genbundle: events ran past the window (payload too large)\n");
-		pmu_bag_abort(bag);
+		pmu_bag_abort(g->w.bag);
 		exit(1);
 	}
-	s_close(&s);
+	s_close(g, &s);
 	return s.bytes;
 }
 
@@ -380,6 +327,8 @@ int main(int argc, char **argv)
 				  .date = 1764460800 };
 	static const char *const cname[NCOLL] = { "syscalls", "sched", "net", "io" };
 	uint64_t mib = argc > 2 ? strtoull(argv[2], NULL, 10) : 1100, total = 0;
+	struct gen gen = { .rng = 0x9e3779b97f4a7c15ull }, *g = &gen;
+	struct pmu_bag *bag;
 	int err;
 
 	if (argc < 2 || mib == 0) {
@@ -391,13 +340,14 @@ int main(int argc, char **argv)
 		fprintf(stderr, "bench-genbundle: %s\n", pmu_error_detail());
 		return 1;
 	}
-	put_docs();
-	put_spans();
+	pmu_bagw_init(&g->w, bag, 1, PMU_SPEC_VERSION, PMU_SPEC_MINOR);
+	put_docs(g);
+	put_spans(g);
 	for (int c = 0; c < NCOLL; c++) {
-		put_lifecycle(cname[c], true, T0 + 100 + 100 * (uint64_t)c, TEND - 9000000 + 100 * (uint64_t)c);
-		total += put_events(cname[c], (mib << 20) / NCOLL);
+		put_lifecycle(g, cname[c], true, T0 + 100 + 100 * (uint64_t)c, TEND - 9000000 + 100 * (uint64_t)c);
+		total += put_events(g, cname[c], (mib << 20) / NCOLL);
 	}
-	put_lifecycle("hwcount", false, T0 + 50, 0);
+	put_lifecycle(g, "hwcount", false, T0 + 50, 0);
 	err = pmu_bag_finalize(bag);
 	if (err) {
 		fprintf(stderr, "bench-genbundle: %s\n", pmu_error_detail());

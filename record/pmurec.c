@@ -26,6 +26,7 @@
 
 #include "backend.h"
 #include "bag.h"
+#include "bagw.h"
 #include "cli.h"
 #include "error.h"
 #include "sha256.h"
@@ -144,13 +145,6 @@ struct opts {
 
 static const char *const mode_names[] = { "none", "light", "full" };
 
-/* Where one repetition's files go: its bag, and "" for the first
- * repetition or "repeats/<k>/" after. */
-struct rep_out {
-	struct pmu_bag *bag;
-	char scope[32];
-};
-
 static void on_signal(int sig, siginfo_t *si, void *uc)
 {
 	(void)uc;
@@ -159,102 +153,6 @@ static void on_signal(int sig, siginfo_t *si, void *uc)
 		pmu_backend_abort = 1;      /* a second ^C: abort, leave no bundle */
 	if (!pmu_backend_stop_signal)
 		pmu_backend_stop_signal = sig;
-}
-
-static int put_json(const struct rep_out *w, const char *rel0, json_t *j)
-{
-	char rel[256];
-
-	snprintf(rel, sizeof(rel), "%s%s",
-		 strcmp(rel0, "capabilities.json") && strcmp(rel0, "provenance.json") ? w->scope : "", rel0);
-	return pmu_bag_put_json(w->bag, rel, j);
-}
-
-static json_t *units_of(const char *doc_type, const char *stream)
-{
-	return doc_type ? pmu_spec_doc_units(doc_type, PMU_SPEC_MINOR) : pmu_spec_stream_units(stream, PMU_SPEC_MINOR);
-}
-
-static json_t *doc(const char *type)
-{
-	return json_pack("{s:s,s:s,s:o}", "spec", PMU_SPEC_VERSION, "type", type, "units", units_of(type, NULL));
-}
-
-/*
- * A JSON Lines stream written as its records come: the bag file buffers
- * and hashes (lib/bag.c), a record is formatted on the stack when it fits.
- * The first error sticks: later records are not written, and the close
- * returns it, so a short stream is never taken for a whole one.
- */
-struct stream_out {
-	struct pmu_bag_file *f;
-	int err;
-	uint64_t records, bytes, ns; /* written, and the time it took (evidence, bench/record) */
-};
-
-static int stream_put(struct stream_out *s, json_t *rec)
-{
-	char buf[8192], *big = NULL;
-	const char *p = buf;
-	uint64_t t0 = pmu_now_mono_ns();
-	size_t n;
-
-	if (!rec && !s->err)
-		s->err = pmu_error(PMU_ERR_NOMEM, "out of memory");
-	if (s->err || !s->f) {
-		json_decref(rec);
-		return s->err;
-	}
-	n = json_dumpb(rec, buf, sizeof(buf) - 1, JSON_COMPACT | JSON_PRESERVE_ORDER);
-	if (n >= sizeof(buf) - 1) {
-		p = big = json_dumps(rec, JSON_COMPACT | JSON_PRESERVE_ORDER);
-		n = big ? strlen(big) : 0;
-	}
-	json_decref(rec);
-	if (!p || !n) {
-		s->err = pmu_error(PMU_ERR_NOMEM, "out of memory");
-	} else if (p == buf) {
-		buf[n++] = '\n';
-		s->err = pmu_bag_file_write(s->f, buf, n);
-	} else if (!(s->err = pmu_bag_file_write(s->f, p, n))) {
-		s->err = pmu_bag_file_write(s->f, "\n", 1);
-	}
-	free(big);
-	if (!s->err) {
-		s->records++;
-		s->bytes += n + (p != buf);
-	}
-	s->ns += pmu_now_mono_ns() - t0;
-	return s->err;
-}
-
-/* Open w's stream rel0 of kind and write its header. */
-static int stream_open(const struct rep_out *w, struct stream_out *s, const char *rel0, const char *kind)
-{
-	char rel[256];
-
-	snprintf(rel, sizeof(rel), "%s%s", w->scope, rel0);
-	s->f = NULL;
-	s->err = pmu_bag_file_open(w->bag, rel, &s->f);
-	if (s->err)
-		return s->err;
-	return stream_put(s, json_pack("{s:s,s:s,s:s,s:o}", "type", "header", "spec", PMU_SPEC_VERSION, "stream",
-				       kind, "units", units_of(NULL, kind)));
-}
-
-/* Close s (if open); 0 only when every record was written and the file is durable. */
-static int stream_close(struct stream_out *s)
-{
-	int err = s->err;
-
-	if (s->f) {
-		int e2 = pmu_bag_file_close(s->f);
-
-		err = err ? err : e2;
-	}
-	s->f = NULL;
-	s->err = err;
-	return err;
 }
 
 static json_t *exit_json(int kind, int value)
@@ -391,27 +289,42 @@ static void images_release(struct images *im)
  * incarnation stays here.
  */
 struct cohort_out {
-	struct stream_out s;
+	struct pmu_bagw_stream s;
 	struct images *images;
 	char root_comm[32];     /* the root's last comm, for run.json of an attached tree */
 };
 
+/*
+ * The records are built in place (lib/bagw.h), not as jansson objects:
+ * 2,000 incarnations write 26,000 records, and a tree of allocations per
+ * record cost 3x the budget (issue 13: 30 ms for 2,000).  Members in the
+ * order of the spec's tables, the bytes jansson would write
+ * (tests/unit/t-bagw.c).
+ */
+static void inc_id(char id[24], int n)
+{
+	snprintf(id, 24, "i%d", n);
+}
+
 static int cohort_joined(void *ctx, const struct pmu_incarnation *in)
 {
 	struct cohort_out *w = ctx;
-	char id[24], parent[24];
-	json_t *r;
+	char id[24];
 
-	snprintf(id, sizeof(id), "i%d", in->id);
-	r = json_pack("{s:s,s:s,s:i,s:I,s:b}", "type", "incarnation", "id", id, "pid", (int)in->pid, "start_ns",
-		      (json_int_t)in->start_ns, "preexisting", in->preexisting);
-	if (r && in->parent) {
-		snprintf(parent, sizeof(parent), "i%d", in->parent);
-		json_object_set_new(r, "parent", json_string(parent));
+	inc_id(id, in->id);
+	pmu_bagw_rec(&w->s);
+	pmu_bagw_str(&w->s, "type", "incarnation");
+	pmu_bagw_str(&w->s, "id", id);
+	pmu_bagw_int(&w->s, "pid", in->pid);
+	pmu_bagw_int(&w->s, "start_ns", (int64_t)in->start_ns);
+	pmu_bagw_bool(&w->s, "preexisting", in->preexisting);
+	if (in->parent) {
+		inc_id(id, in->parent);
+		pmu_bagw_str(&w->s, "parent", id);
 	}
 	if (in->id == 1)
 		snprintf(w->root_comm, sizeof(w->root_comm), "%s", in->d->comm);
-	return stream_put(&w->s, r);
+	return pmu_bagw_rec_end(&w->s);
 }
 
 static int cohort_thread(void *ctx, const struct pmu_incarnation *in, pid_t tid)
@@ -419,8 +332,12 @@ static int cohort_thread(void *ctx, const struct pmu_incarnation *in, pid_t tid)
 	struct cohort_out *w = ctx;
 	char id[24];
 
-	snprintf(id, sizeof(id), "i%d", in->id);
-	return stream_put(&w->s, json_pack("{s:s,s:s,s:i}", "type", "thread", "inc", id, "tid", (int)tid));
+	inc_id(id, in->id);
+	pmu_bagw_rec(&w->s);
+	pmu_bagw_str(&w->s, "type", "thread");
+	pmu_bagw_str(&w->s, "inc", id);
+	pmu_bagw_int(&w->s, "tid", tid);
+	return pmu_bagw_rec_end(&w->s);
 }
 
 static int cohort_exec(void *ctx, const struct pmu_incarnation *in, uint64_t t, const char *path)
@@ -428,11 +345,15 @@ static int cohort_exec(void *ctx, const struct pmu_incarnation *in, uint64_t t, 
 	struct cohort_out *w = ctx;
 	char id[24];
 
-	snprintf(id, sizeof(id), "i%d", in->id);
+	inc_id(id, in->id);
 	if (w->images && strcmp(path, "?"))
 		images_note(w->images, path, "exec");
-	return stream_put(&w->s, json_pack("{s:s,s:s,s:I,s:o}", "type", "exec", "inc", id, "t_ns", (json_int_t)t,
-					   "path", pmu_json_text(path)));
+	pmu_bagw_rec(&w->s);
+	pmu_bagw_str(&w->s, "type", "exec");
+	pmu_bagw_str(&w->s, "inc", id);
+	pmu_bagw_int(&w->s, "t_ns", (int64_t)t);
+	pmu_bagw_str(&w->s, "path", path);
+	return pmu_bagw_rec_end(&w->s);
 }
 
 static int cohort_object(void *ctx, const char *path)
@@ -449,47 +370,47 @@ static int cohort_ended(void *ctx, const struct pmu_incarnation *in)
 	struct cohort_out *w = ctx;
 	const struct pmu_inc_detail *d = in->d;
 	char id[24];
-	json_t *r;
 	int err = 0;
 
-	snprintf(id, sizeof(id), "i%d", in->id);
+	inc_id(id, in->id);
+	pmu_bagw_batch(&w->s);
 	for (int k = 0; !err && k < PMU_RES_COUNT_; k++) {
 		const struct pmu_resource *x = d->res ? &d->res[k] : NULL;
 
-		r = json_pack("{s:s,s:s,s:s,s:s}", "type", "resource", "inc", id, "field", pmu_res_names[k], "status",
-			      x && x->ok ? "ok" : "unavailable");
-		if (r && x && x->source)
-			json_object_set_new(r, "source", json_string(x->source));
-		if (r && x && x->ok) {
-			json_object_set_new(r, pmu_res_names[k], json_integer((json_int_t)x->value));
-		} else if (r) {
-			json_object_set_new(r, "reason",
-					    pmu_json_text(x ? x->reason : "the incarnation's end was not observed"));
-			json_object_set_new(r, "remedy",
-					    json_string(x && x->remedy ? x->remedy
-							: in->ended ? "none: the process ended before it could be read"
-								    : "none: it was still running when the recording ended"));
+		pmu_bagw_rec(&w->s);
+		pmu_bagw_str(&w->s, "type", "resource");
+		pmu_bagw_str(&w->s, "inc", id);
+		pmu_bagw_str(&w->s, "field", pmu_res_names[k]);
+		pmu_bagw_str(&w->s, "status", x && x->ok ? "ok" : "unavailable");
+		if (x && x->source)
+			pmu_bagw_str(&w->s, "source", x->source);
+		if (x && x->ok) {
+			pmu_bagw_int(&w->s, pmu_res_names[k], (int64_t)x->value);
+		} else {
+			pmu_bagw_str(&w->s, "reason", x ? x->reason : "the incarnation's end was not observed");
+			pmu_bagw_str(&w->s, "remedy", x && x->remedy ? x->remedy
+						      : in->ended ? "none: the process ended before it could be read"
+								  : "none: it was still running when the recording ended");
 		}
-		err = stream_put(&w->s, r);
-	}
-	r = json_pack("{s:s,s:s}", "type", "end", "inc", id);
-	if (r && in->ended)
-		json_object_set_new(r, "end_ns", json_integer((json_int_t)in->end_ns));
-	if (r) {
-		json_object_set_new(r, "comm", pmu_json_text(d->comm[0] ? d->comm : "?"));
-		json_object_set_new(r, "exit", json_string(d->exit_kind == 1 ? "exited" : d->exit_kind == 2 ? "signaled"
-											    : "unknown"));
-		if (d->exit_kind == 1)
-			json_object_set_new(r, "code", json_integer(d->exit_value));
-		else if (d->exit_kind == 2)
-			json_object_set_new(r, "signal", json_integer(d->exit_value));
+		err = pmu_bagw_rec_end(&w->s);
 	}
 	if (in->id == 1)
 		snprintf(w->root_comm, sizeof(w->root_comm), "%s", d->comm);
-	if (!err)
-		err = stream_put(&w->s, r);
-	else
-		json_decref(r);
+	if (!err) {
+		pmu_bagw_rec(&w->s);
+		pmu_bagw_str(&w->s, "type", "end");
+		pmu_bagw_str(&w->s, "inc", id);
+		if (in->ended)
+			pmu_bagw_int(&w->s, "end_ns", (int64_t)in->end_ns);
+		pmu_bagw_str(&w->s, "comm", d->comm[0] ? d->comm : "?");
+		pmu_bagw_str(&w->s, "exit", d->exit_kind == 1 ? "exited" : d->exit_kind == 2 ? "signaled" : "unknown");
+		if (d->exit_kind == 1)
+			pmu_bagw_int(&w->s, "code", d->exit_value);
+		else if (d->exit_kind == 2)
+			pmu_bagw_int(&w->s, "signal", d->exit_value);
+		err = pmu_bagw_rec_end(&w->s);
+	}
+	pmu_bagw_batch_end(&w->s);
 	return err;
 }
 
@@ -581,7 +502,7 @@ static int probe(bool json)
 
 /* The bundle as collectors write it (collector.h): streams of this repetition. */
 struct pmu_stream {
-	struct stream_out s;
+	struct pmu_bagw_stream s;
 };
 
 static int out_open(struct pmu_out *o, const char *rel, const char *kind, struct pmu_stream **sp)
@@ -591,17 +512,17 @@ static int out_open(struct pmu_out *o, const char *rel, const char *kind, struct
 	*sp = s;
 	if (!s)
 		return pmu_error(PMU_ERR_NOMEM, "out of memory");
-	return stream_open(o->ctx, &s->s, rel, kind);
+	return pmu_bagw_open(o->ctx, &s->s, rel, kind);
 }
 
 static int out_put(struct pmu_stream *s, json_t *rec)
 {
-	return stream_put(&s->s, rec);
+	return pmu_bagw_put(&s->s, rec);
 }
 
 static int out_close(struct pmu_stream *s)
 {
-	int err = stream_close(&s->s);
+	int err = pmu_bagw_close(&s->s);
 
 	free(s);
 	return err;
@@ -1004,9 +925,9 @@ static int record_repetition(struct opts *o, struct bundle_out *b, int k, const 
 	struct pmu_launch l = { 0 };
 	struct pmu_launch_result lr;
 	struct pmu_cohort cohort = { 0 };
-	struct rep_out w = { b->bag, "" };
+	struct pmu_bagw w;
 	struct pmu_out out = { out_open, out_put, out_close, &w };
-	struct cohort_out cw = { { NULL, 0, 0, 0, 0 }, &b->images, "" };
+	struct cohort_out cw = { .images = &b->images };
 	struct pmu_cohort_sink sink = cohort_sink_ops;
 	struct pmu_run_config cfg = { 0 };
 	struct pmurec_colls *colls = NULL;
@@ -1024,8 +945,7 @@ static int record_repetition(struct opts *o, struct bundle_out *b, int k, const 
 	const char *lim = getenv("PMUREC_TEST_MAX_INCARNATIONS");
 
 	memset(&lr, 0, sizeof(lr));
-	if (k > 1)
-		snprintf(w.scope, sizeof(w.scope), "repeats/%d/", k);
+	pmu_bagw_init(&w, b->bag, k, PMU_SPEC_VERSION, PMU_SPEC_MINOR);
 	sink.ctx = &cw;
 	/* tests reach the cohort's bound with a lower one; it is never raised */
 	if (lim && strtoull(lim, NULL, 10) > 0 && strtoull(lim, NULL, 10) < PMU_COHORT_MAX_INCARNATIONS)
@@ -1064,7 +984,7 @@ static int record_repetition(struct opts *o, struct bundle_out *b, int k, const 
 					       "(systemd-run --user --scope -p Delegate=yes pmurec ...)";
 		}
 	}
-	err = stream_open(&w, &cw.s, "cohort.jsonl", "cohort");
+	err = pmu_bagw_open(&w, &cw.s, "cohort.jsonl", "cohort");
 	if (err) {
 		fprintf(stderr, "pmurec: cannot write '%s': %s\n", b->path, pmu_error_detail());
 		*exit_code = EXIT_RECORDER;
@@ -1092,7 +1012,7 @@ static int record_repetition(struct opts *o, struct bundle_out *b, int k, const 
 		err = pmu_follow_end(rc.f, err);
 	{
 		/* every incarnation has its end now: the stream is whole */
-		int e2 = stream_close(&cw.s);
+		int e2 = pmu_bagw_close(&cw.s);
 
 		err = err ? err : e2;
 	}
@@ -1135,7 +1055,7 @@ static int record_repetition(struct opts *o, struct bundle_out *b, int k, const 
 		snprintf(reason, sizeof(reason), "pmurec received signal %d (%s); forwarded to the cohort", lr.signal,
 			 sigabbrev_np(lr.signal) ? sigabbrev_np(lr.signal) : "?");
 	}
-	run = doc("run");
+	run = pmu_bagw_doc(&w, "run", NULL);
 	json_object_set_new(run, "run_id", json_string(runid));
 	json_object_set_new(run, "tool", json_pack("{s:s,s:s}", "name", "pmurec", "version", PMU_VERSION));
 	json_object_set_new(run, "mode", json_string(mode_names[o->mode]));
@@ -1202,7 +1122,7 @@ static int record_repetition(struct opts *o, struct bundle_out *b, int k, const 
 	}
 out:
 	/* on the way out after a failure: the bag is aborted, the handles go */
-	stream_close(&cw.s);
+	pmu_bagw_close(&cw.s);
 	pmurec_colls_free(colls);
 	pmu_cohort_cgroup_end(rc.cg);
 	for (size_t i = 0; i < next; i++)
@@ -1221,29 +1141,26 @@ static int finish_bundle(struct opts *o, struct bundle_out *b, json_t *host, jso
 	size_t i;
 	json_t *run;
 	int err = 0;
-	struct rep_out w = { b->bag, "" };
+	struct pmu_bagw w;
 
 	json_array_foreach(b->runs, i, run) {
 		if (i == 0 && o->repeat > 1)
 			json_object_set_new(run, "repeat", json_integer(b->reps));
 		if (i == 0 && o->warmup)
 			json_object_set_new(run, "warmup", json_integer(o->warmup));
-		if (i == 0)
-			w.scope[0] = '\0';
-		else
-			snprintf(w.scope, sizeof(w.scope), "repeats/%zu/", i + 1);
+		pmu_bagw_init(&w, b->bag, (int)i + 1, PMU_SPEC_VERSION, PMU_SPEC_MINOR);
 		if (!err)
-			err = put_json(&w, "run.json", json_incref(run));
+			err = pmu_bagw_put_doc(&w, "run.json", json_incref(run));
 	}
-	w.scope[0] = '\0';
-	c = json_pack("{s:s,s:s,s:o,s:O,s:O}", "spec", PMU_SPEC_VERSION, "type", "capabilities", "units",
-		      units_of("capabilities", NULL), "host", host, "capabilities", caps);
+	/* the bundle's own documents, at data/ */
+	pmu_bagw_init(&w, b->bag, 1, PMU_SPEC_VERSION, PMU_SPEC_MINOR);
+	c = pmu_bagw_doc(&w, "capabilities", json_pack("{s:O,s:O}", "host", host, "capabilities", caps));
 	if (!err)
-		err = put_json(&w, "capabilities.json", c);
+		err = pmu_bagw_put_doc(&w, "capabilities.json", c);
 	else
 		json_decref(c);
 	config_hash(o, hex);
-	prov = doc("provenance");
+	prov = pmu_bagw_doc(&w, "provenance", NULL);
 	json_object_set_new(prov, "tool", json_pack("{s:s,s:s,s:s,s:s}", "name", "pmurec", "version", PMU_VERSION,
 						    "revision", PMU_REVISION, "build_flags", PMU_BUILD_FLAGS));
 	json_object_set_new(prov, "config_hash", json_string(hex));
@@ -1260,7 +1177,7 @@ static int finish_bundle(struct opts *o, struct bundle_out *b, json_t *host, jso
 	pmu_backend_settings(st);
 	json_object_set_new(prov, "settings", st);
 	if (!err)
-		err = put_json(&w, "provenance.json", prov);
+		err = pmu_bagw_put_doc(&w, "provenance.json", prov);
 	else
 		json_decref(prov);
 	if (!err)
