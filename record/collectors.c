@@ -163,6 +163,14 @@ void pmurec_colls_cgroup(struct pmurec_colls *cs, const struct pmu_cohort_cgroup
 	}
 }
 
+void pmurec_colls_follow_losses(struct pmurec_colls *cs, uint64_t lost, uint64_t malformed)
+{
+	for (size_t i = 0; i < cs->n; i++) {
+		cs->c[i].env.follow_lost = lost;
+		cs->c[i].env.follow_malformed = malformed;
+	}
+}
+
 int pmurec_colls_open(struct pmurec_colls *cs, pid_t root, uint64_t t)
 {
 	int err = 0;

@@ -1035,6 +1035,7 @@ static int record_repetition(struct opts *o, struct bundle_out *b, int k, const 
 		code = REP_ABORT;
 		goto out;
 	}
+	pmurec_colls_follow_losses(colls, lr.lost, lr.malformed);
 	if (lr.lost)
 		fprintf(stderr, "pmurec: the eBPF follower lost %llu record(s); the bundle will not validate (LOSS)\n",
 			(unsigned long long)lr.lost);

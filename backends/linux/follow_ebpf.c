@@ -13,7 +13,7 @@
  *                  per incarnation; the group's last thread ends it, with
  *                  the wait(2) status of the process.
  * A record that names a task the model does not have (its fork record was
- * lost) is counted with the malformed ones: it is never made up.
+ * lost) is not attributable: it is counted with the lost ones, never made up.
  *
  * The totals and their sources (spec 12.5, resource records):
  *   cpu_user_ns, cpu_system_ns: sum_exec_runtime of the threads, split in
@@ -341,8 +341,8 @@ void pmu_ebpf_stats(const struct pmu_ebpf_follow *e, uint64_t *lost, uint64_t *m
 	pmu_bpf_follow_stats(e->bpf, &st);
 	/* every sequence number not delivered is a lost record: failed
 	 * reserves, and children not followed because the map was full */
-	*lost = st.dropped + st.map_fail + (st.gaps > st.dropped ? st.gaps - st.dropped : 0);
-	*malformed = st.malformed + e->unknown;
+	*lost = st.dropped + st.map_fail + (st.gaps > st.dropped ? st.gaps - st.dropped : 0) + e->unknown;
+	*malformed = st.malformed;
 }
 
 void pmu_ebpf_close(struct pmu_ebpf_follow *e)

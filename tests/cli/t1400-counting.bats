@@ -2,7 +2,9 @@
 # The counting collector on real processes and the real kernel: every
 # incarnation and thread has its own counts, the sums add up, absent
 # hardware is explained, and a background load does not move the cohort's
-# numbers.
+# numbers.  Per-thread counter groups need each new task held before it
+# runs, which only the ptrace follower does: these tests ask for it by
+# name (--follower ptrace); the eBPF follower's counting is tested last.
 
 load helpers
 
@@ -39,7 +41,7 @@ EOF
 busy='i=0; while [ $i -lt 150000 ]; do i=$((i+1)); done'
 
 @test "each incarnation of sh -> {busy loop, sleep} has its own task-clock and page faults" {
-	run pmurec -e task-clock,page-faults -o "$B" -- sh -c "sh -c '$busy' & sleep 0.3; wait"
+	run pmurec --follower ptrace -e task-clock,page-faults -o "$B" -- sh -c "sh -c '$busy' & sleep 0.3; wait"
 	assert_success
 	run pmuvalidate -q "$B"
 	assert_success
@@ -56,7 +58,7 @@ print(sorted(byc), busy > 20 * sleep, busy > 50_000_000)'
 }
 
 @test "a multi-threaded target: one count per thread, the incarnation's total is their sum" {
-	run pmurec -e task-clock -o "$B" -- spin-threads 3 60
+	run pmurec --follower ptrace -e task-clock -o "$B" -- spin-threads 3 60
 	assert_success
 	run pmuvalidate -q "$B"
 	assert_success
@@ -70,7 +72,7 @@ print(len(INC["i1"]["tids"]), len(cs), t["threads"], t["value_ns"] == sum(c["val
 }
 
 @test "an exec chain stays one incarnation and is counted across the exec" {
-	run pmurec -e task-clock -o "$B" -- sh -c "exec sh -c '$busy'"
+	run pmurec --follower ptrace -e task-clock -o "$B" -- sh -c "exec sh -c '$busy'"
 	assert_success
 	run q "$B" '
 print(len(INC), len(INC["i1"]["exec"]), tot("i1", "task-clock")["value_ns"] > 50_000_000)'
@@ -85,13 +87,13 @@ print(len(INC), len(INC["i1"]["exec"]), tot("i1", "task-clock")["value_ns"] > 50
 	# command, alternating, three of each.
 	for k in 1 2 3; do
 		perf stat -x, -e page-faults -o "$BATS_TEST_TMPDIR/perf$k.csv" -- sh -c "$cmd"
-		pmurec -e page-faults -o "$BATS_TEST_TMPDIR/c$k.bundle" -- sh -c "$cmd"
+		pmurec --follower ptrace -e page-faults -o "$BATS_TEST_TMPDIR/c$k.bundle" -- sh -c "$cmd"
 	done
 	# CPU time does: this VM's moves by 40% between runs.  So perf stat
 	# counts the very same run, wrapped around pmurec: its task-clock is the
 	# cohort's plus pmurec's own.
 	perf stat -x, -e task-clock -o "$BATS_TEST_TMPDIR/wrap.csv" -- \
-		pmurec -e task-clock,page-faults -o "$B" -- sh -c "$cmd"
+		pmurec --follower ptrace -e task-clock,page-faults -o "$B" -- sh -c "$cmd"
 	run q "$B" '
 import statistics
 t = sys.argv[1][:-len("c.bundle")]
@@ -115,12 +117,12 @@ print(sums, abs(pf - ppf) <= 0.10 * ppf, clk <= wrap * 1.001 and wrap - clk <= 5
 
 @test "a background spinner and writer do not leak into the cohort's task-clock and page faults" {
 	cmd="sh -c '$busy'; sh -c '$busy'"
-	pmurec -e task-clock,page-faults -o "$BATS_TEST_TMPDIR/quiet.bundle" -- sh -c "$cmd"
+	pmurec --follower ptrace -e task-clock,page-faults -o "$BATS_TEST_TMPDIR/quiet.bundle" -- sh -c "$cmd"
 	# noise outside the cohort: a spinner per CPU and a file writer
 	pids=()
 	for _ in $(seq "$(nproc)"); do sh -c 'while :; do :; done' & pids+=($!); done
 	dd if=/dev/zero of="$BATS_TEST_TMPDIR/noise" bs=1M count=4000 status=none & pids+=($!)
-	run pmurec -e task-clock,page-faults -o "$B" -- sh -c "$cmd"
+	run pmurec --follower ptrace -e task-clock,page-faults -o "$B" -- sh -c "$cmd"
 	kill "${pids[@]}" 2>/dev/null; wait "${pids[@]}" 2>/dev/null || true
 	assert_success
 	run q "$B" '
@@ -153,7 +155,7 @@ print(abs(pf - qpf) <= 0.10 * qpf, bad, clk <= wall, pf, qpf, clk, wall)'
 }
 
 @test "context switches are the incarnation's own: they match its /proc totals" {
-	run pmurec -e context-switches -o "$B" -- sh -c "sleep 0.05; sleep 0.05; sh -c '$busy'"
+	run pmurec --follower ptrace -e context-switches -o "$B" -- sh -c "sleep 0.05; sleep 0.05; sh -c '$busy'"
 	assert_success
 	run q "$B" '
 bad = []
@@ -183,7 +185,7 @@ print(bad)'
 }
 
 @test "cycles is unavailable here with a reason that names the missing PMU" {
-	run pmurec -e task-clock,cycles -o "$B" -- true
+	run pmurec --follower ptrace -e task-clock,cycles -o "$B" -- true
 	assert_success
 	run pmuvalidate -q "$B"
 	assert_success
@@ -205,7 +207,7 @@ print(bad)'
 	printf 'int f(void);\nint main(void) { return f() - 1; }\n' >"$P/b.c"
 	printf 'prog: a.o b.o\n\t$(CC) -o $@ a.o b.o\n' >"$P/Makefile"
 	cd "$P"
-	run pmurec -e task-clock,page-faults,cycles -o "$B" -- make -j2
+	run pmurec --follower ptrace -e task-clock,page-faults,cycles -o "$B" -- make -j2
 	assert_success
 	run pmuvalidate -q "$B"
 	assert_success
@@ -221,7 +223,7 @@ print(need, all(s == "ok" for v in names.values() for s in v), ctr("cycles")["st
 @test "as nobody: user-space counts, and the fallback is recorded with its reason" {
 	nobody_setup
 	paranoid=$(cat /proc/sys/kernel/perf_event_paranoid)
-	run as_nobody "$PMU_BUILD/pmurec" -e task-clock,page-faults -o "$W/n.bundle" -- sh -c "$busy"
+	run as_nobody "$PMU_BUILD/pmurec" --follower ptrace -e task-clock,page-faults -o "$W/n.bundle" -- sh -c "$busy"
 	assert_success
 	run pmuvalidate -q "$W/n.bundle"
 	assert_success
@@ -244,18 +246,18 @@ print(c["exclude_kernel"], [f["reason"] for f in fb], t[0]["status"] if t else "
 }
 
 @test "pfm: events explain themselves when libpfm4 cannot resolve them" {
-	run pmurec -e task-clock,pfm:NO_SUCH_EVENT_XYZ -o "$B" -- true
+	run pmurec --follower ptrace -e task-clock,pfm:NO_SUCH_EVENT_XYZ -o "$B" -- true
 	assert_success
 	run q "$B" 'c = ctr("pfm:NO_SUCH_EVENT_XYZ"); print(c["status"], "libpfm4" in c["reason"], bool(c["remedy"]))'
 	assert_output "unavailable True True"
-	PMU_LIBPFM=/nonexistent/libpfm.so.4 run pmurec -e pfm:cycles -o "$BATS_TEST_TMPDIR/n.bundle" -- true
+	PMU_LIBPFM=/nonexistent/libpfm.so.4 run pmurec --follower ptrace -e pfm:cycles -o "$BATS_TEST_TMPDIR/n.bundle" -- true
 	assert_success
 	run q "$BATS_TEST_TMPDIR/n.bundle" 'c = ctr("pfm:cycles"); print(c["status"], c["reason"].startswith("libpfm4 is not installed"))'
 	assert_output "unavailable True"
 }
 
 @test "a malformed event list is a usage error naming the event" {
-	run pmurec -e task-clock,cyclez -o "$B" -- true
+	run pmurec --follower ptrace -e task-clock,cyclez -o "$B" -- true
 	assert_failure 2
 	assert_output --partial "unknown event 'cyclez' (did you mean 'cycles'?)"
 	[ ! -e "$B" ]
@@ -274,7 +276,7 @@ print(c["exclude_kernel"], [f["reason"] for f in fb], t[0]["status"] if t else "
 @test "--cohort cgroup: the cohort's own cgroup is counted, its statistics recorded, and removed" {
 	[ "$(id -u)" -eq 0 ] || skip "needs root to create a cgroup"
 	grep -q cgroup2 /proc/mounts || skip "no cgroup2 mount"
-	run pmurec --cohort cgroup -e task-clock,page-faults -o "$B" -- sh -c "sh -c '$busy'; sleep 0.1"
+	run pmurec --follower ptrace --cohort cgroup -e task-clock,page-faults -o "$B" -- sh -c "sh -c '$busy'; sleep 0.1"
 	assert_success
 	run pmuvalidate -q "$B"
 	assert_success
@@ -293,7 +295,7 @@ print(s["used"], cg["status"], abs(cg["value_ns"] - inc["value_ns"]) <= 0.2 * in
 
 @test "--cohort cgroup as nobody: unavailable with the reason and the delegation remedy, the bundle still valid" {
 	nobody_setup
-	run as_nobody "$PMU_BUILD/pmurec" --cohort cgroup -e task-clock -o "$W/n.bundle" -- true
+	run as_nobody "$PMU_BUILD/pmurec" --follower ptrace --cohort cgroup -e task-clock -o "$W/n.bundle" -- true
 	assert_success
 	run pmuvalidate -q "$W/n.bundle"
 	assert_success
@@ -313,7 +315,7 @@ print(s["used"], s["status"], "Delegate=yes" in s["remedy"])'
 @test "--cohort cgroup: the cgroup is removed after the cohort crashes and leaves a process behind" {
 	[ "$(id -u)" -eq 0 ] || skip "needs root to create a cgroup"
 	grep -q cgroup2 /proc/mounts || skip "no cgroup2 mount"
-	run pmurec --cohort cgroup --max-duration 400 -e task-clock -o "$B" -- sh -c 'sleep 1430 & kill -SEGV $$'
+	run pmurec --follower ptrace --cohort cgroup --max-duration 400 -e task-clock -o "$B" -- sh -c 'sleep 1430 & kill -SEGV $$'
 	run q "$B" 's = [r for r in R if r["type"] == "scope"][0]; print(s["used"], s["cgroup"])'
 	assert_output --regexp '^cgroup /'
 	leaf=${output##* }
@@ -323,7 +325,7 @@ print(s["used"], s["status"], "Delegate=yes" in s["remedy"])'
 }
 
 @test "exec from a thread that is not the leader: the old leader and the exec'd thread are counted apart" {
-	run pmurec -e task-clock -o "$B" -- thread-exec sh -c "$busy"
+	run pmurec --follower ptrace -e task-clock -o "$B" -- thread-exec sh -c "$busy"
 	assert_success
 	run pmuvalidate -q "$B"
 	assert_success
@@ -339,7 +341,7 @@ print(len(INC), len(cs), sum(c["tid"] == pid for c in cs), t["value_ns"] > 50_00
 }
 
 @test "counters never take the last file descriptors: threads stay threads, and their counts say why they are missing" {
-	run bash -c "ulimit -n 64; pmurec -o '$B' -- spin-threads 16 20"
+	run bash -c "ulimit -n 64; pmurec --follower ptrace -o '$B' -- spin-threads 16 20"
 	assert_success
 	run pmuvalidate -q "$B"
 	assert_success
@@ -362,7 +364,7 @@ hw_or_skip() {
 @test "with a hardware PMU: cycles and instructions per incarnation, exact, never a silent 0" {
 	command -v perf >/dev/null || skip "perf (Debian linux-perf) is not installed"
 	hw_or_skip
-	run pmurec -e task-clock,cycles,instructions -o "$B" -- sh -c "sh -c '$busy'"
+	run pmurec --follower ptrace -e task-clock,cycles,instructions -o "$B" -- sh -c "sh -c '$busy'"
 	assert_success
 	run pmuvalidate -q "$B"
 	assert_success
@@ -376,14 +378,14 @@ print(ok, ctr("cycles")["status"], any(r.get("suspect_zero") for r in R))'
 	command -v perf >/dev/null || skip "perf (Debian linux-perf) is not installed"
 	hw_or_skip
 	many=cycles,instructions,branches,branch-misses,cache-references,cache-misses,r00c0,r003c,r01c2,r00c4,r00c5,r02c0
-	run pmurec -e "$many" -o "$B" -- sh -c "$busy"
+	run pmurec --follower ptrace -e "$many" -o "$B" -- sh -c "$busy"
 	assert_success
 	run q "$B" '
 dropped = [r["name"] for r in R if r["type"] == "counter" and r["status"] != "ok" and "dropped" in r.get("reason", "")]
 est = [r for r in R if r["type"] == "count" and r.get("estimate")]
 print(len(dropped) > 0, est)'
 	assert_output "True []"
-	run pmurec --scaled -e "$many" -o "$BATS_TEST_TMPDIR/s.bundle" -- sh -c "$busy"
+	run pmurec --follower ptrace --scaled -e "$many" -o "$BATS_TEST_TMPDIR/s.bundle" -- sh -c "$busy"
 	assert_success
 	run pmuvalidate -q "$BATS_TEST_TMPDIR/s.bundle"
 	assert_success
@@ -391,4 +393,19 @@ print(len(dropped) > 0, est)'
 est = [r for r in R if r["type"] == "count" and r.get("estimate")]
 print(len(est) > 0, all(r["running_ppm"] < 1000000 for r in est))'
 	assert_output "True True"
+}
+
+@test "with the eBPF follower: the cohort is counted through its cgroup, per-incarnation counts say why not" {
+	[ "$(id -u)" = 0 ] || skip "the eBPF follower needs root"
+	run pmurec -e task-clock,page-faults -o "$B" -- sh -c "sh -c '$busy'"
+	assert_success
+	grep -q '"attached","evidence":"ebpf follower' "$B/data/collectors/cohort/lifecycle.jsonl" ||
+		skip "the eBPF follower did not run here: $(grep -o '"evidence":"[^"]*' "$B/data/collectors/cohort/lifecycle.jsonl")"
+	run pmuvalidate -q "$B"
+	assert_success
+	run q "$B" '
+i, g = coh("task-clock"), coh("task-clock", "cgroup")
+print(i["status"], "held before it runs" in i["reason"], "--follower ptrace" in i["remedy"],
+      [r for r in R if r["type"] in ("count", "total")], g["status"], g["value_ns"] > 0)'
+	assert_output "unavailable True True [] ok True"
 }

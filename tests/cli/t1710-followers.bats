@@ -1,0 +1,139 @@
+#!/usr/bin/env bats
+# The two followers behind one contract: pmurec --follower ptrace and
+# --follower ebpf record the same cohort (incarnations, parents, exec
+# chains, exits, threads; CPU time within the stated tolerance) of the same
+# commands, the bundle says which follower ran and why, loss is counted and
+# rejected, and without privilege the ptrace follower runs and says so.
+
+load helpers
+
+setup() {
+	DIFF="$PY $BATS_TEST_DIRNAME/followers_diff.py"
+}
+
+# the eBPF follower opens here: root, BTF, built
+needs_ebpf() {
+	[ "$(id -u)" -eq 0 ] || skip "the eBPF follower needs root (CAP_BPF and CAP_PERFMON)"
+	[ -r /sys/kernel/btf/vmlinux ] || skip "the kernel has no BTF (/sys/kernel/btf/vmlinux)"
+	run pmurec --follower ebpf -o "$BATS_TEST_TMPDIR/probe.bundle" -- true
+	grep -q '"evidence":"ebpf follower' "$BATS_TEST_TMPDIR/probe.bundle/data/collectors/cohort/lifecycle.jsonl" ||
+		skip "the eBPF follower is unavailable: $(grep -o '"reason":"[^"]*' \
+			"$BATS_TEST_TMPDIR/probe.bundle/data/collectors/cohort/lifecycle.jsonl" | head -1)"
+}
+
+# both CMD...: record CMD with each follower, validate both, compare
+both() {
+	local opt=$1
+	shift
+	run pmurec --follower ptrace -o p.bundle -- "$@"
+	local rp=$status
+	run pmurec --follower ebpf -o e.bundle -- "$@"
+	assert_equal "$status" "$rp"
+	run pmuvalidate -q p.bundle
+	assert_success
+	run pmuvalidate -q e.bundle
+	assert_success
+	grep -q '"evidence":"ptrace follower' p.bundle/data/collectors/cohort/lifecycle.jsonl
+	grep -q '"evidence":"ebpf follower' e.bundle/data/collectors/cohort/lifecycle.jsonl
+	run $DIFF p.bundle e.bundle $opt
+	assert_output same
+}
+
+@test "same cohort: a tree of shells with exit codes and a signal" {
+	needs_ebpf
+	cd "$BATS_TEST_TMPDIR"
+	both "" sh -c 'true; sh -c "exit 7"; sh -c "kill -9 \$\$"; (sleep 0.01; exit 3) & wait; exit 5'
+}
+
+@test "same cohort: an exec chain stays one incarnation" {
+	needs_ebpf
+	cd "$BATS_TEST_TMPDIR"
+	both "" sh -c 'exec sh -c "exec sh -c true"'
+}
+
+@test "same cohort: a multi-threaded process, and CPU time within the tolerance" {
+	needs_ebpf
+	cd "$BATS_TEST_TMPDIR"
+	both --cpu-tolerance "$PMU_BUILD/spin-threads" 3 200
+}
+
+@test "same cohort: exec from a thread that is not the leader" {
+	needs_ebpf
+	cd "$BATS_TEST_TMPDIR"
+	both "" "$PMU_BUILD/thread-exec" sh -c 'exit 4'
+}
+
+@test "same cohort: a child that outlives its parent is followed to its end" {
+	needs_ebpf
+	cd "$BATS_TEST_TMPDIR"
+	both "" sh -c '(sleep 0.2; exit 2) & exit 0'
+}
+
+@test "same cohort: make -j2 of a small C project" {
+	needs_ebpf
+	command -v make >/dev/null && command -v cc >/dev/null || skip "make and cc are needed"
+	P=$BATS_TEST_TMPDIR/proj
+	mkdir -p "$P"
+	printf 'int f(void) { return 1; }\n' >"$P/a.c"
+	printf 'int f(void);\nint main(void) { return f() - 1; }\n' >"$P/b.c"
+	printf 'prog: a.o b.o\n\t$(CC) -o $@ a.o b.o\n' >"$P/Makefile"
+	cd "$P"
+	run pmurec --follower ptrace -o p.bundle -- make -j2
+	assert_success
+	make clean >/dev/null 2>&1 || rm -f a.o b.o prog
+	rm -f a.o b.o prog
+	run pmurec -o e.bundle -- make -j2
+	assert_success
+	run pmuvalidate -q e.bundle
+	assert_success
+	# as root, the default follows with eBPF
+	grep -q '"evidence":"ebpf follower (auto: ' e.bundle/data/collectors/cohort/lifecycle.jsonl
+	run $DIFF p.bundle e.bundle
+	assert_output same
+}
+
+@test "8 parallel 250-process loops on both CPUs: every incarnation, no loss" {
+	needs_ebpf
+	cd "$BATS_TEST_TMPDIR"
+	loop='i=0; while [ $i -lt 250 ]; do /bin/true; i=$((i+1)); done'
+	run pmurec --follower ebpf -o e.bundle -- sh -c "for k in 1 2 3 4 5 6 7 8; do sh -c '$loop' & done; wait"
+	assert_success
+	run pmuvalidate -q e.bundle
+	assert_success
+	run $PY -c '
+import sys; sys.path.insert(0, "'"$BATS_TEST_DIRNAME"'")
+import cohort_doc
+incs = cohort_doc.load("e.bundle/data/cohort.jsonl")["incarnations"]
+true = [i for i in incs if [e["path"] for e in i["exec"]] == ["/usr/bin/true"]]
+ended = all(i["exit"]["kind"] == "exited" for i in incs)
+print(len(incs), len(true), ended)'
+	# the root, 8 loops and their 2,000 true
+	assert_output "2009 2000 True"
+	run grep -c '"event":"drop"' e.bundle/data/collectors/cohort/lifecycle.jsonl
+	assert_output 0
+}
+
+@test "a tiny ring: the loss is counted, said, and the bundle is rejected" {
+	needs_ebpf
+	cd "$BATS_TEST_TMPDIR"
+	# the command stops the recorder (its parent) while it forks: nothing
+	# drains the one-page ring, which must overflow
+	loop='kill -STOP $PPID; i=0; while [ $i -lt 200 ]; do /bin/true; i=$((i+1)); done; kill -CONT $PPID'
+	PMUREC_TEST_RING_BYTES=4096 run pmurec --follower ebpf -o t.bundle -- sh -c "$loop"
+	assert_output --partial "the eBPF follower lost"
+	run grep -o '"event":"drop","count":[0-9]*' t.bundle/data/collectors/cohort/lifecycle.jsonl
+	assert_output --regexp '"count":[1-9]'
+	run pmuvalidate t.bundle
+	assert_failure 1
+	assert_output --partial LOSS
+}
+
+@test "as nobody the ptrace follower runs, and the bundle says why not eBPF" {
+	nobody_setup
+	run as_nobody "$PMU_BUILD/pmurec" -o "$W/n.bundle" -- sh -c 'true; true'
+	assert_success
+	run grep -o '"evidence":"[^"]*' "$W/n.bundle/data/collectors/cohort/lifecycle.jsonl"
+	nobody_teardown
+	assert_output --partial 'ptrace follower (auto: the eBPF follower is unavailable ('
+	assert_output --partial 'ptrace follows instead'
+}
