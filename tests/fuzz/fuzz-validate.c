@@ -55,7 +55,7 @@
 
 static const char *const names[NFILES] = {
 	"data/run.json",
-	"data/cohort.json",
+	"data/cohort.jsonl",
 	"data/spans.jsonl",
 	"data/collectors/syscalls/lifecycle.jsonl",
 	"data/collectors/syscalls/events.jsonl",
@@ -75,8 +75,22 @@ static const struct {
 } base[NPAYLOAD] = {
 	{ "run.json",
 	  "{\"spec\":\"1.0\",\"type\":\"run\",\"units\":{\"start_ns\":\"ns\",\"end_ns\":\"ns\",\"realtime_anchor_ns\":\"ns\",\"monotonic_anchor_ns\":\"ns\",\"code\":\"id\",\"signal\":\"id\"},\"run_id\":\"0f1e2d3c4b5a69788796a5b4c3d2e1f0\",\"tool\":{\"name\":\"mkfixture\",\"version\":\"0.1.0\"},\"mode\":\"light\",\"argv\":[\"sh\",\"-c\",\"ls / >/dev/null; sleep 0.1 & wait\"],\"cwd\":\"/work\",\"start_ns\":1000000000,\"end_ns\":1200000000,\"realtime_anchor_ns\":1764460800000000000,\"monotonic_anchor_ns\":1000000000,\"exit\":{\"kind\":\"exited\",\"code\":0},\"result\":\"complete\",\"tolerate_loss\":false,\"collectors\":[{\"name\":\"syscalls\",\"requested\":true},{\"name\":\"sched\",\"requested\":false},{\"name\":\"hwcount\",\"requested\":true}]}\n" },
-	{ "cohort.json",
-	  "{\"spec\":\"1.0\",\"type\":\"cohort\",\"units\":{\"pid\":\"id\",\"start_ns\":\"ns\",\"end_ns\":\"ns\",\"tids\":\"id\",\"t_ns\":\"ns\",\"code\":\"id\",\"signal\":\"id\"},\"root\":\"i1\",\"incarnations\":[{\"id\":\"i1\",\"pid\":5000,\"start_ns\":1000001000,\"end_ns\":1190000000,\"preexisting\":false,\"comm\":\"sh\",\"tids\":[5000,5003],\"exec\":[{\"t_ns\":1000001100,\"path\":\"/bin/sh\"}],\"exit\":{\"kind\":\"exited\",\"code\":0}},{\"id\":\"i2\",\"pid\":5001,\"start_ns\":1002000000,\"end_ns\":1009000000,\"parent\":\"i1\",\"preexisting\":false,\"comm\":\"ls\",\"tids\":[5001],\"exec\":[{\"t_ns\":1002000100,\"path\":\"/usr/bin/ls\"}],\"exit\":{\"kind\":\"exited\",\"code\":0}},{\"id\":\"i3\",\"pid\":5002,\"start_ns\":1010000000,\"end_ns\":1120000000,\"parent\":\"i1\",\"preexisting\":false,\"comm\":\"sleep\",\"tids\":[5002],\"exec\":[{\"t_ns\":1010000100,\"path\":\"/usr/bin/sleep\"}],\"exit\":{\"kind\":\"exited\",\"code\":0}}]}\n" },
+	/* the cohort as the stream of spec 1.3 (12.6) */
+	{ "cohort.jsonl",
+	  "{\"type\":\"header\",\"spec\":\"1.0\",\"stream\":\"cohort\",\"units\":{}}\n"
+	  "{\"type\":\"incarnation\",\"id\":\"i1\",\"pid\":5000,\"start_ns\":1000001000,\"preexisting\":false}\n"
+	  "{\"type\":\"thread\",\"inc\":\"i1\",\"tid\":5000}\n"
+	  "{\"type\":\"thread\",\"inc\":\"i1\",\"tid\":5003}\n"
+	  "{\"type\":\"exec\",\"inc\":\"i1\",\"t_ns\":1000001100,\"path\":\"/bin/sh\"}\n"
+	  "{\"type\":\"incarnation\",\"id\":\"i2\",\"pid\":5001,\"start_ns\":1002000000,\"preexisting\":false,\"parent\":\"i1\"}\n"
+	  "{\"type\":\"thread\",\"inc\":\"i2\",\"tid\":5001}\n"
+	  "{\"type\":\"exec\",\"inc\":\"i2\",\"t_ns\":1002000100,\"path\":\"/usr/bin/ls\"}\n"
+	  "{\"type\":\"end\",\"inc\":\"i2\",\"end_ns\":1009000000,\"comm\":\"ls\",\"exit\":\"exited\",\"code\":0}\n"
+	  "{\"type\":\"incarnation\",\"id\":\"i3\",\"pid\":5002,\"start_ns\":1010000000,\"preexisting\":false,\"parent\":\"i1\"}\n"
+	  "{\"type\":\"thread\",\"inc\":\"i3\",\"tid\":5002}\n"
+	  "{\"type\":\"exec\",\"inc\":\"i3\",\"t_ns\":1010000100,\"path\":\"/usr/bin/sleep\"}\n"
+	  "{\"type\":\"end\",\"inc\":\"i3\",\"end_ns\":1120000000,\"comm\":\"sleep\",\"exit\":\"exited\",\"code\":0}\n"
+	  "{\"type\":\"end\",\"inc\":\"i1\",\"end_ns\":1190000000,\"comm\":\"sh\",\"exit\":\"exited\",\"code\":0}\n" },
 	{ "spans.jsonl",
 	  "{\"type\":\"header\",\"spec\":\"1.0\",\"stream\":\"spans\",\"units\":{\"tid\":\"id\",\"begin_ns\":\"ns\",\"end_ns\":\"ns\"}}\n"
 	  "{\"type\":\"span\",\"id\":\"s2\",\"parent\":\"s1\",\"inc\":\"i1\",\"tid\":5000,\"name\":\"list\",\"begin_ns\":1002000000,\"end_ns\":1009500000}\n"
