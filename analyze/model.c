@@ -428,6 +428,7 @@ struct scan {
 	long best;              /* the incarnation with the most counted task-clock, or -1 */
 	int64_t best_ns;
 	bool best_est;
+	bool best_cpu;          /* no task-clock counted: best is by CPU time at exit */
 };
 
 static void scan_init(struct scan *s, const char *match_comm)
@@ -881,6 +882,19 @@ static json_t *dominant_cost(const struct scan *s, json_t *k, const char *comm, 
 	const char *inc;
 	size_t i;
 
+	if (!tot && s->best_cpu && s->acc[0] + s->acc[1] > 0) {
+		double all = s->acc[0] + s->acc[1], share = 100.0 * (double)s->best_ns / all;
+		char st[600];
+
+		inc = an_ids_name(&s->ids, (size_t)s->best);
+		snprintf(st, sizeof(st), "process '%s' (pid %lld, incarnation %s) spent %.0f%% of the cohort's CPU "
+			 "time (user + system %.3f of %.3f ms, from each process's totals at exit: no task-clock was "
+			 "counted per process)", comm ? comm : "?", comm ? (long long)pid : -1LL, inc, share,
+			 (double)s->best_ns / 1e6, all / 1e6);
+		(void)shares;
+		return json_pack("{s:s,s:s,s:s,s:s,s:f,s:b}", "statement", st, "inc", inc, "comm", comm ? comm : "?",
+				 "metric", "cpu_time", "share_percent", share, "estimate", false);
+	}
 	if (!tot)
 		return json_pack("{s:s}", "statement", "not determined (no counted task-clock in this bundle)");
 	if (s->best < 0)
@@ -1398,6 +1412,29 @@ struct first_rep {
 	json_int_t dpid;
 };
 
+/*
+ * No incarnation has a counted task-clock (the eBPF follower counts none per
+ * process): the dominant one is then the one with the most CPU time in its
+ * totals at exit (user + system, each measured), when every incarnation's
+ * is known, so that the share is of the whole cohort.
+ */
+static void cpu_fallback(struct scan *s)
+{
+	if (s->best >= 0 || s->why[0] || s->why[1])
+		return;
+	for (size_t i = 0; i < s->vcap; i++) {
+		const struct an_inc *x = &s->v[i];
+
+		if (!x->seen || x->cpu_user_ns < 0 || x->cpu_system_ns < 0)
+			continue;
+		if (x->cpu_user_ns + x->cpu_system_ns > s->best_ns) {
+			s->best = (long)i;
+			s->best_ns = x->cpu_user_ns + x->cpu_system_ns;
+			s->best_cpu = true;
+		}
+	}
+}
+
 static int first_rep_load(const struct pmu_bundle *b, size_t max, struct first_rep *f)
 {
 	struct keep kp = { &f->s, NULL, 0, 0, NULL, 0 };
@@ -1409,6 +1446,7 @@ static int first_rep_load(const struct pmu_bundle *b, size_t max, struct first_r
 	if ((err = scan_cohort(b, 1, &f->s)))
 		return err;
 	f->k = counts_load(b, 1, &f->s);
+	cpu_fallback(&f->s);
 	if ((listed = select_listed(&f->s, max)) < 0)
 		return pmu_error(PMU_ERR_NOMEM, "out of memory");
 	kp.max = (size_t)listed;

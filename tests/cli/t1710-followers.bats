@@ -137,3 +137,13 @@ print(len(incs), len(true), ended)'
 	assert_output --partial 'ptrace follower (auto: the eBPF follower is unavailable ('
 	assert_output --partial 'ptrace follows instead'
 }
+
+@test "pmuanalyze of an eBPF bundle names the dominant process by CPU time at exit, and says so" {
+	needs_ebpf
+	cd "$BATS_TEST_TMPDIR"
+	run pmurec --follower ebpf -o e.bundle -- sh -c 'sh -c "i=0; while [ \$i -lt 200000 ]; do i=\$((i+1)); done"; true'
+	assert_success
+	run pmuanalyze e.bundle
+	assert_success
+	assert_line --regexp "^dominant cost: process 'sh' \(pid [0-9]+, incarnation i2\) spent [0-9]+% of the cohort's CPU time \(user \+ system [0-9.]+ of [0-9.]+ ms, from each process's totals at exit: no task-clock was counted per process\)$"
+}
