@@ -1323,7 +1323,10 @@ int pmu_counting_finish(struct pmu_counting *k, uint64_t run_end, char *evidence
 	json_array_foreach(cg, i, o)
 		put(k, json_incref(o));
 	json_decref(cg);
-	if (evidence)
+	if (evidence && k->no_stops)
+		snprintf(evidence, en, "no task is held before it runs (eBPF follower): no per-thread group; %s",
+			 k->cg_count_ok ? "the cohort's cgroup counted on every CPU" : "and the cohort's cgroup not counted");
+	else if (evidence)
 		snprintf(evidence, en,
 			 "perf_event_open per thread at its first ptrace stop: %zu thread(s) of %zu incarnation(s) "
 			 "counted in %d group(s)%s%s",
