@@ -291,7 +291,7 @@ int pmu_bpf_follow_open(const struct pmu_bpf_follow_opts *opts, struct pmu_bpf_f
 	if (!o.ring_bytes)
 		o.ring_bytes = 1u << 20;
 	if (!o.max_members)
-		o.max_members = 32768;
+		o.max_members = 8192;
 	if (o.ring_bytes < (size_t)page || (o.ring_bytes & (o.ring_bytes - 1)) || o.ring_bytes > (1u << 30)) {
 		why->avail = PMU_BPF_KERNEL;
 		snprintf(why->reason, sizeof(why->reason), "ring size %zu is not a power of two from the page size to 1 GiB",

@@ -67,7 +67,8 @@ struct pmu_bpf_follow_opts {
 	size_t ring_bytes;     /* power of two, >= the page size; 0: 1 MiB */
 	uint64_t cgroup_id;    /* cohort cgroup v2 id (name_to_handle_at of its
 	                        * directory), 0: none; a fork in it joins */
-	uint32_t max_members;  /* live processes followed at once; 0: 32768 */
+	uint32_t max_members;  /* live processes followed at once; 0: 8192 (the map's
+	                        * buckets are allocated and zeroed at open: 16 B each) */
 	enum pmu_bpf_btf_mode btf;
 };
 

@@ -251,7 +251,7 @@ struct dying {
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
 	__uint(map_flags, BPF_F_NO_PREALLOC);
-	__uint(max_entries, 8192); /* threads between the two hooks at once */
+	__uint(max_entries, 2048); /* threads between the two hooks at once */
 	__type(key, __u32);
 	__type(value, struct dying);
 } dying SEC(".maps");
