@@ -8,8 +8,8 @@
 #   make fuzz       libFuzzer harnesses for a bounded time (clang)
 #   make install    PREFIX=/usr/local DESTDIR=
 # Options: SANITIZE=address,undefined  V=1  FUZZ_SECONDS=60
-#          BACKEND=linux (default): the platform backend, backends/<name>/;
-#          a build directory holds one backend's build (another's: build-<name>/)
+#          BACKEND=linux (default) or stub: the platform backend, backends/<name>/;
+#          a build directory holds one backend's build (BACKEND=stub: build-stub/)
 
 VERSION    := 0.1.0
 PREFIX     ?= /usr/local
