@@ -1,9 +1,9 @@
 /*
- * The stub backend: the honest absence of a platform.  It builds wherever
- * lib/ builds (POSIX and jansson, nothing else) and defines everything
- * backends/backend.h and backends/events.h declare, so that pmurec links
- * and pmuvalidate, pmuanalyze and the platform-free tests run on a system
- * pmu has no backend for.  `make BACKEND=stub` selects it.
+ * The stub backend: the honest absence of a platform.  It needs nothing
+ * but POSIX and jansson, and defines everything backends/backend.h and
+ * backends/events.h declare, so that pmurec links and pmuvalidate,
+ * pmuanalyze and the platform-free tests run on a system pmu has no
+ * backend for.  `make BACKEND=stub` selects it.
  *
  * What it does:
  * - probe: the host's os/arch/kernel from uname(2); every capability and
@@ -36,8 +36,9 @@
 
 /* ---- capability probe --------------------------------------------------- */
 
-/* The capabilities the Linux backend probes, less its sysctl readings:
- * what pmu would measure with, each unavailable here. */
+/* The capabilities the Linux backend probes, less the settings and facts
+ * it only reads (sysctls, virtualization, privileges): what pmu would
+ * measure with, each unavailable here. */
 static const char *const caps_known[] = {
 	"cpu-identity", "pmu-devices", "software-events", "hardware-events", "rdpmc", "kernel-counting",
 	"cpu-wide-events", "tracefs", "cgroup-v2", "cgroup-delegation", "bpf", "libpfm4", "libdw",
