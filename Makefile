@@ -9,16 +9,22 @@
 #   make fuzz       libFuzzer harnesses for a bounded time (clang)
 #   make install    PREFIX=/usr/local DESTDIR=
 # Options: SANITIZE=address,undefined  V=1  FUZZ_SECONDS=60
+#          BACKEND=linux (default) or stub: the platform backend, backends/<name>/;
+#          a build directory holds one backend's build (BACKEND=stub: build-stub/)
 
 VERSION    := 0.1.0
 PREFIX     ?= /usr/local
 DESTDIR    ?=
-BUILD      ?= build
+BACKEND    ?= linux
+BUILD      ?= $(if $(filter linux,$(BACKEND)),build,build-$(BACKEND))
 CC         ?= cc
 SANITIZE   ?=
 FUZZ_SECONDS ?= 60
 
-PKGS       := libarchive jansson libcrypto libelf libdw
+# the tools' libraries, and each backend's own (elfutils: the Linux probe
+# and image provenance)
+PKGS_linux := libelf libdw
+PKGS       := libarchive jansson libcrypto $(PKGS_$(BACKEND))
 PKG_CFLAGS := $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
 PKG_LIBS   := $(shell pkg-config --libs $(PKGS) 2>/dev/null)
 REVISION   := $(shell git rev-parse --short=12 HEAD 2>/dev/null || echo unknown)
@@ -50,13 +56,28 @@ endif
 LIB_SRC  := $(sort $(wildcard lib/*.c))
 LIB_OBJ  := $(LIB_SRC:%.c=$(BUILD)/%.o)
 LIB_A    := $(BUILD)/libpmu.a
-BACKEND  ?= linux
+ifeq ($(wildcard backends/$(BACKEND)/*.c),)
+$(error BACKEND=$(BACKEND): no backends/$(BACKEND)/ (there are: $(patsubst backends/%/,%,$(wildcard backends/*/))))
+endif
+# One backend per build directory: objects of two backends never mix.
+BUILT_BACKEND := $(shell cat $(BUILD)/backend 2>/dev/null)
+ifneq ($(BUILT_BACKEND),)
+ifneq ($(BUILT_BACKEND),$(BACKEND))
+$(error $(BUILD)/ holds a BACKEND=$(BUILT_BACKEND) build; give another BUILD= for BACKEND=$(BACKEND), or make clean)
+endif
+endif
 BE_SRC   := $(sort $(wildcard backends/$(BACKEND)/*.c))
 BE_OBJ   := $(BE_SRC:%.c=$(BUILD)/%.o)
 BE_A     := $(BUILD)/libbackend-$(BACKEND).a
+# unit tests of one backend (tests/unit/<backend>/t-*.c), linked with it;
+# tests/run counts another backend's as skipped, with the reason
+BE_UNIT_SRC := $(sort $(wildcard tests/unit/$(BACKEND)/t-*.c))
+BE_UNITS := $(BE_UNIT_SRC:tests/unit/%.c=$(BUILD)/tests/%)
 
 TOOLS    := $(BUILD)/pmurec $(BUILD)/pmuvalidate $(BUILD)/pmuanalyze
-HELPERS  := $(BUILD)/mkfixture $(BUILD)/failing-collector $(BUILD)/specgen $(BUILD)/test-collector $(BUILD)/test-marker $(BUILD)/spin-threads $(BUILD)/thread-exec $(BUILD)/cg-smoke $(BUILD)/bench-sideband
+HELPERS  := $(BUILD)/mkfixture $(BUILD)/failing-collector $(BUILD)/specgen $(BUILD)/test-collector $(BUILD)/test-marker $(BUILD)/spin-threads $(BUILD)/thread-exec $(BUILD)/bench-sideband
+HELPERS_linux := $(BUILD)/cg-smoke
+HELPERS  += $(HELPERS_$(BACKEND))
 UNIT_SRC := $(sort $(wildcard tests/unit/t-*.c))
 UNITS    := $(UNIT_SRC:tests/unit/%.c=$(BUILD)/tests/%)
 FUZZ_SRC := $(sort $(wildcard tests/fuzz/fuzz-*.c))
@@ -129,9 +150,14 @@ $(BUILD)/fuzz/fuzz-bpfrec: tests/fuzz/fuzz-bpfrec.c backends/linux/bpf/decode.c 
 endif
 # ---- end of the eBPF follower ----
 
-all: $(TOOLS) $(HELPERS)
+all: $(TOOLS) $(HELPERS) $(BUILD)/backend
 
-units: $(UNITS)
+units: $(UNITS) $(BE_UNITS) $(BUILD)/backend
+
+# which backend this directory holds, for the check above and tests/run
+$(BUILD)/backend:
+	@mkdir -p $(dir $@)
+	$(Q)echo $(BACKEND) >$@
 
 $(BUILD)/%.o: %.c
 	$(call msg,CC,$@)
@@ -180,6 +206,11 @@ $(BUILD)/tests/t-collectors: $(BUILD)/tests/unit/t-collectors.o $(filter-out $(B
 	$(Q)$(CC) $(ALL_CFLAGS) $(LDFLAGS) -o $@ $^ $(LIBS)
 
 $(filter-out $(BUILD)/tests/t-collectors,$(UNITS)): $(BUILD)/tests/%: $(BUILD)/tests/unit/%.o $(LIB_A)
+	$(call msg,LD,$@)
+	@mkdir -p $(dir $@)
+	$(Q)$(CC) $(ALL_CFLAGS) $(LDFLAGS) -o $@ $^ $(LIBS)
+
+$(BE_UNITS): $(BUILD)/tests/%: $(BUILD)/tests/unit/%.o $(BE_A) $(LIB_A)
 	$(call msg,LD,$@)
 	@mkdir -p $(dir $@)
 	$(Q)$(CC) $(ALL_CFLAGS) $(LDFLAGS) -o $@ $^ $(LIBS)

@@ -39,7 +39,7 @@
 #include "bounds.h"
 #include "collectors.h"
 #include "loop.h"
-#include "perfev.h"
+#include "events.h"
 #include <sys/resource.h>
 
 /* Exit codes of the recorder itself (pmurec(1)); otherwise the command's. */
@@ -1246,7 +1246,7 @@ int main(int argc, char **argv)
 		for (size_t i = 0; i < pmu_evtable_count(); i++) {
 			const struct pmu_evdef *d = pmu_evtable_get(i);
 
-			printf("%-26s %-9s %-6s %s%s%s\n", d->name, d->type == 1 ? "software" : "hardware", d->unit,
+			printf("%-26s %-9s %-6s %s%s%s\n", d->name, pmu_evkind_name(d->kind), d->unit,
 			       d->description, d->aliases[0] ? "; also " : "", d->aliases);
 		}
 		printf("\nAlso: r<hex> (raw), pmu/term=value,.../ (sysfs PMU), pfm:NAME (libpfm4);\n"

@@ -59,3 +59,13 @@ rss_under() {
 	sanitized && skip "peak RSS $1 KiB is not held to $limit KiB in a sanitized build (checked in the plain build)"
 	[ "$1" -lt "$limit" ] || fail "peak RSS $1 KiB, over $limit KiB"
 }
+
+# needs_backend NAME: skip unless the tools under test were built with
+# BACKEND=NAME (make writes the name to $PMU_BUILD/backend); a test that
+# runs commands under pmurec needs the linux backend.
+needs_backend() {
+	local built
+	built=$(cat "$PMU_BUILD/backend" 2>/dev/null) ||
+		fail "cannot tell the backend of $PMU_BUILD: no $PMU_BUILD/backend (rebuild with make)"
+	[ "$built" = "$1" ] || skip "needs BACKEND=$1 (this build: BACKEND=$built)"
+}

@@ -6,6 +6,7 @@
 load helpers
 
 setup() {
+	needs_backend linux
 	nobody_setup
 }
 

@@ -14,6 +14,7 @@ BYE='{"type":"bye","status":"no-events"}'
 setup() {
 	cd "$BATS_TEST_TMPDIR"
 	MARK="t1250-$$-$BATS_TEST_NUMBER-$RANDOM$RANDOM"
+	needs_backend linux
 }
 
 teardown() {

@@ -7,6 +7,7 @@
 load helpers
 
 setup() {
+	needs_backend linux
 	[ "$(id -u)" -eq 0 ] || skip "needs root to create cgroups"
 	CG2=$(findmnt -n -t cgroup2 -o TARGET 2>/dev/null | head -n 1)
 	[ -n "$CG2" ] || skip "no cgroup2 hierarchy is mounted"

@@ -9,6 +9,7 @@
 load helpers
 
 setup() {
+	needs_backend linux
 	B=$BATS_TEST_TMPDIR/c.bundle
 	C=data/collectors/counting/counts.jsonl
 }

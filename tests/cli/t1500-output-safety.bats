@@ -7,6 +7,7 @@ load helpers
 bats_require_minimum_version 1.5.0
 
 setup() {
+	needs_backend linux
 	cd "$BATS_TEST_TMPDIR"
 }
 

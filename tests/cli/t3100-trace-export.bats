@@ -121,6 +121,7 @@ for e in ev:
 }
 
 @test "a live recording is traced with its real pids, lifetimes and execs" {
+	needs_backend linux
 	run pmurec -o r.bundle -- sh -c 'sleep 0.05 & ls / >/dev/null; wait'
 	assert_success
 	run pmuanalyze --trace "$out" r.bundle
@@ -138,6 +139,7 @@ print(sorted(i["comm"] for i in inc), len(ex))' "$out" r.bundle
 }
 
 @test "a live recording's spans and marks sit on the threads that made them" {
+	needs_backend linux
 	run pmurec -o m.bundle -- env ASAN_OPTIONS=detect_leaks=0 "$PMU_BUILD/test-marker"
 	assert_success
 	run pmuanalyze --trace "$out" m.bundle

@@ -94,6 +94,7 @@ self_contained() {
 }
 
 @test "one recorded bundle, rendered by Chromium: the text report's dominant cost and every metric's summary" {
+	needs_backend linux
 	chromium_setup
 	pmurec --repeat 3 -o "$T/s.bundle" -- sh -c 'i=0; while [ $i -lt 20000 ]; do i=$((i+1)); done; ls / >/dev/null'
 	pmuanalyze --html "$T/s.html" "$T/s.bundle" >"$T/s.txt"
@@ -150,6 +151,7 @@ self_contained() {
 }
 
 @test "an --ab pair, rendered: wall's change, interval, p and verdict, and the overhead statement, as in the text report" {
+	needs_backend linux
 	chromium_setup
 	pmurec --ab none,light --repeat 4 -o "$T/ab" -- sh -c 'i=0; while [ $i -lt 20000 ]; do i=$((i+1)); done'
 	pmuanalyze --html "$T/c.html" "$T/ab/none.bundle" "$T/ab/light.bundle" >"$T/c.txt"
@@ -206,6 +208,7 @@ self_contained() {
 }
 
 @test "text from the bundle is escaped: a command line with markup stays text" {
+	needs_backend linux
 	chromium_setup
 	pmurec -o "$T/e.bundle" -- sh -c ': "<script>x</script>" "<b>&amp;" '"'"'q'"'"''
 	pmuanalyze --html "$T/e.html" "$T/e.bundle" >/dev/null

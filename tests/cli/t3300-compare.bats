@@ -26,6 +26,7 @@ EOF
 }
 
 @test "an --ab campaign: the observer overhead with a confidence interval, in run order" {
+	needs_backend linux
 	run pmurec --ab none,light --repeat 10 -o "$T/ab" -- sh "$T/work.sh"
 	assert_success
 	run pmuanalyze "$T/ab/none.bundle" "$T/ab/light.bundle"
@@ -47,6 +48,7 @@ print(o["applicable"], o["a_mode"], o["b_mode"], [x["position"] for x in o["orde
 }
 
 @test "two recordings of the same command: no significant difference in wall time and task-clock" {
+	needs_backend linux
 	# An A/A campaign: the two bundles are recorded interleaved, so that a
 	# drift of the machine (this VM's CPU time moves by 20% between
 	# minutes) reaches both alike.  At 95% a true "no difference" is still
@@ -72,6 +74,7 @@ print(o["applicable"], o["a_mode"], o["b_mode"], [x["position"] for x in o["orde
 }
 
 @test "a deliberately slowed variant is flagged, and --fail-if wall.median:+5% exits 3 naming the interval" {
+	needs_backend linux
 	pmurec --repeat 9 -o "$T/a.bundle" -- sh "$T/work.sh"
 	slow_down
 	pmurec --repeat 9 -o "$T/b.bundle" -- sh "$T/work.sh"
@@ -92,6 +95,7 @@ print(t.get("tests"), t.get("failures"), [c.get("name") for c in t.iter("testcas
 }
 
 @test "bundles of different commands are not comparable: exit 4, or a warning everywhere with --force" {
+	needs_backend linux
 	pmurec -o "$T/a.bundle" -- sh "$T/work.sh"
 	pmurec -o "$T/b.bundle" -- sh -c 'true'
 	run pmuanalyze "$T/a.bundle" "$T/b.bundle"
@@ -115,6 +119,7 @@ print(d["forced"], d["comparison"]["comparable"], any(w.startswith("FORCED COMPA
 }
 
 @test "one repetition a side: no interval, the verdict is undetermined, and a gate cannot be judged (exit 2)" {
+	needs_backend linux
 	pmurec -o "$T/a.bundle" -- sh "$T/work.sh"
 	pmurec -o "$T/b.bundle" -- sh "$T/work.sh"
 	run pmuanalyze "$T/a.bundle" "$T/b.bundle"
@@ -141,6 +146,7 @@ print(d["forced"], d["comparison"]["comparable"], any(w.startswith("FORCED COMPA
 }
 
 @test "the --json report conforms to its schema, one bundle and two; a broken copy does not" {
+	needs_backend linux
 	pmurec --repeat 3 -o "$T/a.bundle" -- sh "$T/work.sh"
 	pmurec --repeat 3 -o "$T/b.bundle" -- sh "$T/work.sh"
 	pmuanalyze --json "$T/a.bundle" >"$T/s.json"
@@ -159,6 +165,7 @@ json.dump(d, open(sys.argv[2], "w"))' "$T/s.json" "$T/bad.json"
 }
 
 @test "one bundle with repetitions: medians, spread and outliers per metric" {
+	needs_backend linux
 	pmurec --repeat 5 -o "$T/a.bundle" -- sh "$T/work.sh"
 	run pmuanalyze "$T/a.bundle"
 	assert_success
@@ -174,6 +181,7 @@ json.dump(d, open(sys.argv[2], "w"))' "$T/s.json" "$T/bad.json"
 }
 
 @test "three repetitions a side can never be significant: a 10x slower B is not passed, the gate cannot be judged" {
+	needs_backend linux
 	echo 0.01 >"$T/dur"
 	pmurec --repeat 3 -o "$T/a.bundle" -- sh -c "sleep \$(cat $T/dur)"
 	echo 0.2 >"$T/dur"
@@ -192,6 +200,7 @@ json.dump(d, open(sys.argv[2], "w"))' "$T/s.json" "$T/bad.json"
 }
 
 @test "span metrics are compared and gated by name" {
+	needs_backend linux
 	for b in a b; do
 		pmurec --repeat 4 -o "$T/$b.bundle" -- env ASAN_OPTIONS=detect_leaks=0 "$PMU_BUILD/test-marker"
 	done
@@ -205,6 +214,7 @@ json.dump(d, open(sys.argv[2], "w"))' "$T/s.json" "$T/bad.json"
 }
 
 @test "timing settings are part of comparability: another SMT state is refused" {
+	needs_backend linux
 	pmurec -o "$T/a.bundle" -- true
 	cp -r "$T/a.bundle" "$T/b.bundle"
 	$PY - "$T/b.bundle/data/provenance.json" <<'PYEOF'
@@ -239,6 +249,7 @@ PYEOF
 }
 
 @test "odd input never gives a silent success: a non-UTF-8 gate, a bundle path that is not UTF-8" {
+	needs_backend linux
 	pmurec --repeat 4 -o "$T/a.bundle" -- true
 	run pmuanalyze --fail-if $'wall\xff:+5%' "$T/a.bundle" "$T/a.bundle"
 	assert_failure 2
@@ -252,6 +263,7 @@ PYEOF
 }
 
 @test "--junit is written whole or not at all; CSV and JSON carry every digit" {
+	needs_backend linux
 	pmurec --repeat 4 -o "$T/a.bundle" -- true
 	echo PRECIOUS >"$T/j.xml"
 	run pmuanalyze --junit /nonexistent/dir/j.xml --fail-if wall:+50% "$T/a.bundle" "$T/a.bundle"
