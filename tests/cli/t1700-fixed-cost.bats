@@ -1,0 +1,51 @@
+#!/usr/bin/env bats
+# What pmurec -- true pays before and after the command (docs/fixed-cost.md),
+# seen through strace(1): one syncfs(2) for the whole staged bag instead of an
+# fsync(2) per file and directory.
+# The bench (bench/fixed) holds the time; these hold the mechanisms.
+
+load helpers
+
+setup() {
+	command -v strace >/dev/null || skip "strace is not installed"
+	B=$BATS_TEST_TMPDIR/r.bundle
+	TRUE=$(command -v true)
+}
+
+# count NAME FILE: how many calls strace -c counted for syscall NAME
+count() {
+	awk -v n="$1" '$NF == n {c = $4} END {print c + 0}' "$2"
+}
+
+# cgroup_setup: skip unless pmurec can make a cohort cgroup here
+cgroup_setup() {
+	[ "$(id -u)" -eq 0 ] || skip "needs root to create cgroups"
+	findmnt -n -t cgroup2 >/dev/null 2>&1 || skip "no cgroup2 hierarchy is mounted"
+	grep -q '^0::/' /proc/self/cgroup || skip "this process has no cgroup v2 path"
+}
+
+# scope_used BUNDLE: the cohort scope the counting collector used
+scope_used() {
+	sed -n 's/.*"type":"scope".*"used":"\([a-z]*\)".*/\1/p' "$1/data/collectors/counting/counts.jsonl"
+}
+
+@test "a directory bundle is made durable by one syncfs, then the parent's fsync" {
+	# not -f: the recorder's own calls (its ptrace of the command still works)
+	run strace -qq -c -o "$BATS_TEST_TMPDIR/sc" -e trace=fsync,fdatasync,syncfs pmurec -o "$B" -- "$TRUE"
+	assert_success
+	[ "$(count syncfs "$BATS_TEST_TMPDIR/sc")" -eq 1 ]
+	[ "$(count fsync "$BATS_TEST_TMPDIR/sc")" -eq 1 ]
+	[ "$(count fdatasync "$BATS_TEST_TMPDIR/sc")" -eq 0 ]
+	run pmuvalidate "$B"
+	assert_success
+}
+
+@test "an archive bundle syncs the archive and the parent only" {
+	run strace -qq -c -o "$BATS_TEST_TMPDIR/sc" -e trace=fsync,fdatasync,syncfs \
+		pmurec -o "$BATS_TEST_TMPDIR/r.tar.gz" -- "$TRUE"
+	assert_success
+	[ "$(count syncfs "$BATS_TEST_TMPDIR/sc")" -eq 0 ]
+	[ "$(count fsync "$BATS_TEST_TMPDIR/sc")" -eq 2 ]
+	run pmuvalidate "$BATS_TEST_TMPDIR/r.tar.gz"
+	assert_success
+}
