@@ -145,6 +145,12 @@ struct pmu_launch {
 	/* the command's RLIMIT_NOFILE soft limit, when the recorder raised its
 	 * own (0: leave it): the command runs with the limit it was given */
 	unsigned long long child_nofile;
+	/* into_cgroup: create the command in the cgroup v2 directory open at
+	 * cgroup_fd (clone3 CLONE_INTO_CGROUP), falling back to a plain fork
+	 * where the kernel refuses; the collector that owns the cgroup still
+	 * checks, and enters the command, before it may exec */
+	bool into_cgroup;
+	int cgroup_fd;
 	/* Called once the command is seized and before it may exec: external
 	 * collectors start here and attach.  Then, while following, the exit
 	 * of any child of the recorder that is not in the cohort is passed to
@@ -240,6 +246,9 @@ int pmu_counting_new(const struct pmu_counting_opts *o, struct pmu_counting **ou
 void pmu_counting_free(struct pmu_counting *k);
 /* Before the root may exec: the cgroup (scope cgroup/auto) and its counters. */
 void pmu_counting_before_release(struct pmu_counting *k, pid_t root, uint64_t t);
+/* The cohort's cgroup leaf made for the command (a directory fd, for
+ * pmu_launch.cgroup_fd; still owned by k), or -1 when there is none. */
+int pmu_counting_cgroup_fd(const struct pmu_counting *k);
 void pmu_counting_task(struct pmu_counting *k, int inc, pid_t pid, pid_t tid, unsigned flags, uint64_t t);
 void pmu_counting_task_end(struct pmu_counting *k, int inc, pid_t tid, uint64_t t);
 void pmu_counting_task_exec(struct pmu_counting *k, int inc, pid_t pid, pid_t former_tid, uint64_t t);

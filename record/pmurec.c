@@ -1174,6 +1174,8 @@ static int record_repetition(struct opts *o, struct bundle_out *b, int k, const 
 	l.sink = &sink;
 	l.argv = g_argv;
 	l.child_nofile = g_nofile;
+	l.cgroup_fd = pmu_counting_cgroup_fd(o->counting);
+	l.into_cgroup = l.cgroup_fd >= 0;
 	l.attach_pid = o->attach;
 	l.follow = o->mode > 0;
 	l.max_duration_ms = o->max_duration_ms;

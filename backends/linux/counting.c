@@ -822,6 +822,11 @@ static int online_cpus(int **out)
 	return n;
 }
 
+int pmu_counting_cgroup_fd(const struct pmu_counting *k)
+{
+	return k && k->cg_made ? k->cg.dirfd : -1;
+}
+
 void pmu_counting_before_release(struct pmu_counting *k, pid_t root, uint64_t t)
 {
 	(void)t;

@@ -18,6 +18,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <linux/sched.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -26,6 +27,7 @@
 #include <sys/prctl.h>
 #include <sys/ptrace.h>
 #include <sys/resource.h>
+#include <sys/syscall.h>
 #include <sys/time.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -1023,6 +1025,38 @@ static int finish_run(struct pmu_cohort *c, int err)
 	return err ? err : c->err;
 }
 
+/*
+ * fork(2), or, when the launch names the cohort's cgroup, clone3(2) with
+ * CLONE_INTO_CGROUP so that the command is born in the leaf.  Moving it
+ * there after a fork (a write to cgroup.procs) takes the cgroup
+ * threadgroup rwsem for writing, which waits for an RCU grace period:
+ * 7-15 ms on a 2-CPU VM, the largest single cost of pmurec -- true
+ * (docs/fixed-cost.md); a child born in the cgroup takes only the read
+ * side.  Where clone3 or the flag is refused (before Linux 5.7, a seccomp
+ * filter, a leaf that may not be entered) the plain fork is used and the
+ * leaf is entered as before (pmu_cg_enter() sees which happened).  Either
+ * way the child is a fork: no CLONE_VM, SIGCHLD at its end, and it calls
+ * only what is safe after fork.
+ */
+static pid_t spawn(const struct pmu_launch *l)
+{
+#ifdef CLONE_INTO_CGROUP
+	if (l->into_cgroup) {
+		struct clone_args ca;
+		long pid;
+
+		memset(&ca, 0, sizeof(ca));
+		ca.flags = CLONE_INTO_CGROUP;
+		ca.exit_signal = SIGCHLD;
+		ca.cgroup = (uint64_t)l->cgroup_fd;
+		pid = syscall(SYS_clone3, &ca, sizeof(ca));
+		if (pid >= 0)
+			return (pid_t)pid;
+	}
+#endif
+	return fork();
+}
+
 int pmu_backend_run(const struct pmu_launch *l, struct pmu_cohort *c, struct pmu_launch_result *res)
 {
 	int barrier[2], errpipe[2], e = 0, err = 0;
@@ -1039,7 +1073,7 @@ int pmu_backend_run(const struct pmu_launch *l, struct pmu_cohort *c, struct pmu
 	if (pipe2(barrier, O_CLOEXEC) < 0 || pipe2(errpipe, O_CLOEXEC) < 0)
 		return pmu_error(PMU_ERR_IO, "pipe: %s", strerror(errno));
 	res->start_ns = pmu_now_mono_ns();
-	pid = fork();
+	pid = spawn(l);
 	if (pid < 0)
 		return pmu_error(PMU_ERR_IO, "fork: %s", strerror(errno));
 	if (pid == 0) {

@@ -1,7 +1,8 @@
 #!/usr/bin/env bats
 # What pmurec -- true pays before and after the command (docs/fixed-cost.md),
 # seen through strace(1): one syncfs(2) for the whole staged bag instead of an
-# fsync(2) per file and directory.
+# fsync(2) per file and directory, and the command created in the cohort's
+# cgroup (clone3 CLONE_INTO_CGROUP) instead of moved there.
 # The bench (bench/fixed) holds the time; these hold the mechanisms.
 
 load helpers
@@ -47,5 +48,29 @@ scope_used() {
 	[ "$(count syncfs "$BATS_TEST_TMPDIR/sc")" -eq 0 ]
 	[ "$(count fsync "$BATS_TEST_TMPDIR/sc")" -eq 2 ]
 	run pmuvalidate "$BATS_TEST_TMPDIR/r.tar.gz"
+	assert_success
+}
+
+@test "the command is created in the cohort's cgroup, never moved there" {
+	cgroup_setup
+	run strace -qq -o "$BATS_TEST_TMPDIR/st" -e trace=clone,clone3,openat pmurec -o "$B" -- "$TRUE"
+	assert_success
+	[ "$(scope_used "$B")" = cgroup ]
+	grep -q 'clone3(.*CLONE_INTO_CGROUP' "$BATS_TEST_TMPDIR/st"
+	# the leaf's cgroup.procs is read to see the command there, never written
+	run grep 'cgroup.procs", O_WRONLY' "$BATS_TEST_TMPDIR/st"
+	assert_failure
+	run pmuvalidate "$B"
+	assert_success
+}
+
+@test "where clone3 is refused, the command is moved into the cgroup before it runs" {
+	cgroup_setup
+	run strace -qq -o "$BATS_TEST_TMPDIR/st" -e trace=clone,clone3,openat,write -e inject=clone3:error=ENOSYS \
+		pmurec -o "$B" -- "$TRUE"
+	assert_success
+	[ "$(scope_used "$B")" = cgroup ]
+	grep -q 'cgroup.procs", O_WRONLY' "$BATS_TEST_TMPDIR/st"
+	run pmuvalidate "$B"
 	assert_success
 }
