@@ -1,8 +1,8 @@
 #!/usr/bin/env bats
 # What pmurec -- true pays before and after the command (docs/fixed-cost.md),
 # seen through strace(1): one syncfs(2) for the whole staged bag instead of an
-# fsync(2) per file and directory, and the command created in the cohort's
-# cgroup (clone3 CLONE_INTO_CGROUP) instead of moved there.
+# fsync(2) per file and directory, the command created in the cohort's cgroup
+# (clone3 CLONE_INTO_CGROUP) instead of moved there, /proc/cpuinfo read once.
 # The bench (bench/fixed) holds the time; these hold the mechanisms.
 
 load helpers
@@ -72,5 +72,18 @@ scope_used() {
 	[ "$(scope_used "$B")" = cgroup ]
 	grep -q 'cgroup.procs", O_WRONLY' "$BATS_TEST_TMPDIR/st"
 	run pmuvalidate "$B"
+	assert_success
+}
+
+@test "the capability probe reads /proc/cpuinfo once" {
+	run strace -qq -o "$BATS_TEST_TMPDIR/st" -e trace=openat pmurec -m none -o "$B" -- "$TRUE"
+	assert_success
+	[ "$(grep -c '"/proc/cpuinfo"' "$BATS_TEST_TMPDIR/st")" -eq 1 ]
+	# and what the one read gives is all there: the model and the identity
+	run $PY -c 'import json,re,sys
+d=json.load(open(sys.argv[1]))
+row=[c for c in d["capabilities"] if c["name"]=="cpu-identity"][0]
+ok=row["status"]=="ok" and re.search(r" family \S+ model \S+ stepping \S+$",row["value"]) and d["host"].get("cpu")
+sys.exit(0 if ok or (row["status"]=="unavailable" and row["reason"]) else 1)' "$B/data/capabilities.json"
 	assert_success
 }
