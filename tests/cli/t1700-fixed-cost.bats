@@ -2,7 +2,8 @@
 # What pmurec -- true pays before and after the command (docs/fixed-cost.md),
 # seen through strace(1): one syncfs(2) for the whole staged bag instead of an
 # fsync(2) per file and directory, the command created in the cohort's cgroup
-# (clone3 CLONE_INTO_CGROUP) instead of moved there, /proc/cpuinfo read once.
+# (clone3 CLONE_INTO_CGROUP) instead of moved there, /proc/cpuinfo read once,
+# SHA-256 without the set-up of an OpenSSL provider.
 # The bench (bench/fixed) holds the time; these hold the mechanisms.
 
 load helpers
@@ -86,4 +87,15 @@ row=[c for c in d["capabilities"] if c["name"]=="cpu-identity"][0]
 ok=row["status"]=="ok" and re.search(r" family \S+ model \S+ stepping \S+$",row["value"]) and d["host"].get("cpu")
 sys.exit(0 if ok or (row["status"]=="unavailable" and row["reason"]) else 1)' "$B/data/capabilities.json"
 	assert_success
+}
+
+@test "hashing sets up no OpenSSL provider: openssl.cnf is never read" {
+	run strace -qq -f -o "$BATS_TEST_TMPDIR/st" -e trace=openat pmurec -m none -o "$B" -- "$TRUE"
+	assert_success
+	run grep -c 'openssl\.cnf' "$BATS_TEST_TMPDIR/st"
+	assert_output 0
+	run strace -qq -o "$BATS_TEST_TMPDIR/st" -e trace=openat pmuvalidate "$B"
+	assert_success
+	run grep -c 'openssl\.cnf' "$BATS_TEST_TMPDIR/st"
+	assert_output 0
 }
