@@ -11,9 +11,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include <archive.h>
-#include <archive_entry.h>
-
+#include "archive_dl.h"
 #include "bundle_archive.h"
 #include "bag.h"
 #include "error.h"
@@ -246,12 +244,17 @@ static void dir_shape(int fd, struct bag_shape *s)
  */
 static void archive_shape(int fd, struct bag_shape *s)
 {
-	struct archive *a = archive_read_new();
+	struct archive *a;
 	struct archive_entry *e;
 	char top[256] = "", path[1100];
 	uint64_t entries = 0;
 	int r = ARCHIVE_FATAL;
 
+	if (pmu_archive_load()) {
+		not_bag(s, "it cannot be read as an archive: %s", pmu_error_detail());
+		return;
+	}
+	a = archive_read_new();
 	if (!a) {
 		not_bag(s, "out of memory");
 		return;

@@ -3,7 +3,8 @@
 # seen through strace(1): one syncfs(2) for the whole staged bag instead of an
 # fsync(2) per file and directory, the command created in the cohort's cgroup
 # (clone3 CLONE_INTO_CGROUP) instead of moved there, /proc/cpuinfo read once,
-# SHA-256 without the set-up of an OpenSSL provider.
+# SHA-256 without the set-up of an OpenSSL provider, libarchive loaded only
+# for archives.
 # The bench (bench/fixed) holds the time; these hold the mechanisms.
 
 load helpers
@@ -97,5 +98,21 @@ sys.exit(0 if ok or (row["status"]=="unavailable" and row["reason"]) else 1)' "$
 	run strace -qq -o "$BATS_TEST_TMPDIR/st" -e trace=openat pmuvalidate "$B"
 	assert_success
 	run grep -c 'openssl\.cnf' "$BATS_TEST_TMPDIR/st"
+	assert_output 0
+}
+
+@test "libarchive is loaded only for an archive bundle" {
+	run strace -qq -o "$BATS_TEST_TMPDIR/st" -e trace=openat pmurec -m none -o "$B" -- "$TRUE"
+	assert_success
+	run grep -c 'libarchive\.so' "$BATS_TEST_TMPDIR/st"
+	assert_output 0
+	run strace -qq -o "$BATS_TEST_TMPDIR/st" -e trace=openat pmurec -m none -o "$BATS_TEST_TMPDIR/r.tar.zst" -- "$TRUE"
+	assert_success
+	grep -q 'libarchive\.so.*= [0-9]' "$BATS_TEST_TMPDIR/st"
+	run pmuvalidate "$BATS_TEST_TMPDIR/r.tar.zst"
+	assert_success
+	run strace -qq -o "$BATS_TEST_TMPDIR/st" -e trace=openat pmuvalidate "$B"
+	assert_success
+	run grep -c 'libarchive\.so' "$BATS_TEST_TMPDIR/st"
 	assert_output 0
 }
