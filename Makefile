@@ -3,6 +3,7 @@
 #   make check      unit (TAP) + CLI (bats) tests, ends with "N passed, N failed"
 #   make demo       validate and describe the built-in demo bundle
 #   make bench      validation vs sha256sum (bench/validate), recorder cost vs true/perf (bench/record),
+#                   pmurec -- true's fixed cost vs perf stat with the same events (bench/fixed),
 #                   counting vs perf stat and in-process counter reads (bench/count),
 #                   pmuanalyze vs perf report (bench/analyze), pmuvalidate on large cohorts (bench/cohort)
 #   make fuzz       libFuzzer harnesses for a bounded time (clang)
@@ -127,6 +128,7 @@ bench: deps
 	@$(MAKE) --no-print-directory all
 	@bench/validate $(BUILD)
 	@bench/record $(BUILD)
+	@bench/fixed $(BUILD)
 	@bench/count $(BUILD)
 	@bench/analyze $(BUILD)
 	@bench/cohort $(BUILD)
