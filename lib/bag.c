@@ -852,9 +852,10 @@ static int put_tag(struct pmu_bag *b, const char *name, const char *txt, char he
  * per directory (until now: 26 for pmurec -- true) paid a synchronous write,
  * or a journal commit, each (docs/fixed-cost.md has the measurements).  The
  * price: it also writes back what other processes left dirty on the same
- * filesystem.  Since Linux 5.8 syncfs(2) reports a writeback error of any
- * file of the filesystem (errseq on the superblock), so an error is not
- * lost; it is then reported for the bag even where it was another file's.
+ * filesystem.  Since Linux 5.8 syncfs(2) reports any writeback error on
+ * the filesystem since the staging directory was opened (errseq on the
+ * superblock, sampled at open), so an error is not lost; it fails the bag
+ * even where it was another file's.
  */
 static int make_durable(struct pmu_bag *b)
 {
