@@ -4,6 +4,7 @@
 #   make demo       validate and describe the built-in demo bundle
 #   make bench      validation vs sha256sum (bench/validate), recorder cost vs true/perf (bench/record),
 #                   following the cohort vs perf stat (bench/follower),
+#                   pmurec -- true's fixed cost vs perf stat with the same events (bench/fixed),
 #                   counting vs perf stat and in-process counter reads (bench/count),
 #                   pmuanalyze vs perf report (bench/analyze), pmuvalidate on large cohorts (bench/cohort)
 #   make fuzz       libFuzzer harnesses for a bounded time (clang)
@@ -26,13 +27,17 @@ FUZZ_SECONDS ?= 60
 PKGS_linux := libelf libdw
 PKGS       := libarchive jansson libcrypto $(PKGS_$(BACKEND))
 PKG_CFLAGS := $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
-PKG_LIBS   := $(shell pkg-config --libs $(PKGS) 2>/dev/null)
+# libarchive is loaded on first use (lib/archive_dl.h says why), not linked:
+# the headers come from pkg-config, the soname from the library built against
+PKG_LIBS   := $(shell pkg-config --libs $(filter-out libarchive,$(PKGS)) 2>/dev/null)
+ARCHIVE_SONAME := $(shell objdump -p "$$(pkg-config --variable=libdir libarchive 2>/dev/null)/libarchive.so" 2>/dev/null | sed -n 's/^ *SONAME *//p')
 REVISION   := $(shell git rev-parse --short=12 HEAD 2>/dev/null || echo unknown)
 
 WARN       := -Wall -Wextra -Werror -Wshadow -Wformat=2 -Wno-missing-field-initializers
 CFLAGS     ?= -O2 -g
 BASE_CFLAGS := -std=gnu11 -D_GNU_SOURCE $(WARN) -Ilib -Ibackends -Iinclude $(PKG_CFLAGS) -pthread \
 	-DPMU_VERSION='"$(VERSION)"' -DPMU_REVISION='"$(REVISION)"' \
+	$(if $(ARCHIVE_SONAME),-DPMU_LIBARCHIVE_SONAME='"$(ARCHIVE_SONAME)"') \
 	-DPMU_BUILD_FLAGS='"$(strip $(CFLAGS) $(if $(SANITIZE),-fsanitize=$(SANITIZE)))"'
 ifneq ($(SANITIZE),)
 BASE_CFLAGS += -fsanitize=$(SANITIZE) -fno-omit-frame-pointer -fno-sanitize-recover=all
@@ -233,6 +238,7 @@ bench: deps
 	@bench/validate $(BUILD)
 	@bench/record $(BUILD)
 	@bench/follower $(BUILD)
+	@bench/fixed $(BUILD)
 	@bench/count $(BUILD)
 	@bench/analyze $(BUILD)
 	@bench/cohort $(BUILD)

@@ -11,9 +11,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include <archive.h>
-#include <archive_entry.h>
-
+#include "archive_dl.h"
 #include "bundle_archive.h"
 #include "bag.h"
 #include "error.h"
@@ -246,12 +244,17 @@ static void dir_shape(int fd, struct bag_shape *s)
  */
 static void archive_shape(int fd, struct bag_shape *s)
 {
-	struct archive *a = archive_read_new();
+	struct archive *a;
 	struct archive_entry *e;
 	char top[256] = "", path[1100];
 	uint64_t entries = 0;
 	int r = ARCHIVE_FATAL;
 
+	if (pmu_archive_load()) {
+		not_bag(s, "it cannot be read as an archive: %s", pmu_error_detail());
+		return;
+	}
+	a = archive_read_new();
 	if (!a) {
 		not_bag(s, "out of memory");
 		return;
@@ -783,8 +786,8 @@ int pmu_bag_file_close(struct pmu_bag_file *f)
 	char hex[PMU_SHA256_HEX];
 	int err = file_flush(f);
 
-	if (!err && fsync(f->fd) < 0)
-		err = pmu_error(PMU_ERR_IO, "cannot fsync '%s': %s", f->path, strerror(errno));
+	/* Not fsync'd here: the whole staged bag is made durable at once
+	 * before it is published (make_durable()). */
 	if (close(f->fd) < 0 && !err)
 		err = pmu_error(PMU_ERR_IO, "cannot close '%s': %s", f->path, strerror(errno));
 	if (!err)
@@ -820,7 +823,8 @@ static int cmp_entry(const void *a, const void *b)
 	return strcmp(((const struct entry *)a)->path, ((const struct entry *)b)->path);
 }
 
-/* Write a tag file at the bag's top, fsync it, and hash it. */
+/* Write a tag file at the bag's top and hash it (made durable with the rest
+ * of the bag, by make_durable()). */
 static int put_tag(struct pmu_bag *b, const char *name, const char *txt, char hex[PMU_SHA256_HEX])
 {
 	int fd = openat(b->stagefd, name, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
@@ -831,38 +835,34 @@ static int put_tag(struct pmu_bag *b, const char *name, const char *txt, char he
 	err = set_mode(fd, b->fmode, name);
 	if (!err)
 		err = pmu_write_all(fd, txt, strlen(txt), name);
-	if (!err && fsync(fd) < 0)
-		err = pmu_error(PMU_ERR_IO, "cannot fsync '%s': %s", name, strerror(errno));
-	close(fd);
+	if (close(fd) < 0 && !err)
+		err = pmu_error(PMU_ERR_IO, "cannot close '%s': %s", name, strerror(errno));
 	if (!err && hex)
 		err = pmu_sha256_buf(txt, strlen(txt), hex);
 	return err;
 }
 
-/* fsync every directory of the staged tree, deepest last is fine: each
- * directory's entries are durable once the directory itself is synced. */
-static int sync_dirs(int atfd, const char *path, int depth)
+/*
+ * The barrier before publication: every file and directory entry of the
+ * staged bag on stable storage, so that the rename that publishes it can
+ * never reach the disk ahead of what it names (a crash then leaves no
+ * bundle or a complete one).  One syncfs(2) of the bag's filesystem does it
+ * for the whole tree: it writes back every dirty page and inode of that
+ * filesystem and commits its journal once, where an fsync(2) per file and
+ * per directory (until now: 26 for pmurec -- true) paid a synchronous write,
+ * or a journal commit, each (docs/fixed-cost.md has the measurements).  The
+ * price: it also writes back what other processes left dirty on the same
+ * filesystem.  Since Linux 5.8 syncfs(2) reports any writeback error on
+ * the filesystem since the staging directory was opened (errseq on the
+ * superblock, sampled at open), so an error is not lost; it fails the bag
+ * even where it was another file's.
+ */
+static int make_durable(struct pmu_bag *b)
 {
-	int fd, err = 0;
-	DIR *d;
-
-	if (depth > 64)
-		return pmu_error(PMU_ERR_LIMIT, "directory nesting too deep");
-	fd = openat(atfd, path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-	if (fd < 0)
-		return pmu_error(PMU_ERR_IO, "cannot open '%s': %s", path, strerror(errno));
-	d = fdopendir(fd);
-	if (!d) {
-		close(fd);
-		return pmu_error(PMU_ERR_IO, "cannot read '%s': %s", path, strerror(errno));
-	}
-	for (struct dirent *e; !err && (e = readdir(d));)
-		if (e->d_type == DT_DIR && strcmp(e->d_name, ".") && strcmp(e->d_name, ".."))
-			err = sync_dirs(fd, e->d_name, depth + 1);
-	if (!err && fsync(dirfd(d)) < 0)
-		err = pmu_error(PMU_ERR_IO, "cannot fsync '%s': %s", path, strerror(errno));
-	closedir(d);
-	return err;
+	if (syncfs(b->stagefd) < 0)
+		return pmu_error(PMU_ERR_IO, "cannot make '%s/%s' durable (syncfs): %s", b->parent, b->staging,
+				 strerror(errno));
+	return 0;
 }
 
 static int64_t bag_date(const struct pmu_bag *b)
@@ -980,15 +980,18 @@ int pmu_bag_finalize(struct pmu_bag *b)
 	err = write_tags(b);
 	if (!err && unlinkat(b->stagefd, MARKER, 0) < 0)
 		err = pmu_error(PMU_ERR_IO, "cannot remove staging marker: %s", strerror(errno));
-	if (!err)
-		err = sync_dirs(b->parentfd, b->staging, 0);
 	if (err)
 		goto fail;
 	if (b->form == PMU_FORM_DIR) {
+		/* the mode first, so that the barrier covers it too */
 		err = set_mode(b->stagefd, b->dmode, b->staging);
+		if (!err)
+			err = make_durable(b);
 		if (!err)
 			err = move_into_place(b, b->staging);
 	} else {
+		/* The staged tree is only the archive's source: what is
+		 * published, and must be durable first, is the archive alone. */
 		char *top = strdup(b->base);
 		int fd;
 

@@ -9,10 +9,11 @@
 /*
  * Writing a bundle: a BagIt 1.0 bag (RFC 8493) staged in a hidden sibling
  * directory of the final path, on the same filesystem.  Payload files are
- * hashed while they are written and fsync'd when closed; pmu_bag_finalize()
- * writes bagit.txt, bag-info.txt, manifest-sha256.txt and, last,
- * tagmanifest-sha256.txt, then renames the staging directory into place (or
- * packs it into a reproducible archive that is renamed into place).  Until
+ * hashed while they are written; pmu_bag_finalize() writes bagit.txt,
+ * bag-info.txt, manifest-sha256.txt and, last, tagmanifest-sha256.txt, makes
+ * the whole staged bag durable at once (one syncfs(2)), then renames the
+ * staging directory into place (or packs it into a reproducible archive that
+ * is fsync'd and renamed into place) and fsyncs the parent directory.  Until
  * then nothing exists at the final path; on failure or pmu_bag_abort() the
  * staging area is removed.  A staging area left by a killed writer is
  * recognised by its marker file and removed by the next writer in the same

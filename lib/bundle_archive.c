@@ -13,9 +13,7 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
-#include <archive.h>
-#include <archive_entry.h>
-
+#include "archive_dl.h"
 #include "bundle_archive.h"
 #include "checks.h"
 #include "error.h"
@@ -161,8 +159,11 @@ int pmu_archive_pack(int srcdirfd, const char *top, int outfd, enum pmu_bundle_f
 	struct plist l = { 0 };
 	struct archive *a;
 	struct archive_entry *e;
-	int err = walk(srcdirfd, "", &l, 0);
+	int err = pmu_archive_load();
 
+	if (err)
+		return err;
+	err = walk(srcdirfd, "", &l, 0);
 	if (err) {
 		plist_free(&l);
 		return err;
@@ -768,13 +769,16 @@ int pmu_archive_remove(const char *tmpdir)
 int pmu_archive_extract(const char *path, const char *tmpbase, const struct pmu_archive_limits *l,
 			char **tmpdir, char **top, int *check)
 {
-	struct archive *a = archive_read_new();
+	struct archive *a;
 	const char *base = tmpbase ? tmpbase : "/tmp";
 	char *dir = NULL;
 	int rootfd = -1, err = 0;
 
 	*tmpdir = *top = NULL;
 	*check = -1;
+	if ((err = pmu_archive_load()))
+		return err;
+	a = archive_read_new();
 	if (!a)
 		return pmu_error(PMU_ERR_NOMEM, "out of memory");
 	install_handlers();

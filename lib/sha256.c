@@ -1,23 +1,34 @@
+/*
+ * OpenSSL's SHA256_Init/Update/Final, not EVP: the first EVP digest of a
+ * process loads and activates the default provider and builds its
+ * algorithm tables, 1.5-2 ms that every pmurec and pmuvalidate run paid
+ * before its first byte was hashed (docs/fixed-cost.md).  The low-level
+ * functions run the same assembly (SHA-NI or AVX2, chosen by libcrypto's
+ * CPU detection at load) at the same speed, with no set-up.  They are
+ * deprecated in OpenSSL 3 but still part of its API; should a release drop
+ * them, EVP_Digest* is the drop-in.
+ */
+#define OPENSSL_SUPPRESS_DEPRECATED
 #include <errno.h>
 #include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
-#include <openssl/evp.h>
+#include <openssl/sha.h>
 
 #include "error.h"
 #include "sha256.h"
 
 int pmu_sha256_init(struct pmu_sha256 *s)
 {
-	EVP_MD_CTX *ctx = EVP_MD_CTX_new();
+	SHA256_CTX *ctx = malloc(sizeof(*ctx));
 
 	s->ctx = NULL;
 	if (!ctx)
 		return pmu_error(PMU_ERR_NOMEM, "cannot allocate digest context");
-	if (EVP_DigestInit_ex(ctx, EVP_sha256(), NULL) != 1) {
-		EVP_MD_CTX_free(ctx);
+	if (SHA256_Init(ctx) != 1) {
+		free(ctx);
 		return pmu_error(PMU_ERR_CRYPTO, "cannot initialise SHA-256");
 	}
 	s->ctx = ctx;
@@ -26,7 +37,7 @@ int pmu_sha256_init(struct pmu_sha256 *s)
 
 int pmu_sha256_update(struct pmu_sha256 *s, const void *buf, size_t len)
 {
-	if (EVP_DigestUpdate(s->ctx, buf, len) != 1)
+	if (SHA256_Update(s->ctx, buf, len) != 1)
 		return pmu_error(PMU_ERR_CRYPTO, "SHA-256 update failed");
 	return 0;
 }
@@ -34,9 +45,9 @@ int pmu_sha256_update(struct pmu_sha256 *s, const void *buf, size_t len)
 int pmu_sha256_final_hex(struct pmu_sha256 *s, char hex[PMU_SHA256_HEX])
 {
 	static const char digits[] = "0123456789abcdef";
-	unsigned char md[EVP_MAX_MD_SIZE];
-	unsigned int len = 0;
-	int ok = EVP_DigestFinal_ex(s->ctx, md, &len) == 1 && len == PMU_SHA256_LEN;
+	unsigned char md[SHA256_DIGEST_LENGTH];
+	unsigned int len = SHA256_DIGEST_LENGTH;
+	int ok = SHA256_Final(md, s->ctx) == 1 && len == PMU_SHA256_LEN;
 
 	pmu_sha256_release(s);
 	if (!ok)
@@ -51,7 +62,7 @@ int pmu_sha256_final_hex(struct pmu_sha256 *s, char hex[PMU_SHA256_HEX])
 
 void pmu_sha256_release(struct pmu_sha256 *s)
 {
-	EVP_MD_CTX_free(s->ctx);
+	free(s->ctx);
 	s->ctx = NULL;
 }
 

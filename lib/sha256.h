@@ -7,9 +7,10 @@
 #define PMU_SHA256_LEN 32
 #define PMU_SHA256_HEX (2 * PMU_SHA256_LEN + 1)
 
-/* Streaming SHA-256 through OpenSSL's EVP interface. */
+/* Streaming SHA-256 through OpenSSL's SHA256_* functions (sha256.c says
+ * why not EVP). */
 struct pmu_sha256 {
-	void *ctx; /* EVP_MD_CTX */
+	void *ctx; /* SHA256_CTX, NULL once released */
 };
 
 int pmu_sha256_init(struct pmu_sha256 *s);

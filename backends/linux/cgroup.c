@@ -657,6 +657,22 @@ int pmu_cg_create(struct pmu_cg *cg, char *why, size_t whylen, const char **reme
 	return 0;
 }
 
+/* True when the leaf's cgroup.procs lists pid: a command created in the
+ * leaf (clone3 CLONE_INTO_CGROUP, run.c) needs no move. */
+static bool holds(const struct pmu_cg *cg, pid_t pid)
+{
+	char *s = NULL;
+	size_t n = 0;
+	bool in = false;
+
+	if (pmu_read_file(cg->dirfd, "cgroup.procs", 1u << 20, &s, &n))
+		return false;
+	for (char *p = s; p && *p && !in; p = strchr(p, '\n') ? strchr(p, '\n') + 1 : NULL)
+		in = strtol(p, NULL, 10) == (long)pid;
+	free(s);
+	return in;
+}
+
 int pmu_cg_enter(const struct pmu_cg *cg, pid_t pid)
 {
 	char buf[24];
@@ -664,6 +680,11 @@ int pmu_cg_enter(const struct pmu_cg *cg, pid_t pid)
 
 	if (cg->dirfd < 0)
 		return pmu_error(PMU_ERR_INVAL, "no cgroup leaf to enter");
+	/* A write to cgroup.procs takes the cgroup threadgroup rwsem for
+	 * writing, an RCU grace period (7-15 ms on a small VM) even when pid
+	 * is already there: look first. */
+	if (holds(cg, pid))
+		return 0;
 	snprintf(buf, sizeof(buf), "%d", (int)pid);
 	e = cg_write(cg->dirfd, "cgroup.procs", buf);
 	if (!e)

@@ -75,8 +75,10 @@ void pmu_cg_init(struct pmu_cg *cg);
 int pmu_cg_create(struct pmu_cg *cg, char *why, size_t whylen, const char **remedy);
 
 /* Move pid (all its threads) into the leaf by writing cgroup.procs; meant
- * for the forked command before it may exec.  PMU_ERR_UNSUPPORTED when not
- * permitted, PMU_ERR_NOTFOUND when pid is gone. */
+ * for the forked command before it may exec.  A pid already in the leaf
+ * (created there: clone3 CLONE_INTO_CGROUP with dirfd) is left as it is.
+ * PMU_ERR_UNSUPPORTED when not permitted, PMU_ERR_NOTFOUND when pid is
+ * gone. */
 int pmu_cg_enter(const struct pmu_cg *cg, pid_t pid);
 
 /*

@@ -61,6 +61,8 @@ static long long num_of(const char *path)
 	return v;
 }
 
+/* The effective capabilities, read once per probe: they do not change
+ * while it runs. */
 static unsigned long long cap_eff(void)
 {
 	char *s = NULL, *p;
@@ -72,9 +74,9 @@ static unsigned long long cap_eff(void)
 	return v;
 }
 
-static bool has_cap(int bit)
+static bool has_cap(unsigned long long eff, int bit)
 {
-	return (cap_eff() >> bit) & 1;
+	return (eff >> bit) & 1;
 }
 
 /* Open one event on this process (disabled, close-on-exec); the fd, or -1
@@ -104,12 +106,15 @@ static int try_event(unsigned type, unsigned long long config, bool user_only)
 	return 0;
 }
 
-static char *cpuinfo_field(const char *key)
+/* The first value of key in the text of /proc/cpuinfo, s (read once by
+ * the caller: each read of it interrupts every CPU for its "cpu MHz"). */
+static char *cpuinfo_field(const char *s, const char *key)
 {
-	char *s = NULL, *p, *out = NULL;
+	const char *p;
+	char *out = NULL;
 	size_t kl = strlen(key);
 
-	if (pmu_read_file(AT_FDCWD, "/proc/cpuinfo", 8 << 20, &s, NULL))
+	if (!s)
 		return NULL;
 	for (p = s; p && *p; p = strchr(p, '\n') ? strchr(p, '\n') + 1 : NULL)
 		if (!strncmp(p, key, kl) && (p[kl] == '\t' || p[kl] == ' ' || p[kl] == ':')) {
@@ -121,7 +126,6 @@ static char *cpuinfo_field(const char *key)
 			}
 			break;
 		}
-	free(s);
 	return out;
 }
 
@@ -204,24 +208,28 @@ int pmu_backend_probe(json_t *host, json_t *caps)
 {
 	struct utsname u;
 	struct statfs sf;
-	char v[1024], why[1200], *s, *vendor, *family, *model, *stepping, *flags;
+	char v[1024], why[1200], *s, *vendor, *family, *model, *stepping, *flags, *cpuinfo = NULL;
 	long long paranoid;
-	bool root = geteuid() == 0, perfmon = has_cap(38) || has_cap(21), bpfcap = has_cap(39) || has_cap(21);
+	unsigned long long eff = cap_eff();
+	bool root = geteuid() == 0, perfmon = has_cap(eff, 38) || has_cap(eff, 21),
+	     bpfcap = has_cap(eff, 39) || has_cap(eff, 21);
 	DIR *d;
 
 	uname(&u);
 	json_object_set_new(host, "os", json_string("linux"));
 	json_object_set_new(host, "arch", json_string(u.machine));
 	json_object_set_new(host, "kernel", json_string(u.release));
-	s = cpuinfo_field("model name");
+	if (pmu_read_file(AT_FDCWD, "/proc/cpuinfo", 8 << 20, &cpuinfo, NULL))
+		cpuinfo = NULL;
+	s = cpuinfo_field(cpuinfo, "model name");
 	if (s)
 		json_object_set_new(host, "cpu", json_string(s));
 	free(s);
 
-	vendor = cpuinfo_field("vendor_id");
-	family = cpuinfo_field("cpu family");
-	model = cpuinfo_field("model");
-	stepping = cpuinfo_field("stepping");
+	vendor = cpuinfo_field(cpuinfo, "vendor_id");
+	family = cpuinfo_field(cpuinfo, "cpu family");
+	model = cpuinfo_field(cpuinfo, "model");
+	stepping = cpuinfo_field(cpuinfo, "stepping");
 	if (vendor) {
 		snprintf(v, sizeof(v), "%s family %s model %s stepping %s", vendor, family ? family : "?",
 			 model ? model : "?", stepping ? stepping : "?");
@@ -234,12 +242,13 @@ int pmu_backend_probe(json_t *host, json_t *caps)
 	free(family);
 	free(model);
 	free(stepping);
-	flags = cpuinfo_field("flags");
+	flags = cpuinfo_field(cpuinfo, "flags");
 	s = line_of("/sys/class/dmi/id/sys_vendor");
 	snprintf(v, sizeof(v), "%s%s%s", flags && strstr(flags, " hypervisor") ? "guest of a hypervisor" : "no hypervisor flag",
 		 s ? "; DMI vendor " : "", s ? s : "");
 	cap(caps, "virtualization", "ok", v, NULL, NULL);
 	free(flags);
+	free(cpuinfo);
 	free(s);
 
 	v[0] = '\0';
@@ -382,8 +391,8 @@ int pmu_backend_probe(json_t *host, json_t *caps)
 	snprintf(v, sizeof(v), "elfutils %s (DW_AT_producer of images; symbolization comes with sampling)",
 		 dwfl_version(NULL));
 	cap(caps, "libdw", "ok", v, NULL, NULL);
-	snprintf(v, sizeof(v), "euid %d%s%s%s", (int)geteuid(), has_cap(38) ? ", CAP_PERFMON" : "",
-		 has_cap(39) ? ", CAP_BPF" : "", has_cap(19) ? ", CAP_SYS_PTRACE" : "");
+	snprintf(v, sizeof(v), "euid %d%s%s%s", (int)geteuid(), has_cap(eff, 38) ? ", CAP_PERFMON" : "",
+		 has_cap(eff, 39) ? ", CAP_BPF" : "", has_cap(eff, 19) ? ", CAP_SYS_PTRACE" : "");
 	cap(caps, "privileges", "ok", v, NULL, NULL);
 	return 0;
 }

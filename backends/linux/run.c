@@ -25,13 +25,16 @@
 #include <string.h>
 #include <sys/prctl.h>
 #include <sys/ptrace.h>
+#include <linux/sched.h>
 #include <sys/resource.h>
+#include <sys/syscall.h>
 #include <sys/time.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
 #include "backend.h"
+#include "cgroup.h"
 #include "follow_ebpf.h"
 #include "error.h"
 #include "util.h"
@@ -829,6 +832,38 @@ static int attach_start(struct pmu_follow *f)
 	return 0;
 }
 
+/*
+ * fork(2), or, when the cohort has a cgroup, clone3(2) with
+ * CLONE_INTO_CGROUP so that the command is born in the leaf.  Moving it
+ * there after a fork (a write to cgroup.procs) takes the cgroup
+ * threadgroup rwsem for writing, which waits for an RCU grace period:
+ * 7-15 ms on a 2-CPU VM, the largest single cost of pmurec -- true
+ * (docs/fixed-cost.md); a child born in the cgroup takes only the read
+ * side.  Where clone3 or the flag is refused (before Linux 5.7, a seccomp
+ * filter, a leaf that may not be entered) the plain fork is used and the
+ * leaf is entered as before (pmu_cg_enter() sees which happened).  Either
+ * way the child is a fork: no CLONE_VM, SIGCHLD at its end, and it calls
+ * only what is safe after fork.
+ */
+static pid_t spawn(const struct pmu_launch *l)
+{
+#ifdef CLONE_INTO_CGROUP
+	if (l->cgroup && l->cgroup->cg.dirfd >= 0) {
+		struct clone_args ca;
+		long pid;
+
+		memset(&ca, 0, sizeof(ca));
+		ca.flags = CLONE_INTO_CGROUP;
+		ca.exit_signal = SIGCHLD;
+		ca.cgroup = (uint64_t)l->cgroup->cg.dirfd;
+		pid = syscall(SYS_clone3, &ca, sizeof(ca));
+		if (pid >= 0)
+			return (pid_t)pid;
+	}
+#endif
+	return fork();
+}
+
 int pmu_follow_start(const struct pmu_launch *l, struct pmu_cohort *c, struct pmu_launch_result *res,
 		     struct pmu_follow **out)
 {
@@ -920,7 +955,7 @@ int pmu_follow_start(const struct pmu_launch *l, struct pmu_cohort *c, struct pm
 		free(f);
 		return err;
 	}
-	pid = fork();
+	pid = spawn(l);
 	if (pid < 0) {
 		err = pmu_error(PMU_ERR_IO, "fork: %s", strerror(errno));
 		keeper_stop(f);
