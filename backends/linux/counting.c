@@ -37,6 +37,7 @@
 #include "backend.h"
 #include "cgroup.h"
 #include "collector.h"
+#include "counting.h"
 #include "lifecycle.h"
 #include "counts.h"
 #include "error.h"

@@ -10,11 +10,12 @@
  *   every timing setting unavailable, with the reason and a remedy.
  * - events: lib/perfev.c's grammar refuses a malformed list as it does
  *   anywhere; every well-formed item is unavailable, with the reason.
- * - counting: an object that counts nothing (usable() says why).
+ * - counting: the collector (collector.h) is unavailable, with the reason.
+ * - the cohort's cgroup: none, with the reason.
  * - run: nothing is run.  pmurec's guarantees (the command held behind a
  *   barrier until it is followed, nothing it started outlives it) need the
  *   platform's process control, so even mode none, which only waits for
- *   the command, is refused rather than half kept: pmu_backend_run()
+ *   the command, is refused rather than half kept: pmu_follow_start()
  *   returns PMU_ERR_UNSUPPORTED with the reason, and pmurec writes no
  *   bundle.  A port starts here: replace this file by backends/<os>/.
  */
@@ -25,6 +26,9 @@
 #include <sys/utsname.h>
 
 #include "backend.h"
+#include "collector.h"
+#include "lifecycle.h"
+#include "util.h"
 #include "error.h"
 #include "events.h"
 #include "spec_json.h"
@@ -104,14 +108,11 @@ int pmu_evlist_defaults(struct pmu_evspec **out, size_t *n)
 volatile int pmu_backend_stop_signal;
 volatile int pmu_backend_abort;
 
-const char *const pmu_res_names[PMU_RES_COUNT_] = {
-	"cpu_user_ns", "cpu_system_ns", "max_rss_bytes", "minor_faults", "major_faults",
-	"voluntary_switches", "involuntary_switches", "read_bytes", "write_bytes",
-};
-
-int pmu_backend_run(const struct pmu_launch *l, struct pmu_cohort *c, struct pmu_launch_result *res)
+int pmu_follow_start(const struct pmu_launch *l, struct pmu_cohort *c, struct pmu_launch_result *res,
+		     struct pmu_follow **f)
 {
 	(void)c;
+	*f = NULL;
 	memset(res, 0, sizeof(*res));
 	snprintf(res->follow_reason, sizeof(res->follow_reason), "%s", STUB_REASON);
 	res->follow_remedy = STUB_REMEDY;
@@ -122,17 +123,75 @@ int pmu_backend_run(const struct pmu_launch *l, struct pmu_cohort *c, struct pmu
 			 STUB_REASON);
 }
 
-/* The stub never fills a cohort: nothing to free, nothing to find. */
-void pmu_cohort_release(struct pmu_cohort *c)
+/* Never reached: no follow is ever started. */
+int pmu_follow_fds(const struct pmu_follow *f, int *fds, int max)
 {
-	memset(c, 0, sizeof(*c));
+	(void)f, (void)fds, (void)max;
+	return 0;
 }
 
-const struct pmu_incarnation *pmu_cohort_find(const struct pmu_cohort *c, pid_t pid, pid_t tid, uint64_t t0,
-					      uint64_t t1)
+int pmu_follow_drain(struct pmu_follow *f, bool *done)
 {
-	(void)c, (void)pid, (void)tid, (void)t0, (void)t1;
+	(void)f;
+	*done = true;
+	return 0;
+}
+
+void pmu_follow_kill(struct pmu_follow *f, int sig)
+{
+	(void)f, (void)sig;
+}
+
+void pmu_follow_detach(struct pmu_follow *f)
+{
+	(void)f;
+}
+
+bool pmu_follow_stops(const struct pmu_follow *f)
+{
+	(void)f;
+	return false;
+}
+
+int pmu_follow_end(struct pmu_follow *f, int err)
+{
+	(void)f;
+	return err;
+}
+
+/* ---- the cohort's cgroup: none here ------------------------------------- */
+
+int pmu_cohort_cgroup_new(struct pmu_cohort_cgroup **out, char *why, size_t n, const char **remedy)
+{
+	*out = NULL;
+	snprintf(why, n, "%s", STUB_REASON);
+	*remedy = STUB_REMEDY;
+	return PMU_ERR_UNSUPPORTED;
+}
+
+int pmu_cohort_cgroup_enter(struct pmu_cohort_cgroup *g, pid_t pid, char *why, size_t n)
+{
+	(void)g, (void)pid;
+	snprintf(why, n, "%s", STUB_REASON);
+	return PMU_ERR_UNSUPPORTED;
+}
+
+const char *pmu_cohort_cgroup_path(const struct pmu_cohort_cgroup *g)
+{
+	(void)g;
 	return NULL;
+}
+
+uint64_t pmu_cohort_cgroup_id(const struct pmu_cohort_cgroup *g)
+{
+	(void)g;
+	return 0;
+}
+
+int pmu_cohort_cgroup_end(struct pmu_cohort_cgroup *g)
+{
+	(void)g;
+	return 0;
 }
 
 json_t *pmu_image_describe(const char *path, const char *role)
@@ -141,80 +200,28 @@ json_t *pmu_image_describe(const char *path, const char *role)
 			 "reason", STUB_REASON, "remedy", STUB_REMEDY);
 }
 
-/* ---- counting collector ------------------------------------------------- */
+/* ---- counting: the collector, unavailable -------------------------------- */
 
-/* Counts nothing; it exists so that the recorder's calls have an object. */
-struct pmu_counting {
-	size_t nev;
+static int counting_probe(struct pmu_collector_env *env, json_t *caps, void **state)
+{
+	(void)caps;
+	*state = NULL;
+	pmu_lc_unavailable_at(env->lc, pmu_now_mono_ns(), STUB_REASON, STUB_REMEDY);
+	return 0;
+}
+
+static int counting_emit(void *state, struct pmu_collector_env *env, const struct pmu_run_window *win)
+{
+	(void)state, (void)env, (void)win;
+	return 0;
+}
+
+static void counting_release(void *state)
+{
+	(void)state;
+}
+
+const struct pmu_collector_ops pmu_counting_collector = {
+	.name = "counting", .modes = 2 | 4, .probe = counting_probe, .emit = counting_emit,
+	.release = counting_release,
 };
-
-int pmu_counting_new(const struct pmu_counting_opts *o, struct pmu_counting **out)
-{
-	*out = calloc(1, sizeof(**out));
-	if (!*out)
-		return pmu_error(PMU_ERR_NOMEM, "cannot allocate the counting collector");
-	(*out)->nev = o->nev;
-	return 0;
-}
-
-void pmu_counting_free(struct pmu_counting *k)
-{
-	free(k);
-}
-
-void pmu_counting_before_release(struct pmu_counting *k, pid_t root, uint64_t t)
-{
-	(void)k, (void)root, (void)t;
-}
-
-void pmu_counting_task(struct pmu_counting *k, int inc, pid_t pid, pid_t tid, unsigned flags, uint64_t t)
-{
-	(void)k, (void)inc, (void)pid, (void)tid, (void)flags, (void)t;
-}
-
-void pmu_counting_task_end(struct pmu_counting *k, int inc, pid_t tid, uint64_t t)
-{
-	(void)k, (void)inc, (void)tid, (void)t;
-}
-
-void pmu_counting_task_exec(struct pmu_counting *k, int inc, pid_t pid, pid_t former_tid, uint64_t t)
-{
-	(void)k, (void)inc, (void)pid, (void)former_tid, (void)t;
-}
-
-void pmu_counting_stop(struct pmu_counting *k, uint64_t t)
-{
-	(void)k, (void)t;
-}
-
-const char *pmu_counting_cgroup_problem(const struct pmu_counting *k)
-{
-	return k ? STUB_REASON : NULL;
-}
-
-bool pmu_counting_usable(const struct pmu_counting *k, char *why, size_t n, const char **remedy)
-{
-	(void)k;
-	snprintf(why, n, "%s", STUB_REASON);
-	*remedy = STUB_REMEDY;
-	return false;
-}
-
-void pmu_counting_set_output(struct pmu_counting *k, int (*emit)(void *ctx, json_t *rec), void *ctx,
-			     uint64_t run_start)
-{
-	(void)k, (void)emit, (void)ctx, (void)run_start;
-}
-
-void pmu_counting_inc_end(struct pmu_counting *k, int inc, uint64_t end_ns)
-{
-	(void)k, (void)inc, (void)end_ns;
-}
-
-int pmu_counting_finish(struct pmu_counting *k, uint64_t run_end, char *evidence, size_t n)
-{
-	(void)k, (void)run_end;
-	if (n)
-		evidence[0] = '\0';
-	return 0;
-}

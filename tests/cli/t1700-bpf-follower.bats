@@ -9,6 +9,7 @@ load helpers
 LOOP='i=0; while [ $i -lt 2000 ]; do /bin/true; i=$((i+1)); done'
 
 setup() {
+	needs_backend linux
 	DUMP=$PMU_BUILD/bpf-follow-dump
 	CHECK="$PY $BATS_TEST_DIRNAME/bpf_follow_check.py"
 	OUT=$BATS_TEST_TMPDIR/out.jsonl

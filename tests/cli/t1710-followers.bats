@@ -8,6 +8,7 @@
 load helpers
 
 setup() {
+	needs_backend linux
 	DIFF="$PY $BATS_TEST_DIRNAME/followers_diff.py"
 }
 

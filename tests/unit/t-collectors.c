@@ -17,6 +17,7 @@
 #include <jansson.h>
 
 #include "backend.h"
+#include "error.h"
 #include "collectors.h"
 #include "lifecycle.h"
 #include "loop.h"
@@ -248,6 +249,12 @@ int main(void)
 	g_lr = &lr;
 	l.before_release = before_release;
 	err = pmu_follow_start(&l, &c, &lr, &f);
+	if (err == PMU_ERR_UNSUPPORTED) {
+		/* a backend that runs nothing (BACKEND=stub) */
+		skip("no command can be run on this backend: %s", lr.follow_reason);
+		pmurec_colls_free(cs);
+		return done_testing();
+	}
 	ok(err == 0 && f, "the command is launched behind the barrier");
 	if (err || !f)
 		return done_testing();

@@ -10,6 +10,7 @@
 load helpers
 
 setup() {
+	needs_backend linux
 	command -v strace >/dev/null || skip "strace is not installed"
 	B=$BATS_TEST_TMPDIR/r.bundle
 	TRUE=$(command -v true)
