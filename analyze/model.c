@@ -788,11 +788,24 @@ static void section_counters(json_t *m, json_t *k)
 
 		if (strcmp(sget(c, "scope"), "incarnations"))
 			continue;
-		json_object_set(tot, sget(c, "counter"), c);
-		if (count_value(c, &v, &est))
+		if (count_value(c, &v, &est)) {
+			json_object_set(tot, sget(c, "counter"), c);
 			metric_ok(m, sget(c, "counter"), unit, v, est, "counting collector, sum of the incarnations");
-		else
+			continue;
+		}
+		/* no sum of the incarnations (the eBPF follower counts none per
+		 * process): the cohort's own cgroup counted the same events */
+		json_t *g = NULL;
+
+		json_array_foreach(json_object_get(k, "cohort"), j, d)
+			if (!g && !strcmp(sget(d, "scope"), "cgroup") && !strcmp(sget(d, "counter"), sget(c, "counter")))
+				g = d;
+		if (g && count_value(g, &v, &est)) {
+			json_object_set(tot, sget(c, "counter"), g);
+			metric_ok(m, sget(c, "counter"), unit, v, est, "counting collector, the cohort's own cgroup");
+		} else {
 			metric_na(m, sget(c, "counter"), unit, sget(c, "reason"));
+		}
 	}
 	/* every counter that was declared but never counted is a metric too */
 	json_array_foreach(json_object_get(k, "counters"), i, c)
@@ -875,23 +888,43 @@ static json_t *cohort_task_clock(json_t *k)
  * incarnation (the scan).  With repetitions the share's spread across them
  * is its uncertainty.  comm and pid are the dominant incarnation's.
  */
+/* "; across N repetitions its share ranges ..." when there are 3 or more, else "" */
+static void shares_spread(json_t *shares, char *out, size_t n)
+{
+	double v[4096];
+	size_t k = 0, i;
+	struct pmu_summary sm;
+	json_t *x;
+
+	out[0] = '\0';
+	if (json_array_size(shares) < 3)
+		return;
+	json_array_foreach(shares, i, x)
+		if (k < 4096)
+			v[k++] = json_real_value(x);
+	if (pmu_summarize(v, k, &sm) == 0)
+		snprintf(out, n, "; across %zu repetitions its share ranges %.0f%%-%.0f%% (median %.0f%%)", k, sm.min,
+			 sm.max, sm.median);
+}
+
 static json_t *dominant_cost(const struct scan *s, json_t *k, const char *comm, json_int_t pid, json_t *shares)
 {
 	json_t *tot = cohort_task_clock(k);
 	json_int_t sum;
 	const char *inc;
-	size_t i;
 
 	if (!tot && s->best_cpu && s->acc[0] + s->acc[1] > 0) {
 		double all = s->acc[0] + s->acc[1], share = 100.0 * (double)s->best_ns / all;
 		char st[600];
 
+		char spread[160] = "";
+
 		inc = an_ids_name(&s->ids, (size_t)s->best);
+		shares_spread(shares, spread, sizeof(spread));
 		snprintf(st, sizeof(st), "process '%s' (pid %lld, incarnation %s) spent %.0f%% of the cohort's CPU "
 			 "time (user + system %.3f of %.3f ms, from each process's totals at exit: no task-clock was "
-			 "counted per process)", comm ? comm : "?", comm ? (long long)pid : -1LL, inc, share,
-			 (double)s->best_ns / 1e6, all / 1e6);
-		(void)shares;
+			 "counted per process)%s", comm ? comm : "?", comm ? (long long)pid : -1LL, inc, share,
+			 (double)s->best_ns / 1e6, all / 1e6, spread);
 		return json_pack("{s:s,s:s,s:s,s:s,s:f,s:b}", "statement", st, "inc", inc, "comm", comm ? comm : "?",
 				 "metric", "cpu_time", "share_percent", share, "estimate", false);
 	}
@@ -905,19 +938,7 @@ static json_t *dominant_cost(const struct scan *s, json_t *k, const char *comm, 
 	bool est = s->best_est || json_is_true(json_object_get(tot, "estimate"));
 	char st[600], spread[160] = "";
 
-	if (json_array_size(shares) >= 3) {
-		double v[4096];
-		size_t n = 0;
-		struct pmu_summary sm;
-		json_t *x;
-
-		json_array_foreach(shares, i, x)
-			if (n < 4096)
-				v[n++] = json_real_value(x);
-		if (pmu_summarize(v, n, &sm) == 0)
-			snprintf(spread, sizeof(spread), "; across %zu repetitions its share ranges %.0f%%-%.0f%% "
-				 "(median %.0f%%)", n, sm.min, sm.max, sm.median);
-	}
+	shares_spread(shares, spread, sizeof(spread));
 	snprintf(st, sizeof(st), "process '%s' (pid %lld, incarnation %s) spent %.0f%% of the cohort's CPU "
 		 "(task-clock %.3f of %.3f ms, %s)%s", comm ? comm : "?", comm ? (long long)pid : -1LL, inc, share,
 		 (double)s->best_ns / 1e6, (double)sum / 1e6, est ? "estimated from multiplexed counts" : "exact counts",
@@ -934,6 +955,18 @@ static double share_of(const struct scan *s, json_t *k)
 	json_t *tot = cohort_task_clock(k);
 	double best = -1, sum;
 
+	if (!tot && !s->why[0] && !s->why[1] && s->acc[0] + s->acc[1] > 0) {
+		/* no counted task-clock: the share of the CPU time at exit */
+		sum = s->acc[0] + s->acc[1];
+		for (size_t i = 0; i < s->ids.n; i++) {
+			const struct an_inc *x = &s->v[i];
+
+			if (x->seen && x->match && x->cpu_user_ns >= 0 && x->cpu_system_ns >= 0 &&
+			    100.0 * (double)(x->cpu_user_ns + x->cpu_system_ns) / sum > best)
+				best = 100.0 * (double)(x->cpu_user_ns + x->cpu_system_ns) / sum;
+		}
+		return best;
+	}
 	if (!tot)
 		return -1;
 	sum = (double)json_integer_value(json_object_get(tot, "value_ns"));
@@ -1652,7 +1685,8 @@ json_t *an_load(const char *path, bool allow_invalid, int trace_rep, const char 
 			 * share of all, its comm's included */
 			double sh = r == 1 ? (cohort_task_clock(rk) ? 100.0 * (double)fr.s.best_ns /
 						  (double)json_integer_value(json_object_get(cohort_task_clock(rk), "value_ns"))
-							  : -1)
+					      : fr.s.best_cpu ? 100.0 * (double)fr.s.best_ns / (fr.s.acc[0] + fr.s.acc[1])
+							      : -1)
 					   : share_of(s, rk);
 
 			if (sh >= 0)
