@@ -28,6 +28,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -233,9 +234,19 @@ static int on_record(const union pmu_bpf_rec *r, void *arg)
 		}
 		/* a child inherits its parent's comm until it execs */
 		if (!pmu_cohort_add(c, (pid_t)f->child_tgid, in->id, f->h.time_ns, f->child_start_ticks,
-				    in->d ? in->d->comm : "?", false) &&
-		    !c->limit_reason[0] && !e->err)
-			e->err = c->err ? c->err : pmu_error(PMU_ERR_NOMEM, "out of memory");
+				    in->d ? in->d->comm : "?", false)) {
+			if (c->limit_reason[0]) {
+				/* past the bound: it has run already (no task is held),
+				 * so it goes now, and what it did is a counted loss */
+				uint64_t st = 0;
+
+				if (pmu_pid_starttime((int)f->child_tgid, &st) == 0 && st == f->child_start_ticks)
+					kill((pid_t)f->child_tgid, SIGKILL);
+				e->unknown++;
+			} else if (!e->err) {
+				e->err = c->err ? c->err : pmu_error(PMU_ERR_NOMEM, "out of memory");
+			}
+		}
 		break;
 	}
 	case PMU_BPF_REC_EXEC: {

@@ -81,7 +81,8 @@ peak_kib() {
 }
 
 @test "at the cohort's bound the run ends truncated with the reason, and the bundle holds no more" {
-	PMUREC_TEST_MAX_INCARNATIONS=5 run pmurec -o b.bundle -- sh -c 'i=0; while [ $i -lt 50 ]; do /bin/true; i=$((i+1)); done'
+	# ptrace holds the task past the bound before it runs, and kills it
+	PMUREC_TEST_MAX_INCARNATIONS=5 run pmurec --follower ptrace -o b.bundle -- sh -c 'i=0; while [ $i -lt 50 ]; do /bin/true; i=$((i+1)); done'
 	assert_failure 143
 	assert_output --partial "the cohort reached 5 incarnations, the most a bundle holds"
 	run jq -r '.result + ": " + .result_reason' b.bundle/data/run.json
@@ -95,6 +96,23 @@ peak_kib() {
 	echo "$output" >v.json
 	run ids v.json
 	assert_output RESULT
+}
+
+@test "at the cohort's bound with the eBPF follower: truncated with the reason, and what ran past it is counted lost" {
+	[ "$(id -u)" = 0 ] || skip "the eBPF follower needs root"
+	PMUREC_TEST_MAX_INCARNATIONS=5 run pmurec --follower ebpf -o e.bundle -- sh -c 'i=0; while [ $i -lt 50 ]; do /bin/true; i=$((i+1)); done'
+	grep -q '"evidence":"ebpf follower' e.bundle/data/collectors/cohort/lifecycle.jsonl || skip "the eBPF follower did not run here"
+	assert_output --partial "the cohort reached 5 incarnations, the most a bundle holds"
+	run jq -r '.result' e.bundle/data/run.json
+	assert_output truncated
+	run jq -rs '[.[] | select(.type == "incarnation")] | length' e.bundle/data/cohort.jsonl
+	assert_output 5
+	# no task is held before it runs: those past the bound ran, and their
+	# records are not in the bundle, so they are a counted loss
+	run pmuvalidate --json e.bundle
+	echo "$output" >v.json
+	run ids v.json
+	assert_output --partial RESULT
 }
 
 @test "a write error of the cohort stream is the recorder's error, never a short stream" {
