@@ -32,6 +32,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -78,6 +79,19 @@ static struct acc *acc_of(struct pmu_ebpf_follow *e, const struct pmu_incarnatio
 	return &e->acc[i];
 }
 
+/*
+ * True when the recorder is not in the initial PID namespace: the kernel
+ * gives that one a fixed inode number (PROC_PID_INIT_INO, 0xEFFFFFFC), and
+ * the eBPF programs see its pids.  (NSpid in /proc/self/status cannot
+ * tell: with a /proc of the inner namespace it lists one pid.)
+ */
+static bool nested_pidns(void)
+{
+	struct stat st;
+
+	return stat("/proc/self/ns/pid", &st) == 0 && st.st_ino != 0xEFFFFFFCu;
+}
+
 int pmu_ebpf_open(struct pmu_cohort *c, const struct pmu_launch *l, struct pmu_ebpf_follow **out, char *why,
 		  size_t n, const char **remedy)
 {
@@ -87,6 +101,14 @@ int pmu_ebpf_open(struct pmu_cohort *c, const struct pmu_launch *l, struct pmu_e
 	int err;
 
 	*out = NULL;
+	if (nested_pidns()) {
+		/* the programs see the kernel's pids, the recorder its namespace's:
+		 * the root would never be recognized */
+		snprintf(why, n, "pmurec runs in a PID namespace other than the initial one (/proc/self/ns/pid), "
+			 "and the eBPF programs see the pids of the initial namespace");
+		*remedy = "record from the initial PID namespace, or with --follower ptrace";
+		return PMU_ERR_UNSUPPORTED;
+	}
 	if (!(e = calloc(1, sizeof(*e))))
 		return pmu_error(PMU_ERR_NOMEM, "out of memory");
 	e->c = c;

@@ -148,3 +148,19 @@ print(len(incs), len(true), ended)'
 	assert_success
 	assert_line --regexp "^dominant cost: process 'sh' \(pid [0-9]+, incarnation i2\) spent [0-9]+% of the cohort's CPU time \(user \+ system [0-9.]+ of [0-9.]+ ms, from each process's totals at exit: no task-clock was counted per process\)$"
 }
+
+@test "in a PID namespace of its own the eBPF follower is unavailable with the reason, and auto takes ptrace" {
+	needs_ebpf
+	command -v unshare >/dev/null || skip "unshare (util-linux) is not installed"
+	cd "$BATS_TEST_TMPDIR"
+	run timeout 60 unshare --pid --fork --mount-proc "$PMU_BUILD/pmurec" -o ns.bundle -- sh -c 'exit 4'
+	assert_failure 4
+	run grep -o '"evidence":"[^"]*' ns.bundle/data/collectors/cohort/lifecycle.jsonl
+	assert_output --partial 'ptrace follower (auto: the eBPF follower is unavailable (pmurec runs in a PID namespace other than the initial one'
+	run timeout 60 unshare --pid --fork --mount-proc "$PMU_BUILD/pmurec" --follower ebpf -o ne.bundle -- sh -c 'exit 4'
+	assert_failure 4
+	run pmuvalidate ne.bundle
+	assert_success
+	run grep -o '"reason":"the eBPF follower: pmurec runs in a PID namespace[^"]*' ne.bundle/data/collectors/cohort/lifecycle.jsonl
+	assert_success
+}
