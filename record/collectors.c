@@ -60,6 +60,8 @@ struct coll {
 	void *st;
 	struct pmu_collector_env env;
 	bool requested, usable;
+	bool open_failed;       /* its open failed: the bundle is invalid */
+	char open_why[300];
 };
 
 struct pmurec_colls {
@@ -173,12 +175,20 @@ void pmurec_colls_follow_losses(struct pmurec_colls *cs, uint64_t lost, uint64_t
 
 int pmurec_colls_open(struct pmurec_colls *cs, pid_t root, uint64_t t)
 {
-	int err = 0;
+	(void)t;
+	for (size_t i = 0; i < cs->n; i++) {
+		struct coll *c = &cs->c[i];
 
-	for (size_t i = 0; !err && i < cs->n; i++)
-		if (cs->c[i].usable && cs->c[i].ops->open)
-			err = cs->c[i].ops->open(cs->c[i].st, root, t ? t : pmu_now_mono_ns());
-	return err;
+		/* each at its own time; one that cannot open has failed, and the
+		 * others open all the same */
+		if (c->usable && c->ops->open && c->ops->open(c->st, root, pmu_now_mono_ns())) {
+			c->usable = false;
+			c->open_failed = true;
+			snprintf(c->open_why, sizeof(c->open_why), "it could not open: %s", pmu_error_detail());
+			pmu_lc_final(c->env.lc, pmu_now_mono_ns(), "failed", c->open_why);
+		}
+	}
+	return 0;
 }
 
 const struct pmu_task_listener *pmurec_colls_listener(struct pmurec_colls *cs)
@@ -281,7 +291,12 @@ int pmurec_colls_emit(struct pmurec_colls *cs, const struct pmu_run_window *win,
 			pmu_lc_final(c->env.lc, win->end_ns, "not-requested", NULL);
 		else if (!pmu_lc_status(c->env.lc))
 			pmu_lc_final(c->env.lc, win->end_ns, "ok", NULL);
-		if (c->st && c->ops->failed && c->ops->failed(c->st, w, sizeof(w))) {
+		if (c->open_failed) {
+			fprintf(stderr, "pmurec: collector '%s' failed: %s\n", name, c->open_why);
+			if (!*failed)
+				snprintf(why, n, "collector '%s' failed", name);
+			*failed = true;
+		} else if (c->st && c->ops->failed && c->ops->failed(c->st, w, sizeof(w))) {
 			fprintf(stderr, "pmurec: collector '%s' failed: %s\n", name, w);
 			if (!*failed)
 				snprintf(why, n, "collector '%s' failed", name);

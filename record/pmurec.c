@@ -534,6 +534,7 @@ struct rep_ctx {
 	struct pmu_launch_result *lr;
 	struct pmu_follow *f;
 	struct pmu_cohort_cgroup *cg;   /* the cohort's, or NULL and why */
+	bool cg_out;                    /* the command could not be moved in */
 	char cg_why[400];
 	const char *cg_remedy;
 };
@@ -546,13 +547,18 @@ static void before_release(void *ctx, pid_t root)
 	pmurec_colls_followed(r->colls, r->lr, r->lr->follower && !strcmp(r->lr->follower, "ptrace") && r->lr->follow_ok);
 	/* the command into the cohort's cgroup before its exec */
 	if (r->cg && pmu_cohort_cgroup_enter(r->cg, root, r->cg_why, sizeof(r->cg_why))) {
+		/* the leaf stays until the end (the follower holds it): the
+		 * collectors are told there is none */
 		r->cg_remedy = "run as root, or under a delegated cgroup (systemd-run --user --scope -p Delegate=yes)";
-		pmu_cohort_cgroup_end(r->cg);
-		r->cg = NULL;
+		r->cg_out = true;
+		if (r->lr->follower && !strcmp(r->lr->follower, "ebpf"))
+			fprintf(stderr, "pmurec: the command is not in the cohort's cgroup (%s): were pmurec killed by "
+				"SIGKILL, the cohort could outlive it\n", r->cg_why);
 	}
-	pmurec_colls_cgroup(r->colls, r->cg, r->cg_why, r->cg_remedy);
-	if (pmurec_colls_open(r->colls, root, pmu_now_mono_ns()))
-		fprintf(stderr, "pmurec: %s\n", pmu_error_detail());
+	pmurec_colls_cgroup(r->colls, r->cg_out ? NULL : r->cg, r->cg_why, r->cg_remedy);
+	/* one that cannot open has failed (its lifecycle says why), the
+	 * others open all the same */
+	pmurec_colls_open(r->colls, root, pmu_now_mono_ns());
 }
 
 static void other_exited(void *ctx, pid_t pid, int status)
@@ -933,7 +939,7 @@ static int record_repetition(struct opts *o, struct bundle_out *b, int k, const 
 	struct pmurec_colls *colls = NULL;
 	struct pmu_ext **ext = NULL;
 	size_t next = 0;
-	struct rep_ctx rc = { NULL, &lr, NULL, NULL, "", NULL };
+	struct rep_ctx rc = { NULL, &lr, NULL, NULL, false, "", NULL };
 	struct pmurec_loop loop = { 0 };
 	struct pmu_run_window win;
 	json_t *run, *list;
@@ -1036,6 +1042,8 @@ static int record_repetition(struct opts *o, struct bundle_out *b, int k, const 
 		goto out;
 	}
 	pmurec_colls_follow_losses(colls, lr.lost, lr.malformed);
+	if (o->mode > 0 && !lr.follow_ok)
+		fprintf(stderr, "pmurec: the cohort was not followed: %s; the bundle records it\n", lr.follow_reason);
 	if (lr.lost)
 		fprintf(stderr, "pmurec: the eBPF follower lost %llu record(s); the bundle will not validate (LOSS)\n",
 			(unsigned long long)lr.lost);

@@ -95,7 +95,9 @@ static bool nested_pidns(void)
 int pmu_ebpf_open(struct pmu_cohort *c, const struct pmu_launch *l, struct pmu_ebpf_follow **out, char *why,
 		  size_t n, const char **remedy)
 {
-	struct pmu_bpf_follow_opts o = { .ring_bytes = l->ring_bytes };
+	/* a fork in the cohort's cgroup joins too (the membership map is the
+	 * rule; the cgroup catches what the map could not hold) */
+	struct pmu_bpf_follow_opts o = { .ring_bytes = l->ring_bytes, .cgroup_id = pmu_cohort_cgroup_id(l->cgroup) };
 	struct pmu_bpf_why w = { 0 };
 	struct pmu_ebpf_follow *e;
 	int err;

@@ -476,6 +476,8 @@ struct pmu_follow {
 	bool root_reaped;
 	struct pmu_ebpf_follow *ebpf;
 	struct sigaction old_chld;
+	uint64_t killed_at;           /* when SIGKILL was sent to the cohort, 0 never */
+	uint64_t gone_since;          /* eBPF: since when no incarnation left is alive, 0 */
 	pid_t keeper;                 /* eBPF: kills the cohort's cgroup if the recorder dies */
 	int keeper_fd;                /* its pipe: EOF without 'd' means the recorder is gone */
 };
@@ -718,6 +720,32 @@ static void child_exit(struct pmu_follow *f, pid_t pid, int st, const struct rus
 	}
 }
 
+/*
+ * The eBPF follower's backstop.  It ends when the kernel has no member
+ * left; should records be lost so that the model still holds incarnations
+ * the kernel has no more, the follow must end all the same: once the root
+ * is reaped and none of them is alive for 1 s, or 2 s after SIGKILL was
+ * sent to the cohort.  What was not seen to end is written as such, and
+ * the loss is counted (pmu_ebpf_stats).
+ */
+static bool ebpf_gone(struct pmu_follow *f)
+{
+	uint64_t now = pmu_now_mono_ns();
+	bool alive = false;
+
+	if (f->killed_at && now > f->killed_at + 2000000000ull)
+		return true;
+	for (size_t i = 0; !alive && i < f->c->n; i++)
+		alive = !f->c->incs[i].ended && (kill(f->c->incs[i].pid, 0) == 0 || errno != ESRCH);
+	if (alive) {
+		f->gone_since = 0;
+		return false;
+	}
+	if (!f->gone_since)
+		f->gone_since = now;
+	return now > f->gone_since + 1000000000ull;
+}
+
 int pmu_follow_drain(struct pmu_follow *f, bool *done)
 {
 	struct rusage ru;
@@ -743,7 +771,7 @@ int pmu_follow_drain(struct pmu_follow *f, bool *done)
 		*done = true; /* nothing traced is left */
 	if (f->kind == PMU_FOLLOW_NONE)
 		*done = f->root_reaped;
-	if (f->kind == PMU_FOLLOW_EBPF && !err && f->root_reaped && pmu_ebpf_done(f->ebpf)) {
+	if (f->kind == PMU_FOLLOW_EBPF && !err && f->root_reaped && (pmu_ebpf_done(f->ebpf) || ebpf_gone(f))) {
 		/* no member is left: the last records are in the ring */
 		err = pmu_ebpf_drain(f->ebpf);
 		*done = true;
@@ -764,6 +792,8 @@ int pmu_follow_fds(const struct pmu_follow *f, int *fds, int max)
 
 void pmu_follow_kill(struct pmu_follow *f, int sig)
 {
+	if (sig == SIGKILL && !f->killed_at)
+		f->killed_at = pmu_now_mono_ns();
 	if (f->kind == PMU_FOLLOW_NONE) {
 		if (!f->root_reaped)
 			kill(f->root, sig);
