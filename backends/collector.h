@@ -62,6 +62,27 @@ struct pmu_out {
 	void *ctx;
 };
 
+/* Write recs (a JSON array, its reference taken) as the stream rel of kind:
+ * open, put each, close; 0 or the first negative pmu_err. */
+static inline int pmu_out_stream(struct pmu_out *o, const char *rel, const char *kind, json_t *recs)
+{
+	struct pmu_stream *s = NULL;
+	size_t i;
+	json_t *r;
+	int err = recs ? o->open(o, rel, kind, &s) : -1;
+
+	json_array_foreach(recs, i, r)
+		if (!err)
+			err = o->put(s, json_incref(r));
+	json_decref(recs);
+	if (s) {
+		int e2 = o->close(s);
+
+		err = err ? err : e2;
+	}
+	return err;
+}
+
 /* The run's time window [start_ns, end_ns]: every record lies inside;
  * launch_ns: when the command was launched (or the tree attached). */
 struct pmu_run_window {

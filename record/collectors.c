@@ -277,11 +277,9 @@ int pmurec_colls_emit(struct pmurec_colls *cs, const struct pmu_run_window *win,
 	for (size_t i = 0; !err && i < cs->n; i++) {
 		struct coll *c = &cs->c[i];
 		struct pmu_out *o = c->env.out;
-		struct pmu_stream *s = NULL;
 		const char *name;
-		json_t *recs, *r;
+		json_t *recs;
 		char rel[128], w[600];
-		size_t k;
 
 		c->env.cohort_note = note;
 		err = c->ops->emit(c->st, &c->env, win);
@@ -306,20 +304,7 @@ int pmurec_colls_emit(struct pmurec_colls *cs, const struct pmu_run_window *win,
 			break;
 		snprintf(rel, sizeof(rel), "collectors/%s/lifecycle.jsonl", name);
 		recs = pmu_lc_records(c->env.lc);
-		if (!recs) {
-			err = pmu_error(PMU_ERR_NOMEM, "out of memory");
-			break;
-		}
-		err = o->open(o, rel, "lifecycle", &s);
-		json_array_foreach(recs, k, r)
-			if (!err)
-				err = o->put(s, json_incref(r));
-		json_decref(recs);
-		if (s) {
-			int e2 = o->close(s);
-
-			err = err ? err : e2;
-		}
+		err = recs ? pmu_out_stream(o, rel, "lifecycle", recs) : pmu_error(PMU_ERR_NOMEM, "out of memory");
 	}
 	return err;
 }

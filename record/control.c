@@ -483,32 +483,17 @@ static int control_emit(void *state, struct pmu_collector_env *env, const struct
 {
 	struct control_coll *cc = state;
 	struct pmu_out *o = env->out;
-	struct pmu_stream *s = NULL;
-	json_t *recs, *r;
-	size_t i;
+	json_t *recs;
 	int err;
 
-	if (!cc || !cc->c) {
-		/* not requested (mode none) or unavailable: a stream with no spans */
-		if (!(err = o->open(o, "spans.jsonl", "spans", &s)))
-			err = o->close(s);
-		return err;
-	}
+	if (!cc || !cc->c) /* not requested (mode none) or unavailable: a stream with no spans */
+		return pmu_out_stream(o, "spans.jsonl", "spans", json_array());
 	if (env->cfg->delay_ms && env->cohort->n &&
 	    win->launch_ns + (uint64_t)env->cfg->delay_ms * 1000000u <= env->cohort->incs[0].end_ns)
 		pmu_ctl_add_mark(cc->c, win->launch_ns + (uint64_t)env->cfg->delay_ms * 1000000u,
 				 env->cohort->incs[0].pid, "pmurec:delay-end");
 	recs = pmu_ctl_records(cc->c, env->cohort, win->start_ns, win->end_ns);
-	err = o->open(o, "spans.jsonl", "spans", &s);
-	json_array_foreach(recs, i, r)
-		if (!err)
-			err = o->put(s, json_incref(r));
-	json_decref(recs);
-	if (s) {
-		int e2 = o->close(s);
-
-		err = err ? err : e2;
-	}
+	err = pmu_out_stream(o, "spans.jsonl", "spans", recs);
 	{
 		uint64_t bad, lost;
 		const char *why;

@@ -1003,10 +1003,8 @@ static void ext_lifecycle(struct pmu_ext *e, struct pmu_lifecycle *lc)
 static int ext_emit(void *state, struct pmu_collector_env *env, const struct pmu_run_window *win)
 {
 	struct ext_coll *x = state;
-	json_t *ev, *r;
-	struct pmu_stream *s = NULL;
+	json_t *ev;
 	char rel[128];
-	size_t i;
 	int err = 0;
 
 	if (!x)
@@ -1014,17 +1012,10 @@ static int ext_emit(void *state, struct pmu_collector_env *env, const struct pmu
 	ev = pmu_ext_events(x->e, env->cohort, win->start_ns, win->end_ns);
 	if (json_array_size(ev)) {
 		snprintf(rel, sizeof(rel), "collectors/%s/events.jsonl", pmu_ext_name(x->e));
-		err = env->out->open(env->out, rel, "events", &s);
-		json_array_foreach(ev, i, r)
-			if (!err)
-				err = env->out->put(s, json_incref(r));
-		if (s) {
-			int e2 = env->out->close(s);
-
-			err = err ? err : e2;
-		}
+		err = pmu_out_stream(env->out, rel, "events", ev);
+	} else {
+		json_decref(ev);
 	}
-	json_decref(ev);
 	ext_lifecycle(x->e, env->lc);
 	if (!pmu_ext_failed(x->e) && pmu_ext_dropped(x->e))
 		fprintf(stderr, "pmurec: collector '%s': %llu record(s) dropped or not attributable to the cohort; "
