@@ -32,16 +32,6 @@ static const struct pmu_evdef evtable[] = {
 
 /* ---- small helpers ---------------------------------------------------- */
 
-/* snprintf that may truncate on purpose: display strings have fixed room. */
-__attribute__((format(printf, 3, 4)))
-static void setf(char *dst, size_t size, const char *fmt, ...)
-{
-	va_list ap;
-
-	va_start(ap, fmt);
-	vsnprintf(dst, size, fmt, ap);
-	va_end(ap);
-}
 
 int pmu_evspec_unavailable(struct pmu_evspec *s, const char *remedy, const char *fmt, ...)
 {
@@ -51,7 +41,7 @@ int pmu_evspec_unavailable(struct pmu_evspec *s, const char *remedy, const char 
 	va_start(ap, fmt);
 	vsnprintf(s->reason, sizeof(s->reason), fmt, ap);
 	va_end(ap);
-	setf(s->remedy, sizeof(s->remedy), "%s", remedy);
+	pmu_setf(s->remedy, sizeof(s->remedy), "%s", remedy);
 	return 0;
 }
 
@@ -110,7 +100,7 @@ static void consider(const char *cand, size_t len, const char *name, size_t *bes
 	limit = len / 3 < 1 ? 1 : len / 3 > 3 ? 3 : len / 3;
 	if (d <= limit && d < *best_d) {
 		*best_d = d;
-		setf(best, best_size, "%s", w);
+		pmu_setf(best, best_size, "%s", w);
 	}
 }
 
@@ -255,14 +245,14 @@ int pmu_evterms_split(const char *text, struct pmu_evterm *t, size_t *nt, char *
 
 	*nt = 0;
 	if (len >= sizeof(buf)) {
-		setf(why, why_size, "terms too long");
+		pmu_setf(why, why_size, "terms too long");
 		return PMU_ERR_INVAL;
 	}
 	memcpy(buf, text, len + 1);
 	while (len && isspace((unsigned char)buf[len - 1]))
 		buf[--len] = '\0';
 	if (!len) {
-		setf(why, why_size, "no terms");
+		pmu_setf(why, why_size, "no terms");
 		return PMU_ERR_INVAL;
 	}
 	/* strtok_r would skip empty terms; walk the commas by hand. */
@@ -274,11 +264,11 @@ int pmu_evterms_split(const char *text, struct pmu_evterm *t, size_t *nt, char *
 		if (save)
 			*save++ = '\0';
 		if (!*tok) {
-			setf(why, why_size, "empty term");
+			pmu_setf(why, why_size, "empty term");
 			return PMU_ERR_INVAL;
 		}
 		if (*nt == PMU_EVTERMS_MAX) {
-			setf(why, why_size, "more than %d terms", PMU_EVTERMS_MAX);
+			pmu_setf(why, why_size, "more than %d terms", PMU_EVTERMS_MAX);
 			return PMU_ERR_INVAL;
 		}
 		x = &t[(*nt)++];
@@ -287,16 +277,16 @@ int pmu_evterms_split(const char *text, struct pmu_evterm *t, size_t *nt, char *
 		if (eq)
 			*eq = '\0';
 		if (!isalnum((unsigned char)tok[0]) && tok[0] != '_') {
-			setf(why, why_size, "bad term name '%s'", tok);
+			pmu_setf(why, why_size, "bad term name '%s'", tok);
 			return PMU_ERR_INVAL;
 		}
 		for (c = tok; *c; c++)
 			if (!isalnum((unsigned char)*c) && !strchr("_.-", *c)) {
-				setf(why, why_size, "bad term name '%s'", tok);
+				pmu_setf(why, why_size, "bad term name '%s'", tok);
 				return PMU_ERR_INVAL;
 			}
 		if (strlen(tok) >= sizeof(x->name)) {
-			setf(why, why_size, "term name '%.20s...' too long", tok);
+			pmu_setf(why, why_size, "term name '%.20s...' too long", tok);
 			return PMU_ERR_INVAL;
 		}
 		strcpy(x->name, tok);
@@ -304,7 +294,7 @@ int pmu_evterms_split(const char *text, struct pmu_evterm *t, size_t *nt, char *
 		if (eq) {
 			x->has_value = true;
 			if (parse_u64(eq + 1, &x->value)) {
-				setf(why, why_size, "bad value '%s' for term '%s' (a decimal or 0x hex number of at most 64 bits)",
+				pmu_setf(why, why_size, "bad value '%s' for term '%s' (a decimal or 0x hex number of at most 64 bits)",
 				     eq + 1, tok);
 				return PMU_ERR_INVAL;
 			}
@@ -356,7 +346,7 @@ static int parse_pmu_item(struct pmu_evspec *s)
 				return pmu_error(PMU_ERR_INVAL, "term '%s' given twice in '%s'", t[i].name, item);
 	s->kind = PMU_EV_PMU;
 	s->on_pmu = true;
-	setf(s->name, sizeof(s->name), "%s", item);
+	pmu_setf(s->name, sizeof(s->name), "%s", item);
 	return 0;
 }
 
@@ -377,13 +367,13 @@ static int parse_item(struct pmu_evspec *s)
 			return pmu_error(PMU_ERR_INVAL, "empty libpfm4 event name in '%s'", g);
 		s->kind = PMU_EV_PFM;
 		s->on_pmu = true;
-		setf(s->name, sizeof(s->name), "%s", g);
+		pmu_setf(s->name, sizeof(s->name), "%s", g);
 		return 0;
 	}
 	if (strchr(g, '/'))
 		return parse_pmu_item(s);
 	colon = strchr(g, ':');
-	setf(base, sizeof(base), "%.*s", colon ? (int)(colon - g) : (int)strlen(g), g);
+	pmu_setf(base, sizeof(base), "%.*s", colon ? (int)(colon - g) : (int)strlen(g), g);
 	if (colon)
 		mods = colon + 1;
 	if ((d = pmu_evtable_find(base))) {
@@ -411,9 +401,9 @@ static int parse_item(struct pmu_evspec *s)
 	if (mods && (err = parse_mods(s, mods, g, canon)))
 		return err;
 	if (s->kind == PMU_EV_RAW)
-		setf(s->name, sizeof(s->name), "r%llx%s%s", (unsigned long long)s->config, mods ? ":" : "", canon);
+		pmu_setf(s->name, sizeof(s->name), "r%llx%s%s", (unsigned long long)s->config, mods ? ":" : "", canon);
 	else
-		setf(s->name, sizeof(s->name), "%s%s%s", d->name, mods ? ":" : "", canon);
+		pmu_setf(s->name, sizeof(s->name), "%s%s%s", d->name, mods ? ":" : "", canon);
 	return 0;
 }
 
@@ -533,8 +523,8 @@ int pmu_evlist_defaults_with(pmu_evresolve_fn *resolve, void *ctx, struct pmu_ev
 		if (!evtable[i].in_default)
 			continue;
 		set_generic(s, &evtable[i]);
-		setf(s->given, sizeof(s->given), "%s", evtable[i].name);
-		setf(s->name, sizeof(s->name), "%s", evtable[i].name);
+		pmu_setf(s->given, sizeof(s->given), "%s", evtable[i].name);
+		pmu_setf(s->name, sizeof(s->name), "%s", evtable[i].name);
 		s->available = true;
 		if ((err = resolve(ctx, s))) {
 			free(v);

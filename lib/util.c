@@ -1,6 +1,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -310,4 +311,13 @@ uint64_t pmu_now_mono_ns(void)
 uint64_t pmu_now_real_ns(void)
 {
 	return clock_ns(CLOCK_REALTIME);
+}
+
+void pmu_setf(char *dst, size_t size, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(dst, size, fmt, ap);
+	va_end(ap);
 }

@@ -60,4 +60,7 @@ int pmu_pid_starttime(int pid, uint64_t *ticks);
 uint64_t pmu_now_mono_ns(void);
 uint64_t pmu_now_real_ns(void);
 
+/* snprintf that may truncate on purpose: display strings have fixed room. */
+void pmu_setf(char *dst, size_t size, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+
 #endif

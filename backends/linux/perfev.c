@@ -42,16 +42,6 @@ static const struct perfnum {
 #undef PMU_EVDEF
 };
 
-/* snprintf that may truncate on purpose: display strings have fixed room. */
-__attribute__((format(printf, 3, 4)))
-static void setf(char *dst, size_t size, const char *fmt, ...)
-{
-	va_list ap;
-
-	va_start(ap, fmt);
-	vsnprintf(dst, size, fmt, ap);
-	va_end(ap);
-}
 
 /* The two clocks count nanoseconds, whichever way they were named. */
 static const char *unit_of(uint32_t type, uint64_t config)
@@ -169,7 +159,7 @@ static void list_formats(const struct pmuctx *c, char *out, size_t size)
 	for (i = 0; i < n && len + strlen(names[i]) + 2 + 5 < size; i++)
 		len += (size_t)snprintf(out + len, size - len, "%s%s", i ? ", " : "", names[i]);
 	if (i < n)
-		setf(out + len, size - len, "%s...", i ? ", " : "");
+		pmu_setf(out + len, size - len, "%s...", i ? ", " : "");
 }
 
 static bool is_config_term(const char *name, int *field)
@@ -261,7 +251,7 @@ static void read_line(int dirfd, const char *path, char *out, size_t size)
 	if (pmu_read_file(dirfd, path, SYSFS_FILE_MAX, &text, &len))
 		return;
 	text[strcspn(text, "\n")] = '\0';
-	setf(out, size, "%s", text);
+	pmu_setf(out, size, "%s", text);
 	free(text);
 }
 
@@ -271,12 +261,12 @@ static void note_scale(struct pmuctx *c, const char *event)
 {
 	char path[128], unit[32], scale[48];
 
-	setf(path, sizeof(path), "events/%s.unit", event);
+	pmu_setf(path, sizeof(path), "events/%s.unit", event);
 	read_line(c->pmufd, path, unit, sizeof(unit));
-	setf(path, sizeof(path), "events/%s.scale", event);
+	pmu_setf(path, sizeof(path), "events/%s.scale", event);
 	read_line(c->pmufd, path, scale, sizeof(scale));
 	if (unit[0] || scale[0])
-		setf(c->s->note, sizeof(c->s->note), "sysfs event '%s' has unit '%s' and scale %s; counts are "
+		pmu_setf(c->s->note, sizeof(c->s->note), "sysfs event '%s' has unit '%s' and scale %s; counts are "
 		     "recorded unscaled", event, unit[0] ? unit : "-", scale[0] ? scale : "1");
 }
 
@@ -294,7 +284,7 @@ static int expand_named(struct pmuctx *c, struct pmu_evterm *t)
 
 	if (t->has_value || (c->fmtfd >= 0 && !faccessat(c->fmtfd, t->name, F_OK, AT_SYMLINK_NOFOLLOW)))
 		return 2;
-	setf(path, sizeof(path), "events/%s", t->name);
+	pmu_setf(path, sizeof(path), "events/%s", t->name);
 	err = pmu_read_file(c->pmufd, path, SYSFS_FILE_MAX, &text, &len);
 	if (err == PMU_ERR_NOTFOUND)
 		return 2;
@@ -371,7 +361,7 @@ static int resolve_pmu(struct pmu_evspec *s, const char *sysfs)
 	if (c.pmufd < 0) {
 		if (errno == ENOENT || errno == ENOTDIR) {
 			pmu_evspec_unavailable(s, "", "no PMU '%s' in %s", pmu, sysfs);
-			setf(s->remedy, sizeof(s->remedy),
+			pmu_setf(s->remedy, sizeof(s->remedy),
 			     "see this host's PMUs with 'ls %s' (a VM often has no hardware PMU)", sysfs);
 		} else {
 			pmu_evspec_unavailable(s, "check that sysfs is mounted and readable", "cannot open %s/%s: %s",
@@ -445,7 +435,7 @@ static void pfm_find_core(struct pfmlib *p)
 		info.size = sizeof(info);
 		if (p->get_pmu_info((pfm_pmu_t)id, &info) == PFM_SUCCESS && info.is_present &&
 		    info.type == PFM_PMU_TYPE_CORE && info.name) {
-			setf(p->core, sizeof(p->core), "%s", info.name);
+			pmu_setf(p->core, sizeof(p->core), "%s", info.name);
 			return;
 		}
 	}
@@ -460,18 +450,18 @@ static void pfm_version(struct pfmlib *p)
 	const char *base;
 	int v = p->get_version();
 
-	setf(p->version, sizeof(p->version), "%d.%d", PFM_MAJ_VERSION(v), v & 0xffff);
+	pmu_setf(p->version, sizeof(p->version), "%d.%d", PFM_MAJ_VERSION(v), v & 0xffff);
 	if (!dladdr((void *)p->initialize, &info) || !info.dli_fname || !realpath(info.dli_fname, real))
 		return;
 	base = strrchr(real, '/');
 	base = base ? base + 1 : real;
 	if (!strncmp(base, "libpfm.so.", 10) && isdigit((unsigned char)base[10]))
-		setf(p->version, sizeof(p->version), "%s", base + 10);
+		pmu_setf(p->version, sizeof(p->version), "%s", base + 10);
 }
 
 static void hexfam(char *out, size_t size, unsigned family)
 {
-	setf(out, size, family < 10 ? "%u" : "0x%x", family);
+	pmu_setf(out, size, family < 10 ? "%u" : "0x%x", family);
 }
 
 /*
@@ -493,7 +483,7 @@ static void pfm_cpuid_fallback(struct pfmlib *p)
 	hexfam(fam, sizeof(fam), family);
 	table = pmu_cpuid_pfm_table(vendor, family, model, stepping);
 	if (!table) {
-		setf(p->note, sizeof(p->note), "libpfm4 detected no core PMU, and CPUID %s family %s model 0x%x "
+		pmu_setf(p->note, sizeof(p->note), "libpfm4 detected no core PMU, and CPUID %s family %s model 0x%x "
 		     "stepping %u has no libpfm4 table in perfev-cpu.def", vendor, fam, model, stepping);
 		return;
 	}
@@ -508,18 +498,18 @@ static void pfm_cpuid_fallback(struct pfmlib *p)
 		p->terminate();
 		if ((ret = p->initialize()) != PFM_SUCCESS) {
 			p->state = -1;
-			setf(p->reason, sizeof(p->reason), "libpfm4 %s failed to initialize: %s", p->version,
+			pmu_setf(p->reason, sizeof(p->reason), "libpfm4 %s failed to initialize: %s", p->version,
 			     p->strerr(ret));
-			setf(p->remedy, sizeof(p->remedy), "%s", PFM_REMEDY_ABSENT);
+			pmu_setf(p->remedy, sizeof(p->remedy), "%s", PFM_REMEDY_ABSENT);
 			return;
 		}
 	}
 	pfm_find_core(p);
 	if (!strcmp(p->core, table))
-		setf(p->note, sizeof(p->note), "libpfm4 detected no core PMU; using its '%s' table from CPUID "
+		pmu_setf(p->note, sizeof(p->note), "libpfm4 detected no core PMU; using its '%s' table from CPUID "
 		     "%s family %s model 0x%x", table, vendor, fam, model);
 	else
-		setf(p->note, sizeof(p->note), "libpfm4 detected no core PMU, and libpfm4 %s has no '%s' table "
+		pmu_setf(p->note, sizeof(p->note), "libpfm4 detected no core PMU, and libpfm4 %s has no '%s' table "
 		     "for CPUID %s family %s model 0x%x", p->version, table, vendor, fam, model);
 }
 
@@ -533,19 +523,19 @@ static void pfm_load(struct pfmlib *p, const char *path)
 	int ret;
 
 	p->state = -1;
-	setf(p->remedy, sizeof(p->remedy), "%s", PFM_REMEDY_ABSENT);
+	pmu_setf(p->remedy, sizeof(p->remedy), "%s", PFM_REMEDY_ABSENT);
 	dlerror();
 	p->dl = dlopen(path, RTLD_NOW | RTLD_LOCAL);
 	if (!p->dl) {
 		const char *e = dlerror();
 
-		setf(p->reason, sizeof(p->reason), "libpfm4 is not installed (dlopen %s: %s)", path,
+		pmu_setf(p->reason, sizeof(p->reason), "libpfm4 is not installed (dlopen %s: %s)", path,
 		     e ? e : "unknown error");
 		return;
 	}
 	for (size_t i = 0; i < PMU_ARRAY_SIZE(syms); i++)
 		if (!(fn[i] = dlsym(p->dl, syms[i]))) {
-			setf(p->reason, sizeof(p->reason), "'%s' is not a usable libpfm4: it has no %s", path, syms[i]);
+			pmu_setf(p->reason, sizeof(p->reason), "'%s' is not a usable libpfm4: it has no %s", path, syms[i]);
 			return;
 		}
 	p->initialize = (__typeof__(p->initialize))fn[0];
@@ -556,7 +546,7 @@ static void pfm_load(struct pfmlib *p, const char *path)
 	p->encode = (__typeof__(p->encode))fn[5];
 	pfm_version(p);
 	if ((ret = p->initialize()) != PFM_SUCCESS) {
-		setf(p->reason, sizeof(p->reason), "libpfm4 %s failed to initialize: %s", p->version, p->strerr(ret));
+		pmu_setf(p->reason, sizeof(p->reason), "libpfm4 %s failed to initialize: %s", p->version, p->strerr(ret));
 		return;
 	}
 	p->state = 1;
@@ -600,7 +590,7 @@ static int resolve_pfm(struct pmu_evspec *s, const char *path, struct pfmlib *p)
 	s->modifier = pfm_has_modifier(name);
 	if (!p->state)
 		pfm_load(p, path);
-	setf(s->note, sizeof(s->note), "%s", p->note);
+	pmu_setf(s->note, sizeof(s->note), "%s", p->note);
 	if (p->state < 0)
 		return pmu_evspec_unavailable(s, p->remedy, "%s", p->reason);
 
@@ -625,7 +615,7 @@ static int resolve_pfm(struct pmu_evspec *s, const char *path, struct pfmlib *p)
 	s->on_pmu = attr.type != PERF_TYPE_SOFTWARE;
 	s->unit = unit_of(attr.type, attr.config);
 	if (fstr)
-		setf(s->name, sizeof(s->name), "pfm:%s", fstr);
+		pmu_setf(s->name, sizeof(s->name), "pfm:%s", fstr);
 	/* libpfm4 strdup()s fstr with the process's malloc. */
 	free(fstr);
 	return 0;
