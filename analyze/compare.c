@@ -137,8 +137,68 @@ static const char *source_of(json_t *r, const char *metric)
 	return NULL;
 }
 
+/*
+ * The verdict from the interval, in this order: inside the band of no
+ * practical interest first (a significant 0.5% is still not worth acting
+ * on), then a significant change whose whole interval is beyond the
+ * minimum effect (its size is then known to be at least the interval's
+ * near end), then a significant change that may be small, and otherwise
+ * none, with the range the interval cannot rule out.
+ */
+const char *an_effect_verdict(double lo, double hi, bool significant, double min_effect, char *out, size_t n)
+{
+	if (lo >= -min_effect && hi <= min_effect) {
+		snprintf(out, n, "no practical difference (the 95%% interval lies within +-%g%%%s)", min_effect,
+			 significant ? "; significant, but smaller than the minimum effect" : "");
+		return "no-practical-difference";
+	}
+	if (significant && lo > min_effect) {
+		snprintf(out, n, "higher in B by at least %.1f%%", lo);
+		return "higher";
+	}
+	if (significant && hi < -min_effect) {
+		snprintf(out, n, "lower in B by at least %.1f%%", -hi);
+		return "lower";
+	}
+	if (significant && lo > 0) {
+		snprintf(out, n, "higher in B, significant, but may be below the %g%% minimum effect", min_effect);
+		return "higher-maybe-below-min-effect";
+	}
+	if (significant && hi < 0) {
+		snprintf(out, n, "lower in B, significant, but may be below the %g%% minimum effect", min_effect);
+		return "lower-maybe-below-min-effect";
+	}
+	snprintf(out, n, "no significant difference (cannot rule out %+.1f%% .. %+.1f%%)", lo, hi);
+	return "no-significant-difference";
+}
+
+/*
+ * Where the interval lies against the level decides the sentence, never
+ * the point estimate: a point of +2.6% inside -28% .. +66% says nothing
+ * about whether the overhead is below 5%.
+ */
+const char *an_overhead_sentence(const char *mode, double point, double lo, double hi, double level, char *out,
+				 size_t n)
+{
+	if (hi <= level) {
+		snprintf(out, n, "mode %s adds below %g%% wall time with 95%% confidence (95%% CI %+.1f%% .. %+.1f%%, "
+			 "point %+.1f%%), so its timings may be read as the program's own", mode, level, lo, hi, point);
+		return "below";
+	}
+	if (lo > level) {
+		snprintf(out, n, "mode %s adds at least %.1f%% wall time (95%% CI %+.1f%% .. %+.1f%%, point %+.1f%%): "
+			 "more than %g%%, so read its timings as relative, not as the program's own", mode, lo, lo, hi,
+			 point, level);
+		return "above";
+	}
+	snprintf(out, n, "mode %s: the overhead on wall time cannot be pinned down (95%% CI %+.1f%% .. %+.1f%%, point "
+		 "%+.1f%%): it cannot rule out more than %g%%, so read its timings as relative, or record more "
+		 "repetitions", mode, lo, hi, point, level);
+	return "undetermined";
+}
+
 /* One metric, A against B. */
-static json_t *compare_metric(const char *name, const char *unit, json_t *ra, json_t *rb)
+static json_t *compare_metric(const char *name, const char *unit, json_t *ra, json_t *rb, double min_effect)
 {
 	bool ea = false, eb = false;
 	json_t *va = values_of(ra, name, &ea), *vb = values_of(rb, name, &eb);
@@ -188,6 +248,7 @@ static json_t *compare_metric(const char *name, const char *unit, json_t *ra, js
 			 "p < 0.05 below 4 on each side, or 3 against 5)", na, nb);
 		json_object_set_new(o, "status", json_string("undetermined"));
 		json_object_set_new(o, "reason", json_string(why));
+		json_object_set_new(o, "verdict_code", json_string("undetermined"));
 		json_object_set_new(o, "verdict", json_string("undetermined"));
 		goto out;
 	}
@@ -216,14 +277,184 @@ static json_t *compare_metric(const char *name, const char *unit, json_t *ra, js
 		 * test agrees; either alone is too eager with ten repetitions */
 		sig = (ci.low > 0 || ci.high < 0) && mw.p_value < 0.05;
 		json_object_set_new(o, "significant", json_boolean(sig));
-		json_object_set_new(o, "verdict", json_string(!sig ? "no significant difference"
-							      : ci.low > 0 ? "higher in B" : "lower in B"));
+		{
+			char sentence[300];
+			const char *code = an_effect_verdict(100.0 * ci.low, 100.0 * ci.high, sig, min_effect, sentence,
+							     sizeof(sentence));
+
+			json_object_set_new(o, "verdict_code", json_string(code));
+			json_object_set_new(o, "verdict", json_string(sentence));
+			if (!strcmp(code, "higher") || !strcmp(code, "lower"))
+				json_object_set_new(o, "at_least_percent",
+						    json_real(!strcmp(code, "higher") ? 100.0 * ci.low : -100.0 * ci.high));
+		}
 	}
 out:
 	free(a);
 	free(b);
 	json_decref(va);
 	json_decref(vb);
+	return o;
+}
+
+/* A campaign's kind: "modes" (pmurec --ab) or "variants" (pmurec
+ * --variants, spec 1.4); absent in older bundles, which means "modes". */
+static const char *campaign_kind(json_t *c)
+{
+	const char *k = json_string_value(json_object_get(c, "kind"));
+
+	return k ? k : "modes";
+}
+
+/* ---- host load ------------------------------------------------------------- */
+
+/*
+ * The cohort's own CPU time in one repetition, to subtract from the host's
+ * busy time: the command's wait4 totals (every mode), else the sum of the
+ * incarnations' CPU, else their task-clock.  NULL when none is known.
+ */
+static const char *const cohort_cpu_metrics[] = { "command.cpu", "cpu", "task-clock" };
+
+static const char *cohort_cpu(json_t *run, double *ns)
+{
+	for (size_t k = 0; k < PMU_ARRAY_SIZE(cohort_cpu_metrics); k++) {
+		json_t *m = json_object_get(json_object_get(run, "metrics"), cohort_cpu_metrics[k]);
+
+		if (m && !strcmp(sget(m, "status"), "ok") && json_is_number(json_object_get(m, "value"))) {
+			*ns = json_number_value(json_object_get(m, "value"));
+			return cohort_cpu_metrics[k];
+		}
+	}
+	return NULL;
+}
+
+static int cmp_double(const void *x, const void *y)
+{
+	double a = *(const double *)x, b = *(const double *)y;
+
+	return (a > b) - (a < b);
+}
+
+static double median_of(double *v, size_t n)
+{
+	qsort(v, n, sizeof(*v), cmp_double);
+	return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+}
+
+/*
+ * One side's host load (run.json host_load of each repetition, scope
+ * system): per repetition the host's busy time outside the cohort (busy
+ * minus the cohort's own CPU, which includes the recorder's own work) and
+ * the steal time, each as a share of the host's CPU time over the
+ * repetition (interval x CPUs).  /proc/stat counts in clock ticks, so
+ * every value is an estimate with that resolution per CPU.  *busy and
+ * *steal get the medians, NAN when no repetition has host_load.
+ */
+static json_t *host_side(json_t *r, double *busy, double *steal)
+{
+	json_t *runs = json_array(), *run;
+	size_t i, n = 0, without = 0, nr = json_array_size(json_object_get(json_object_get(r, "repetitions"), "runs"));
+	double *vb = calloc(nr + 1, sizeof(*vb)), *vs = calloc(nr + 1, sizeof(*vs));
+	json_t *reasons = json_array(), *out;
+
+	*busy = *steal = NAN;
+	json_array_foreach(json_object_get(json_object_get(r, "repetitions"), "runs"), i, run) {
+		json_t *h = json_object_get(run, "host_load");
+		json_int_t rep = json_integer_value(json_object_get(run, "repetition"));
+		double iv, cpus, cap, cohort = 0, outside;
+		const char *src;
+		json_t *o;
+
+		if (!h || strcmp(sget(h, "status"), "ok")) {
+			char why[300];
+
+			without++;
+			snprintf(why, sizeof(why), "repetition %lld: %s", (long long)rep,
+				 !h ? "no host_load in run.json (recorded before spec 1.4)"
+				    : json_object_get(h, "reason") ? sget(h, "reason") : "host load unavailable");
+			json_array_append_new(reasons, json_string(why));
+			continue;
+		}
+		iv = (double)json_integer_value(json_object_get(h, "interval_ns"));
+		cpus = (double)json_integer_value(json_object_get(h, "cpus"));
+		cap = iv * cpus;
+		if (!(cap > 0) || !vb || !vs) {
+			without++;
+			json_array_append_new(reasons, json_sprintf("repetition %lld: an empty host_load interval",
+								     (long long)rep));
+			continue;
+		}
+		src = cohort_cpu(run, &cohort);
+		outside = (double)json_integer_value(json_object_get(h, "busy_ns")) - cohort;
+		/* the busy time is counted in ticks, the cohort's CPU more finely:
+		 * a difference below 0 is within the resolution, not negative load */
+		if (outside < 0)
+			outside = 0;
+		vb[n] = 100.0 * outside / cap;
+		vs[n] = 100.0 * (double)json_integer_value(json_object_get(h, "steal_ns")) / cap;
+		o = json_pack("{s:I,s:f,s:f,s:I,s:I,s:I}", "repetition", rep, "outside_busy_percent", vb[n],
+			      "steal_percent", vs[n], "outside_busy_ns", (json_int_t)outside, "interval_ns",
+			      json_integer_value(json_object_get(h, "interval_ns")), "cpus",
+			      json_integer_value(json_object_get(h, "cpus")));
+		json_object_set_new(o, "cohort_cpu_source", src ? json_string(src) : json_null());
+		if (json_object_get(h, "resolution_ns"))
+			json_object_set(o, "resolution_ns", json_object_get(h, "resolution_ns"));
+		json_array_append_new(runs, o);
+		n++;
+	}
+	if (n) {
+		*busy = median_of(vb, n);
+		*steal = median_of(vs, n);
+	}
+	out = json_pack("{s:I,s:I,s:o,s:o}", "repetitions", (json_int_t)n, "repetitions_without",
+			(json_int_t)without, "runs", runs, "without", reasons);
+	if (n) {
+		json_object_set_new(out, "outside_busy_percent_median", json_real(*busy));
+		json_object_set_new(out, "steal_percent_median", json_real(*steal));
+	}
+	free(vb);
+	free(vs);
+	return out;
+}
+
+/*
+ * The host load of both sides and the warnings it calls for, appended to
+ * warnings.  Host-wide numbers: never the cohort's, and said so.
+ */
+static json_t *host_load(json_t *ra, json_t *rb, json_t *warnings)
+{
+	double ba, sa, bb, sb;
+	json_t *o = json_pack("{s:s,s:b,s:s,s:o,s:o,s:{s:f,s:f,s:f,s:f}}", "scope", "system", "estimate", 1, "note",
+			      "host-wide, from /proc/stat clock ticks: not the cohort's; busy outside the cohort is "
+			      "the host's busy time minus the cohort's own CPU, and includes the recorder",
+			      "a", host_side(ra, &ba, &sa), "b", host_side(rb, &bb, &sb), "levels", "steal_percent",
+			      AN_STEAL_LEVEL, "steal_difference_points", AN_STEAL_DIFF, "outside_busy_percent",
+			      AN_OUTSIDE_BUSY_LEVEL, "outside_busy_difference_points", AN_OUTSIDE_BUSY_DIFF);
+	char w[600];
+
+	if (isnan(ba) || isnan(bb)) {
+		snprintf(w, sizeof(w), "host load not recorded in %s: whether other load or steal differed between A "
+			 "and B is unknown", isnan(ba) && isnan(bb) ? "A or B" : isnan(ba) ? "A" : "B");
+		json_object_set_new(o, "status", json_string("unavailable"));
+		json_object_set_new(o, "reason", json_string(w));
+		return o;
+	}
+	json_object_set_new(o, "status", json_string("ok"));
+	if (sa > AN_STEAL_LEVEL || sb > AN_STEAL_LEVEL || fabs(sa - sb) > AN_STEAL_DIFF) {
+		snprintf(w, sizeof(w), "host steal time (system-wide, estimate) was %.1f%% of the host's CPU time in A "
+			 "and %.1f%% in B (medians; warned above %g%% or a difference above %g points): the hypervisor "
+			 "took CPU time from this machine, which lengthens the cohort's times%s", sa, sb, AN_STEAL_LEVEL,
+			 AN_STEAL_DIFF, fabs(sa - sb) > AN_STEAL_DIFF ? " unequally between A and B" : "");
+		json_array_append_new(warnings, json_string(w));
+	}
+	if (ba > AN_OUTSIDE_BUSY_LEVEL || bb > AN_OUTSIDE_BUSY_LEVEL || fabs(ba - bb) > AN_OUTSIDE_BUSY_DIFF) {
+		snprintf(w, sizeof(w), "the host was busy outside the cohort for %.1f%% of its CPU time in A and %.1f%% "
+			 "in B (system-wide estimate, the recorder included; medians; warned above %g%% or a "
+			 "difference above %g points): other load competed with the command%s", ba, bb,
+			 AN_OUTSIDE_BUSY_LEVEL, AN_OUTSIDE_BUSY_DIFF,
+			 fabs(ba - bb) > AN_OUTSIDE_BUSY_DIFF ? " unequally between A and B" : "");
+		json_array_append_new(warnings, json_string(w));
+	}
 	return o;
 }
 
@@ -237,7 +468,8 @@ static json_t *overhead(json_t *ra, json_t *rb, json_t *metrics)
 	size_t i;
 	char st[400];
 
-	if (!ca || !cb || strcmp(sget(ca, "id"), sget(cb, "id")) || strcmp(ma, "none") || !strcmp(mb, "none"))
+	if (!ca || !cb || strcmp(sget(ca, "id"), sget(cb, "id")) || strcmp(campaign_kind(ca), "modes") ||
+	    strcmp(ma, "none") || !strcmp(mb, "none"))
 		return json_pack("{s:b,s:s}", "applicable", 0, "why",
 				 "an overhead needs A in mode none and B traced, from one pmurec --ab campaign");
 	order = json_array();
@@ -296,37 +528,100 @@ static json_t *overhead(json_t *ra, json_t *rb, json_t *metrics)
 			snprintf(st, sizeof(st), "the overhead on wall time cannot be stated (no interval: %s)",
 				 "too few repetitions, or no wall time on a side");
 			json_object_set_new(o, "interpretable", json_null());
+			json_object_set_new(o, "verdict", json_string("undetermined"));
 		} else {
-			double hi = json_real_value(json_object_get(w, "ci_high_percent")),
-			       d = json_real_value(json_object_get(w, "delta_percent")),
-			       lo = json_real_value(json_object_get(w, "ci_low_percent"));
+			const char *v = an_overhead_sentence(mb, json_real_value(json_object_get(w, "delta_percent")),
+							     json_real_value(json_object_get(w, "ci_low_percent")),
+							     json_real_value(json_object_get(w, "ci_high_percent")),
+							     AN_OVERHEAD_OK, st, sizeof(st));
 
-			if (hi <= AN_OVERHEAD_OK)
-				snprintf(st, sizeof(st), "mode %s adds %+.1f%% wall time (95%% CI %+.1f%% .. %+.1f%%): at most "
-					 "%.0f%%, so its timings may be read as the program's own", mb, d, lo, hi, AN_OVERHEAD_OK);
-			else
-				snprintf(st, sizeof(st), "mode %s adds %+.1f%% wall time (95%% CI %+.1f%% .. %+.1f%%): more "
-					 "than %.0f%%, so read its timings as relative, not as the program's own", mb, d, lo,
-					 hi, AN_OVERHEAD_OK);
-			json_object_set_new(o, "interpretable", json_boolean(hi <= AN_OVERHEAD_OK));
+			json_object_set_new(o, "interpretable", json_boolean(!strcmp(v, "below")));
+			json_object_set_new(o, "verdict", json_string(v));
 		}
+		json_object_set_new(o, "level_percent", json_real(AN_OVERHEAD_OK));
 		json_object_set_new(o, "statement", json_string(st));
 	}
 	return o;
 }
 
-json_t *an_compare(json_t *ra, json_t *rb)
+/*
+ * What makes the pair comparable, and how firmly: variants of one
+ * interleaved campaign (their commands differ by design), two modes or two
+ * runs of one interleaved campaign, or two recordings made one after the
+ * other (the same command; the host may have drifted in between).
+ */
+static json_t *comparability(json_t *ra, json_t *rb, bool variants, bool same_campaign, bool same_argv,
+			     bool comparable, json_t *warnings)
+{
+	json_t *ca = json_object_get(json_object_get(ra, "run"), "campaign"),
+	       *cb = json_object_get(json_object_get(rb, "run"), "campaign"), *w = json_array(), *o;
+	const char *basis;
+	char st[600];
+
+	if (variants) {
+		basis = "variants";
+		snprintf(st, sizeof(st), "variants of one interleaved campaign (%s): A is variant '%s', B variant '%s'; "
+			 "their commands differ by design", sget(ca, "id"), sget(ca, "variant"), sget(cb, "variant"));
+	} else if (same_campaign && same_argv) {
+		basis = "campaign";
+		snprintf(st, sizeof(st), "runs of one interleaved campaign (%s, A mode %s, B mode %s)", sget(ca, "id"),
+			 sget(json_object_get(ra, "run"), "mode"), sget(json_object_get(rb, "run"), "mode"));
+	} else if (same_argv) {
+		basis = "sequential";
+		snprintf(st, sizeof(st), "the same command recorded one after the other, not interleaved in one campaign");
+		json_array_append_new(w, json_string("A and B were recorded one after the other, not interleaved in one "
+						     "campaign: drift of the host between the recordings (other load, "
+						     "steal, frequency, temperature) is not controlled and can look like a "
+						     "difference; record both with pmurec --variants (or --ab) to "
+						     "interleave them"));
+	} else {
+		basis = "different-commands";
+		snprintf(st, sizeof(st), "different commands, not variants of one campaign: not comparable%s",
+			 comparable ? "" : " (--force to compare anyway)");
+	}
+	o = json_pack("{s:s,s:b,s:s}", "basis", basis, "interleaved", variants || (same_campaign && same_argv),
+		      "statement", st);
+	if (same_campaign) {
+		json_object_set_new(o, "campaign", json_string(sget(ca, "id")));
+		json_object_set_new(o, "campaign_kind", json_string(campaign_kind(ca)));
+	}
+	json_object_set_new(o, "warnings", w);
+	{
+		size_t i;
+		json_t *x;
+
+		json_array_foreach(w, i, x)
+			json_array_append(warnings, x);
+	}
+	return o;
+}
+
+json_t *an_compare(json_t *ra, json_t *rb, const struct an_compare_opts *opts)
 {
 	json_t *d = json_array(), *metrics = json_array(), *warnings = json_array(), *names = json_object(), *s;
 	json_t *run_a = json_object_get(ra, "run"), *run_b = json_object_get(rb, "run");
 	json_t *ca = json_object_get(run_a, "campaign"), *cb = json_object_get(run_b, "campaign");
 	bool same_campaign = ca && cb && !strcmp(sget(ca, "id"), sget(cb, "id"));
-	bool comparable = true;
+	/* variants of one campaign (pmurec --variants): different commands by
+	 * design, run interleaved, so their difference is the program's */
+	bool variants = same_campaign && !strcmp(campaign_kind(ca), "variants") &&
+			!strcmp(campaign_kind(cb), "variants");
+	bool comparable = true, same_argv;
 	size_t i;
 	const char *name;
-	json_t *x, *ia, *ib;
+	json_t *x, *ia, *ib, *cmpb, *hl;
 
-	diff(d, "command (argv)", json_object_get(run_a, "argv"), json_object_get(run_b, "argv"), true);
+	{
+		char *sa = json_dumps(json_object_get(run_a, "argv"), JSON_COMPACT | JSON_ENCODE_ANY),
+		     *sb = json_dumps(json_object_get(run_b, "argv"), JSON_COMPACT | JSON_ENCODE_ANY);
+
+		same_argv = sa && sb && !strcmp(sa, sb);
+		free(sa);
+		free(sb);
+	}
+	diff(d, "command (argv)", json_object_get(run_a, "argv"), json_object_get(run_b, "argv"), !variants);
+	if (variants)
+		diff(d, "variant", json_object_get(ca, "variant"), json_object_get(cb, "variant"), false);
 	diff(d, "mode", json_object_get(run_a, "mode"), json_object_get(run_b, "mode"), !same_campaign);
 	if (json_object_get(ra, "counting") && json_object_get(rb, "counting")) {
 		json_t *xa = counter_set(ra), *xb = counter_set(rb);
@@ -385,7 +680,7 @@ json_t *an_compare(json_t *ra, json_t *rb)
 					json_object_set_new(names, sget(s, "name"), json_string(sget(s, "unit")));
 	}
 	json_object_foreach(names, name, x)
-		json_array_append_new(metrics, compare_metric(name, json_string_value(x), ra, rb));
+		json_array_append_new(metrics, compare_metric(name, json_string_value(x), ra, rb, opts->min_effect));
 	json_decref(names);
 	{
 		json_int_t na = json_integer_value(json_object_get(json_object_get(ra, "repetitions"), "n")),
@@ -398,9 +693,22 @@ json_t *an_compare(json_t *ra, json_t *rb)
 			json_array_append_new(warnings, json_string(w));
 		}
 	}
-	return json_pack("{s:b,s:b,s:o,s:o,s:o,s:o}", "comparable", comparable, "same_campaign", same_campaign,
-			 "differences", d, "metrics", metrics, "overhead", overhead(ra, rb, metrics), "warnings",
-			 warnings);
+	cmpb = comparability(ra, rb, variants, same_campaign, same_argv, comparable, warnings);
+	{
+		/* the host-load warnings are comparability warnings too */
+		json_t *hw = json_array();
+
+		hl = host_load(ra, rb, hw);
+		json_array_foreach(hw, i, x) {
+			json_array_append(json_object_get(cmpb, "warnings"), x);
+			json_array_append(warnings, x);
+		}
+		json_decref(hw);
+	}
+	return json_pack("{s:b,s:b,s:o,s:o,s:f,s:s,s:o,s:o,s:o,s:o}", "comparable", comparable, "same_campaign",
+			 same_campaign, "comparability", cmpb, "differences", d, "min_effect_percent", opts->min_effect,
+			 "min_effect_source", opts->min_effect_given ? "--min-effect" : "default", "metrics", metrics,
+			 "overhead", overhead(ra, rb, metrics), "host_load", hl, "warnings", warnings);
 }
 
 int an_gate_parse(const char *expr, char *metric, size_t n, double *pct, char *why, size_t wn)

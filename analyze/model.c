@@ -1678,6 +1678,10 @@ json_t *an_load(const char *path, bool allow_invalid, int trace_rep, const char 
 
 			if (camp)
 				json_object_set(o, "campaign_position", json_object_get(camp, "position"));
+			/* the host's load over this repetition (spec 1.4), for the
+			 * comparison's host-noise check (compare.c) */
+			if (json_object_get(rr, "host_load"))
+				json_object_set(o, "host_load", json_object_get(rr, "host_load"));
 			json_array_append_new(runs, o);
 		}
 		if (fr.dcomm && have && rk) {

@@ -47,7 +47,10 @@ static const char usage[] =
 	"Two bundles: check that A and B are comparable, then compare every metric:\n"
 	"medians, the change B/A with a 95% confidence interval (bootstrap of the ratio\n"
 	"of medians) and a Mann-Whitney U test; the observer overhead when A is the\n"
-	"none-mode run of B's --ab campaign.\n"
+	"none-mode run of B's --ab campaign. Variants of one pmurec --variants\n"
+	"campaign are comparable although their commands differ; bundles recorded\n"
+	"one after the other are compared with a warning that host drift is not\n"
+	"controlled.\n"
 	"\n"
 	"Every bundle is validated first; an invalid one is refused unless\n"
 	"--allow-invalid is given, and then its failed checks head the report.\n"
@@ -65,6 +68,10 @@ static const char usage[] =
 	"                     e.g. wall.median:+5% or cycles:+2% (repeatable)\n"
 	"      --junit FILE   with two bundles: write the comparability and the gates as\n"
 	"                     JUnit XML\n"
+	"      --min-effect PCT  with two bundles: a change whose 95% interval lies\n"
+	"                     within +-PCT% is \"no practical difference\" even when\n"
+	"                     significant (default 2: the run-to-run noise of identical\n"
+	"                     interleaved runs); gates keep their own thresholds\n"
 	"      --force        compare bundles that are not comparable (the warning is in\n"
 	"                     every output)\n"
 	"      --allow-invalid  analyze invalid bundles anyway\n"
@@ -97,15 +104,16 @@ static void put_text(const char *t)
 		putchar(*c < 0x20 || *c == 0x7f ? '?' : *c);
 }
 
-static const char *c_on(const char *verdict)
+/* A verdict code (compare.h's an_effect_verdict()) or a gate's status. */
+static const char *c_on(const char *code)
 {
 	if (!color)
 		return "";
-	if (!strcmp(verdict, "higher in B") || !strcmp(verdict, "fail"))
+	if (!strcmp(code, "higher") || !strcmp(code, "fail"))
 		return "\033[31m";
-	if (!strcmp(verdict, "lower in B"))
+	if (!strcmp(code, "lower") || !strncmp(code, "higher-", 7) || !strncmp(code, "lower-", 6))
 		return "\033[33m";
-	if (!strcmp(verdict, "pass") || !strcmp(verdict, "no significant difference"))
+	if (!strcmp(code, "pass") || !strncmp(code, "no-", 3))
 		return "\033[32m";
 	return "";
 }
@@ -371,6 +379,30 @@ static void print_single(json_t *rep)
 
 /* ---- text: two bundles ------------------------------------------------------- */
 
+/* The host's load beside the cohort: host-wide, and said so on every line. */
+static void print_host_load(json_t *hl)
+{
+	static const char *const side[] = { "a", "b" };
+
+	if (strcmp(sget(hl, "status"), "ok")) {
+		printf("  host load n/a: %s\n", sget(hl, "reason"));
+		return;
+	}
+	printf("\nhost load (system-wide, not the cohort's; estimates from /proc/stat clock ticks; medians)\n");
+	for (int k = 0; k < 2; k++) {
+		json_t *s = json_object_get(hl, side[k]);
+
+		printf("  %s busy outside the cohort %.1f%% of the host's CPU time, steal %.1f%% (%lld repetition%s",
+		       k ? "B" : "A", json_real_value(json_object_get(s, "outside_busy_percent_median")),
+		       json_real_value(json_object_get(s, "steal_percent_median")),
+		       (long long)json_integer_value(json_object_get(s, "repetitions")),
+		       json_integer_value(json_object_get(s, "repetitions")) == 1 ? "" : "s");
+		if (json_integer_value(json_object_get(s, "repetitions_without")))
+			printf(", %lld without", (long long)json_integer_value(json_object_get(s, "repetitions_without")));
+		printf(")\n");
+	}
+}
+
 static void print_compare(json_t *report)
 {
 	json_t *a = json_object_get(report, "a"), *b = json_object_get(report, "b"),
@@ -393,11 +425,15 @@ static void print_compare(json_t *report)
 	printf("\ncomparability: %s\n", json_is_true(json_object_get(cmp, "comparable")) ? "comparable"
 				      : json_is_true(json_object_get(report, "forced")) ? "NOT comparable (compared anyway: --force)"
 											 : "NOT comparable");
+	printf("  %s\n", sget(json_object_get(cmp, "comparability"), "statement"));
 	json_array_foreach(json_object_get(cmp, "differences"), i, x)
 		printf("  %-8s %s: A %s, B %s\n", json_is_true(json_object_get(x, "refusing")) ? "differs" : "note",
 		       sget(x, "what"), sget(x, "a"), sget(x, "b"));
 	if (!json_array_size(json_object_get(cmp, "differences")))
 		printf("  no differences in command, mode, counters, host, settings or images\n");
+	print_host_load(json_object_get(cmp, "host_load"));
+	printf("\nminimum effect %g%% (%s): a change whose 95%% interval lies within it is no practical difference\n",
+	       json_real_value(json_object_get(cmp, "min_effect_percent")), sget(cmp, "min_effect_source"));
 	printf("\n%-26s %14s %14s %9s %21s %8s  %s\n", "metric", "A median", "B median", "change", "95% CI", "p",
 	       "verdict");
 	json_array_foreach(json_object_get(cmp, "metrics"), i, x) {
@@ -408,7 +444,8 @@ static void print_compare(json_t *report)
 			continue;
 		an_fmt_compared(x, &cl);
 		printf("%-26s %14s %14s %9s %21s %8s  %s%s%s%s\n", sget(x, "name"), cl.va, cl.vb, cl.ch, cl.ci, cl.p,
-		       c_on(cl.verdict), cl.verdict, c_off(), json_is_true(json_object_get(x, "estimate")) ? " (estimates)" : "");
+		       c_on(sget(x, "verdict_code")), cl.verdict, c_off(),
+		       json_is_true(json_object_get(x, "estimate")) ? " (estimates)" : "");
 	}
 	{
 		int n = 0;
@@ -550,7 +587,7 @@ static void csv_compare(json_t *report)
 	size_t i;
 
 	printf("table,metric,unit,n_a,n_b,a_median,b_median,delta_percent,ci_low_percent,ci_high_percent,p_value,"
-	       "effect_size,estimate,status,verdict\n");
+	       "effect_size,estimate,status,verdict,verdict_code\n");
 	json_array_foreach(json_object_get(json_object_get(report, "comparison"), "metrics"), i, x) {
 		static const char *const nums[] = { "a_median", "b_median", "delta_percent", "ci_low_percent",
 						    "ci_high_percent", "p_value", "effect_size" };
@@ -562,7 +599,7 @@ static void csv_compare(json_t *report)
 		csv_nums(x, nums, PMU_ARRAY_SIZE(nums));
 		printf(",%s,%s,", json_is_true(json_object_get(x, "estimate")) ? "true" : "false", sget(x, "status"));
 		csv_field(json_object_get(x, "verdict") ? sget(x, "verdict") : "");
-		printf("\n");
+		printf(",%s\n", json_object_get(x, "verdict_code") ? sget(x, "verdict_code") : "");
 	}
 	if (json_array_size(json_object_get(report, "gates"))) {
 		printf("\ntable,expr,status,delta_percent,ci_low_percent,ci_high_percent,message\n");
@@ -615,6 +652,16 @@ static int write_junit(const char *path, json_t *report)
 				fputc('\n', f);
 			}
 		fprintf(f, "</failure>");
+	} else {
+		json_t *cb = json_object_get(cmp, "comparability");
+
+		fprintf(f, "<system-out>");
+		pmu_xml_text(f, sget(cb, "statement"));
+		json_array_foreach(json_object_get(cb, "warnings"), i, x) {
+			fputs("\nwarning: ", f);
+			pmu_xml_text(f, json_string_value(x));
+		}
+		fprintf(f, "</system-out>");
 	}
 	fprintf(f, "</testcase>\n");
 	json_array_foreach(g, i, x) {
@@ -647,6 +694,7 @@ int main(int argc, char **argv)
 		{ "junit", required_argument, NULL, 'J' },   { "force", no_argument, NULL, 'f' },
 		{ "allow-invalid", no_argument, NULL, 'a' }, { "help", no_argument, NULL, 'h' },
 		{ "version", no_argument, NULL, 'V' },       { "max-processes", required_argument, NULL, 'm' },
+		{ "min-effect", required_argument, NULL, 'E' },
 		{ NULL, 0, NULL, 0 },
 	};
 	bool json = false, csv = false, allow = false, force = false;
@@ -654,6 +702,7 @@ int main(int argc, char **argv)
 	int c, code = AN_EXIT_OK, trace_rep = 1, nb;
 	size_t max_proc = AN_MAX_PROCESSES;
 	json_t *gates = json_array(), *report = NULL, *ra = NULL, *rb = NULL;
+	struct an_compare_opts copts = { .min_effect = AN_MIN_EFFECT_DEFAULT, .min_effect_given = false };
 
 	while ((c = getopt_long(argc, argv, "hV", lo, NULL)) != -1) {
 		switch (c) {
@@ -700,6 +749,23 @@ int main(int argc, char **argv)
 			max_proc = (size_t)v;
 			break;
 		}
+		case 'E': {
+			char *end;
+			double v;
+
+			errno = 0;
+			v = strtod(optarg, &end);
+			if (*end == '%')
+				end++;
+			if (*end || end == optarg || errno || !isfinite(v) || v < 0 || v > AN_MIN_EFFECT_MAX) {
+				fprintf(stderr, "pmuanalyze: --min-effect needs a percentage from 0 to %g, like 2 or 0.5%%, "
+					"not '%s'\n", AN_MIN_EFFECT_MAX, optarg);
+				goto usage;
+			}
+			copts.min_effect = v;
+			copts.min_effect_given = true;
+			break;
+		}
 		case 'J': junit = optarg; break;
 		case 'f': force = true; break;
 		case 'a': allow = true; break;
@@ -724,8 +790,8 @@ int main(int argc, char **argv)
 		fprintf(stderr, "pmuanalyze: --json and --csv are two formats of the same report; give one\n");
 		goto usage;
 	}
-	if (nb == 1 && (json_array_size(gates) || junit || force)) {
-		fprintf(stderr, "pmuanalyze: --fail-if, --junit and --force compare two bundles\n");
+	if (nb == 1 && (json_array_size(gates) || junit || force || copts.min_effect_given)) {
+		fprintf(stderr, "pmuanalyze: --fail-if, --junit, --force and --min-effect compare two bundles\n");
 		goto usage;
 	}
 	color = !json && !csv && isatty(STDOUT_FILENO) && !getenv("NO_COLOR");
@@ -742,7 +808,7 @@ int main(int argc, char **argv)
 			json_array_append_new(json_object_get(report, "warnings"),
 					      json_string("the bundle is invalid and was analyzed on request (--allow-invalid)"));
 	} else {
-		json_t *cmp = an_compare(ra, rb), *w = json_array(), *x, *gv;
+		json_t *cmp = an_compare(ra, rb, &copts), *w = json_array(), *x, *gv;
 		bool regression = false, unusable = false;
 		size_t i;
 
