@@ -210,7 +210,14 @@ $(BUILD)/tests/t-collectors: $(BUILD)/tests/unit/t-collectors.o $(filter-out $(B
 	@mkdir -p $(dir $@)
 	$(Q)$(CC) $(ALL_CFLAGS) $(LDFLAGS) -o $@ $^ $(LIBS)
 
-$(filter-out $(BUILD)/tests/t-collectors,$(UNITS)): $(BUILD)/tests/%: $(BUILD)/tests/unit/%.o $(LIB_A)
+# the comparison's verdict and overhead sentences, from pmuanalyze's own object
+$(BUILD)/tests/unit/t-compare.o: ALL_CFLAGS += -Ianalyze
+$(BUILD)/tests/t-compare: $(BUILD)/tests/unit/t-compare.o $(BUILD)/analyze/compare.o $(LIB_A)
+	$(call msg,LD,$@)
+	@mkdir -p $(dir $@)
+	$(Q)$(CC) $(ALL_CFLAGS) $(LDFLAGS) -o $@ $^ $(LIBS)
+
+$(filter-out $(BUILD)/tests/t-collectors $(BUILD)/tests/t-compare,$(UNITS)): $(BUILD)/tests/%: $(BUILD)/tests/unit/%.o $(LIB_A)
 	$(call msg,LD,$@)
 	@mkdir -p $(dir $@)
 	$(Q)$(CC) $(ALL_CFLAGS) $(LDFLAGS) -o $@ $^ $(LIBS)
