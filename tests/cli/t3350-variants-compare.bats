@@ -70,6 +70,17 @@ m = {x["name"]: x for x in c.get("metrics", [])}
 print(eval(sys.argv[2]))' "$1" "$2"
 }
 
+schema_check() { # FILE: the --json report conforms to bundle-spec/analysis/report.schema.json
+	$PY - "$1" "$BATS_TEST_DIRNAME/../../bundle-spec/analysis/report.schema.json" <<'EOF'
+import json, sys, jsonschema
+s = json.load(open(sys.argv[2]))
+errs = list(jsonschema.Draft202012Validator(s).iter_errors(json.load(open(sys.argv[1]))))
+for e in errs[:5]:
+    print(list(e.absolute_path), e.message[:200])
+print("schema errors:", len(errs))
+EOF
+}
+
 # awk loops: CPU-bound, deterministic, no I/O
 loop() { echo "awk 'BEGIN{for(i=0;i<$1;i++)s+=i}'"; }
 
@@ -85,6 +96,8 @@ loop() { echo "awk 'BEGIN{for(i=0;i<$1;i++)s+=i}'"; }
 	pmuanalyze --json $ALLOW "$T/v/base.bundle" "$T/v/more.bundle" >"$T/r.json"
 	run field "$T/r.json" 'c["comparable"], c["comparability"]["basis"], c["comparability"]["interleaved"], [x["refusing"] for x in c["differences"] if x["what"] == "command (argv)"]'
 	assert_output "(True, 'variants', True, [False])"
+	run schema_check "$T/r.json"
+	assert_output "schema errors: 0"
 }
 
 @test "two variants with 50% more work: task-clock higher in B, the interval excluding 0" {
@@ -220,4 +233,74 @@ PYEOF
 	run pmuanalyze --min-effect 2 "$T/a.bundle"
 	assert_failure 2
 	assert_output --partial "compare two bundles"
+}
+
+# host_load BUNDLE OUTSIDE_PCT STEAL_PCT: give every repetition's run.json
+# a host_load (spec 1.4) whose busy time is the command's own CPU plus
+# OUTSIDE_PCT of the host's CPU time, and whose steal is STEAL_PCT of it
+set_host_load() {
+	$PY - "$@" <<'PYEOF'
+import glob, json, sys
+b, outside, steal = sys.argv[1], float(sys.argv[2]), float(sys.argv[3])
+for p in glob.glob(b + "/data/run.json") + glob.glob(b + "/data/repeats/*/run.json"):
+    r = json.load(open(p))
+    iv, cpus = 1000000000, 2
+    cap = iv * cpus
+    own = r["command_rusage"]["cpu_user_ns"] + r["command_rusage"]["cpu_system_ns"]
+    busy = own + int(cap * outside / 100)
+    st = int(cap * steal / 100)
+    r["host_load"] = {"scope": "system", "status": "ok", "source": "/proc/stat", "interval_ns": iv, "cpus": cpus,
+                      "resolution_ns": 10000000, "busy_ns": busy, "steal_ns": st,
+                      "idle_ns": max(0, cap - busy - st), "iowait_ns": 0}
+    json.dump(r, open(p, "w"), indent=2)
+PYEOF
+	rebag "$1"
+	pmuvalidate -q "$1" >/dev/null 2>&1 || ALLOW=--allow-invalid
+}
+
+@test "host load outside the cohort: equal and low, no warning; steal and other load in B only, warned as host-wide" {
+	needs_backend linux
+	# Constructed values (a background spinner during B only would be a
+	# timing test): an interleaved A/A campaign, then each repetition's
+	# host_load written as pmurec (spec 1.4) records it.
+	pmurec --ab light,light --repeat 4 -o "$T/aa" -- sh -c "$(loop 20000)"
+	set_host_load "$T/aa/light.bundle" 5 0.5
+	set_host_load "$T/aa/light-2.bundle" 5 0.5
+	pmuanalyze --json $ALLOW "$T/aa/light.bundle" "$T/aa/light-2.bundle" >"$T/r.json"
+	run field "$T/r.json" 'c["host_load"]["status"], c["host_load"]["scope"], c["host_load"]["estimate"], round(c["host_load"]["a"]["outside_busy_percent_median"], 3), round(c["host_load"]["b"]["steal_percent_median"], 3), [w for w in c["comparability"]["warnings"] if "host" in w]'
+	assert_output "('ok', 'system', True, 5.0, 0.5, [])"
+	run pmuanalyze $ALLOW "$T/aa/light.bundle" "$T/aa/light-2.bundle"
+	assert_success
+	assert_line "host load (system-wide, not the cohort's; estimates from /proc/stat clock ticks; medians)"
+	assert_line "  A busy outside the cohort 5.0% of the host's CPU time, steal 0.5% (4 repetitions)"
+	refute_line --partial "WARNING: host steal"
+
+	set_host_load "$T/aa/light-2.bundle" 80 10
+	run pmuanalyze $ALLOW "$T/aa/light.bundle" "$T/aa/light-2.bundle"
+	assert_success
+	assert_line --regexp "^WARNING: host steal time \(system-wide, estimate\) was 0\.5% of the host's CPU time in A and 10\.0% in B .* unequally between A and B$"
+	assert_line --regexp "^WARNING: the host was busy outside the cohort for 5\.0% of its CPU time in A and 80\.0% in B \(system-wide estimate, the recorder included; .* unequally between A and B$"
+	pmuanalyze --json $ALLOW "$T/aa/light.bundle" "$T/aa/light-2.bundle" >"$T/r.json"
+	run field "$T/r.json" 'len([w for w in c["comparability"]["warnings"] if "host" in w]), "steal" in " ".join(d["warnings"])'
+	assert_output "(2, True)"
+	run schema_check "$T/r.json"
+	assert_output "schema errors: 0"
+}
+
+@test "bundles without host load: the comparison says it is unknown, and warns of nothing it did not see" {
+	needs_backend linux
+	pmurec --ab light,light --repeat 2 -o "$T/aa" -- true
+	$PY - "$T/aa" <<'PYEOF'
+import glob, json, sys
+for p in glob.glob(sys.argv[1] + "/*.bundle/data/run.json") + glob.glob(sys.argv[1] + "/*.bundle/data/repeats/*/run.json"):
+    r = json.load(open(p)); r.pop("host_load", None); json.dump(r, open(p, "w"), indent=2)
+PYEOF
+	rebag "$T/aa/light.bundle"
+	rebag "$T/aa/light-2.bundle"
+	pmuvalidate -q "$T/aa/light.bundle" >/dev/null 2>&1 || ALLOW=--allow-invalid
+	run pmuanalyze $ALLOW "$T/aa/light.bundle" "$T/aa/light-2.bundle"
+	assert_success
+	assert_line "  host load n/a: host load not recorded in A or B: whether other load or steal differed between A and B is unknown"
+	refute_line --partial "WARNING: host steal"
+	refute_line --partial "WARNING: the host was busy"
 }
