@@ -191,9 +191,9 @@ const char *an_overhead_sentence(const char *mode, double point, double lo, doub
 			 point, level);
 		return "above";
 	}
-	snprintf(out, n, "mode %s: the overhead on wall time cannot be pinned down (95%% CI %+.1f%% .. %+.1f%%, point "
-		 "%+.1f%%): it cannot rule out more than %g%%, so read its timings as relative, or record more "
-		 "repetitions", mode, lo, hi, point, level);
+	snprintf(out, n, "mode %s adds an overhead to wall time that this interval cannot bound (95%% CI %+.1f%% .. "
+		 "%+.1f%%, point %+.1f%%): it cannot rule out more than %g%%, so read its timings as relative, or "
+		 "record more repetitions", mode, lo, hi, point, level);
 	return "undetermined";
 }
 
@@ -344,74 +344,75 @@ static double median_of(double *v, size_t n)
 /*
  * One side's host load (run.json host_load of each repetition, scope
  * system): per repetition the host's busy time outside the cohort (busy
- * minus the cohort's own CPU, which includes the recorder's own work) and
- * the steal time, each as a share of the host's CPU time over the
+ * minus the cohort's own CPU, which leaves the recorder's own work outside)
+ * and the steal time, each as a share of the host's CPU time over the
  * repetition (interval x CPUs).  /proc/stat counts in clock ticks, so
- * every value is an estimate with that resolution per CPU.  *busy and
- * *steal get the medians, NAN when no repetition has host_load.
+ * every value is an estimate with that resolution per CPU.  A repetition
+ * whose cohort CPU is unknown has a steal share but no outside share: its
+ * busy time would count the cohort as outside load.  *busy and *steal get
+ * the medians, NAN when no repetition has one.
  */
 static json_t *host_side(json_t *r, double *busy, double *steal)
 {
-	json_t *runs = json_array(), *run;
-	size_t i, n = 0, without = 0, nr = json_array_size(json_object_get(json_object_get(r, "repetitions"), "runs"));
+	json_t *runs = json_array(), *run, *reasons = json_array(), *out;
+	size_t i, nbusy = 0, nsteal = 0, without = 0,
+		  nr = json_array_size(json_object_get(json_object_get(r, "repetitions"), "runs"));
 	double *vb = calloc(nr + 1, sizeof(*vb)), *vs = calloc(nr + 1, sizeof(*vs));
-	json_t *reasons = json_array(), *out;
 
 	*busy = *steal = NAN;
 	json_array_foreach(json_object_get(json_object_get(r, "repetitions"), "runs"), i, run) {
 		json_t *h = json_object_get(run, "host_load");
 		json_int_t rep = json_integer_value(json_object_get(run, "repetition"));
-		double iv, cpus, cap, cohort = 0, outside;
+		double cap, cohort = 0, outside;
 		const char *src;
 		json_t *o;
 
 		if (!h || strcmp(sget(h, "status"), "ok")) {
-			char why[300];
-
 			without++;
-			snprintf(why, sizeof(why), "repetition %lld: %s", (long long)rep,
-				 !h ? "no host_load in run.json (recorded before spec 1.4)"
-				    : json_object_get(h, "reason") ? sget(h, "reason") : "host load unavailable");
-			json_array_append_new(reasons, json_string(why));
+			json_array_append_new(reasons, json_sprintf("repetition %lld: %s", (long long)rep,
+								     !h ? "no host_load in run.json (recorded before spec 1.4)"
+								     : json_object_get(h, "reason") ? sget(h, "reason")
+												   : "host load unavailable"));
 			continue;
 		}
-		iv = (double)json_integer_value(json_object_get(h, "interval_ns"));
-		cpus = (double)json_integer_value(json_object_get(h, "cpus"));
-		cap = iv * cpus;
+		cap = (double)json_integer_value(json_object_get(h, "interval_ns")) *
+		      (double)json_integer_value(json_object_get(h, "cpus"));
 		if (!(cap > 0) || !vb || !vs) {
 			without++;
-			json_array_append_new(reasons, json_sprintf("repetition %lld: an empty host_load interval",
-								     (long long)rep));
+			json_array_append_new(reasons, json_sprintf("repetition %lld: %s", (long long)rep,
+								     !vb || !vs ? "out of memory" : "an empty host_load interval"));
 			continue;
 		}
-		src = cohort_cpu(run, &cohort);
-		outside = (double)json_integer_value(json_object_get(h, "busy_ns")) - cohort;
-		/* the busy time is counted in ticks, the cohort's CPU more finely:
-		 * a difference below 0 is within the resolution, not negative load */
-		if (outside < 0)
-			outside = 0;
-		vb[n] = 100.0 * outside / cap;
-		vs[n] = 100.0 * (double)json_integer_value(json_object_get(h, "steal_ns")) / cap;
-		o = json_pack("{s:I,s:f,s:f,s:I,s:I,s:I}", "repetition", rep, "outside_busy_percent", vb[n],
-			      "steal_percent", vs[n], "outside_busy_ns", (json_int_t)outside, "interval_ns",
+		vs[nsteal] = 100.0 * (double)json_integer_value(json_object_get(h, "steal_ns")) / cap;
+		o = json_pack("{s:I,s:f,s:I,s:I}", "repetition", rep, "steal_percent", vs[nsteal++], "interval_ns",
 			      json_integer_value(json_object_get(h, "interval_ns")), "cpus",
 			      json_integer_value(json_object_get(h, "cpus")));
-		json_object_set_new(o, "cohort_cpu_source", src ? json_string(src) : json_null());
 		if (json_object_get(h, "resolution_ns"))
 			json_object_set(o, "resolution_ns", json_object_get(h, "resolution_ns"));
+		src = cohort_cpu(run, &cohort);
+		json_object_set_new(o, "cohort_cpu_source", src ? json_string(src) : json_null());
+		if (src) {
+			outside = (double)json_integer_value(json_object_get(h, "busy_ns")) - cohort;
+			/* the busy time is counted in ticks, the cohort's CPU more
+			 * finely: below 0 is within the resolution, not negative load */
+			if (outside < 0)
+				outside = 0;
+			vb[nbusy] = 100.0 * outside / cap;
+			json_object_set_new(o, "outside_busy_ns", json_integer((json_int_t)outside));
+			json_object_set_new(o, "outside_busy_percent", json_real(vb[nbusy++]));
+		}
 		json_array_append_new(runs, o);
-		n++;
 	}
-	if (n) {
-		*busy = median_of(vb, n);
-		*steal = median_of(vs, n);
-	}
-	out = json_pack("{s:I,s:I,s:o,s:o}", "repetitions", (json_int_t)n, "repetitions_without",
+	if (nbusy)
+		*busy = median_of(vb, nbusy);
+	if (nsteal)
+		*steal = median_of(vs, nsteal);
+	out = json_pack("{s:I,s:I,s:o,s:o}", "repetitions", (json_int_t)nsteal, "repetitions_without",
 			(json_int_t)without, "runs", runs, "without", reasons);
-	if (n) {
+	if (nbusy)
 		json_object_set_new(out, "outside_busy_percent_median", json_real(*busy));
+	if (nsteal)
 		json_object_set_new(out, "steal_percent_median", json_real(*steal));
-	}
 	free(vb);
 	free(vs);
 	return out;
@@ -432,9 +433,10 @@ static json_t *host_load(json_t *ra, json_t *rb, json_t *warnings)
 			      AN_OUTSIDE_BUSY_LEVEL, "outside_busy_difference_points", AN_OUTSIDE_BUSY_DIFF);
 	char w[600];
 
-	if (isnan(ba) || isnan(bb)) {
-		snprintf(w, sizeof(w), "host load not recorded in %s: whether other load or steal differed between A "
-			 "and B is unknown", isnan(ba) && isnan(bb) ? "A or B" : isnan(ba) ? "A" : "B");
+	if (isnan(sa) || isnan(sb)) {
+		snprintf(w, sizeof(w), "host load %s: whether other load or steal differed between A and B is unknown",
+			 isnan(sa) && isnan(sb) ? "recorded in neither A nor B" : isnan(sa) ? "not recorded in A"
+										    : "not recorded in B");
 		json_object_set_new(o, "status", json_string("unavailable"));
 		json_object_set_new(o, "reason", json_string(w));
 		return o;
@@ -447,7 +449,9 @@ static json_t *host_load(json_t *ra, json_t *rb, json_t *warnings)
 			 AN_STEAL_DIFF, fabs(sa - sb) > AN_STEAL_DIFF ? " unequally between A and B" : "");
 		json_array_append_new(warnings, json_string(w));
 	}
-	if (ba > AN_OUTSIDE_BUSY_LEVEL || bb > AN_OUTSIDE_BUSY_LEVEL || fabs(ba - bb) > AN_OUTSIDE_BUSY_DIFF) {
+	/* NAN when a side's cohort CPU is unknown: then no busy share to judge */
+	if (!isnan(ba) && !isnan(bb) &&
+	    (ba > AN_OUTSIDE_BUSY_LEVEL || bb > AN_OUTSIDE_BUSY_LEVEL || fabs(ba - bb) > AN_OUTSIDE_BUSY_DIFF)) {
 		snprintf(w, sizeof(w), "the host was busy outside the cohort for %.1f%% of its CPU time in A and %.1f%% "
 			 "in B (system-wide estimate, the recorder included; medians; warned above %g%% or a "
 			 "difference above %g points): other load competed with the command%s", ba, bb,

@@ -392,9 +392,14 @@ static void print_host_load(json_t *hl)
 	for (int k = 0; k < 2; k++) {
 		json_t *s = json_object_get(hl, side[k]);
 
-		printf("  %s busy outside the cohort %.1f%% of the host's CPU time, steal %.1f%% (%lld repetition%s",
-		       k ? "B" : "A", json_real_value(json_object_get(s, "outside_busy_percent_median")),
-		       json_real_value(json_object_get(s, "steal_percent_median")),
+		json_t *ob = json_object_get(s, "outside_busy_percent_median");
+
+		printf("  %s busy outside the cohort ", k ? "B" : "A");
+		if (ob)
+			printf("%.1f%% of the host's CPU time", json_real_value(ob));
+		else
+			printf("n/a (the cohort's own CPU time is not known)");
+		printf(", steal %.1f%% (%lld repetition%s", json_real_value(json_object_get(s, "steal_percent_median")),
 		       (long long)json_integer_value(json_object_get(s, "repetitions")),
 		       json_integer_value(json_object_get(s, "repetitions")) == 1 ? "" : "s");
 		if (json_integer_value(json_object_get(s, "repetitions_without")))

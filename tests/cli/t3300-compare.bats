@@ -34,7 +34,7 @@ EOF
 	assert_line --regexp '^observer overhead of mode light \(campaign [0-9a-f]{32}; run order: none#1 light#1 none#2 light#2 '
 	assert_line --regexp '^  wall +[-+][0-9.]+% \(95% CI [-+][0-9.]+% \.\. [-+][0-9.]+%\)$'
 	# the sentence follows where the interval lies against 5%, never the point
-	assert_line --regexp '^  (mode light adds below 5% wall time with 95% confidence \(95% CI .*\), so its timings may be read as the program.s own|mode light adds at least [0-9.]+% wall time \(95% CI .*\): more than 5%, so read its timings as relative, not as the program.s own|mode light: the overhead on wall time cannot be pinned down \(95% CI .*\): it cannot rule out more than 5%, so read its timings as relative, or record more repetitions)$'
+	assert_line --regexp '^  (mode light adds below 5% wall time with 95% confidence \(95% CI .*\), so its timings may be read as the program.s own|mode light adds at least [0-9.]+% wall time \(95% CI .*\): more than 5%, so read its timings as relative, not as the program.s own|mode light adds an overhead to wall time that this interval cannot bound \(95% CI .*\): it cannot rule out more than 5%, so read its timings as relative, or record more repetitions)$'
 	run pmuanalyze --json "$T/ab/none.bundle" "$T/ab/light.bundle"
 	assert_success
 	echo "$output" >"$T/r.json"

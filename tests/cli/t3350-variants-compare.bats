@@ -300,7 +300,7 @@ PYEOF
 	pmuvalidate -q "$T/aa/light.bundle" >/dev/null 2>&1 || ALLOW=--allow-invalid
 	run pmuanalyze $ALLOW "$T/aa/light.bundle" "$T/aa/light-2.bundle"
 	assert_success
-	assert_line "  host load n/a: host load not recorded in A or B: whether other load or steal differed between A and B is unknown"
+	assert_line "  host load n/a: host load recorded in neither A nor B: whether other load or steal differed between A and B is unknown"
 	refute_line --partial "WARNING: host steal"
 	refute_line --partial "WARNING: the host was busy"
 }
