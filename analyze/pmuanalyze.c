@@ -606,6 +606,35 @@ static void csv_compare(json_t *report)
 		csv_field(json_object_get(x, "verdict") ? sget(x, "verdict") : "");
 		printf(",%s\n", json_object_get(x, "verdict_code") ? sget(x, "verdict_code") : "");
 	}
+	{
+		json_t *cb = json_object_get(json_object_get(report, "comparison"), "comparability");
+
+		printf("\ntable,basis,interleaved,min_effect_percent,statement\n");
+		printf("comparability,%s,%s,", sget(cb, "basis"),
+		       json_is_true(json_object_get(cb, "interleaved")) ? "true" : "false");
+		csv_num(json_object_get(json_object_get(report, "comparison"), "min_effect_percent"));
+		putchar(',');
+		csv_field(sget(cb, "statement"));
+		printf("\n");
+	}
+	{
+		/* host-wide, per repetition: never the cohort's, and estimates */
+		json_t *hl = json_object_get(json_object_get(report, "comparison"), "host_load");
+		static const char *const side[] = { "a", "b" };
+
+		printf("\ntable,side,repetition,outside_busy_percent,steal_percent,cohort_cpu_source,scope,estimate\n");
+		for (int k = 0; k < 2; k++)
+			json_array_foreach(json_object_get(json_object_get(hl, side[k]), "runs"), i, x) {
+				static const char *const nums[] = { "repetition", "outside_busy_percent", "steal_percent" };
+
+				printf("host_load,%s", k ? "B" : "A");
+				csv_nums(x, nums, PMU_ARRAY_SIZE(nums));
+				putchar(',');
+				if (json_string_value(json_object_get(x, "cohort_cpu_source")))
+					csv_field(sget(x, "cohort_cpu_source"));
+				printf(",system,true\n");
+			}
+	}
 	if (json_array_size(json_object_get(report, "gates"))) {
 		printf("\ntable,expr,status,delta_percent,ci_low_percent,ci_high_percent,message\n");
 		json_array_foreach(json_object_get(report, "gates"), i, x) {

@@ -98,6 +98,12 @@ loop() { echo "awk 'BEGIN{for(i=0;i<$1;i++)s+=i}'"; }
 	assert_output "(True, 'variants', True, [False])"
 	run schema_check "$T/r.json"
 	assert_output "schema errors: 0"
+	run pmuanalyze --csv $ALLOW "$T/v/base.bundle" "$T/v/more.bundle"
+	assert_success
+	assert_line --regexp '^comparability,variants,true,2,"?variants of one interleaved campaign '
+	pmuanalyze $ALLOW --junit "$T/j.xml" "$T/v/base.bundle" "$T/v/more.bundle" >/dev/null
+	run grep -c 'variants of one interleaved campaign' "$T/j.xml"
+	assert_output 1
 }
 
 @test "two variants, B with twice the work: task-clock higher in B, the interval excluding 0" {
@@ -289,6 +295,11 @@ PYEOF
 	assert_output "(2, True)"
 	run schema_check "$T/r.json"
 	assert_output "schema errors: 0"
+	run pmuanalyze --csv $ALLOW "$T/aa/light.bundle" "$T/aa/light-2.bundle"
+	assert_success
+	assert_line "table,side,repetition,outside_busy_percent,steal_percent,cohort_cpu_source,scope,estimate"
+	assert_line "host_load,A,1,5,0.5,command.cpu,system,true"
+	assert_line "host_load,B,4,80,10,command.cpu,system,true"
 }
 
 @test "bundles without host load: the comparison says it is unknown, and warns of nothing it did not see" {
