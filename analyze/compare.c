@@ -444,18 +444,19 @@ static json_t *host_load(json_t *ra, json_t *rb, json_t *warnings)
 	json_object_set_new(o, "status", json_string("ok"));
 	if (sa > AN_STEAL_LEVEL || sb > AN_STEAL_LEVEL || fabs(sa - sb) > AN_STEAL_DIFF) {
 		snprintf(w, sizeof(w), "host steal time (system-wide, estimate) was %.1f%% of the host's CPU time in A "
-			 "and %.1f%% in B (medians; warned above %g%% or a difference above %g points): the hypervisor "
-			 "took CPU time from this machine, which lengthens the cohort's times%s", sa, sb, AN_STEAL_LEVEL,
-			 AN_STEAL_DIFF, fabs(sa - sb) > AN_STEAL_DIFF ? " unequally between A and B" : "");
+			 "and %.1f%% in B (medians; warned above %g%% on a side or a gap of more than %g percentage "
+			 "point%s): the hypervisor took CPU time from this machine, which lengthens the cohort's times%s",
+			 sa, sb, AN_STEAL_LEVEL, AN_STEAL_DIFF, AN_STEAL_DIFF == 1 ? "" : "s",
+			 fabs(sa - sb) > AN_STEAL_DIFF ? " unequally between A and B" : "");
 		json_array_append_new(warnings, json_string(w));
 	}
 	/* NAN when a side's cohort CPU is unknown: then no busy share to judge */
 	if (!isnan(ba) && !isnan(bb) &&
 	    (ba > AN_OUTSIDE_BUSY_LEVEL || bb > AN_OUTSIDE_BUSY_LEVEL || fabs(ba - bb) > AN_OUTSIDE_BUSY_DIFF)) {
 		snprintf(w, sizeof(w), "the host was busy outside the cohort for %.1f%% of its CPU time in A and %.1f%% "
-			 "in B (system-wide estimate, the recorder included; medians; warned above %g%% or a "
-			 "difference above %g points): other load competed with the command%s", ba, bb,
-			 AN_OUTSIDE_BUSY_LEVEL, AN_OUTSIDE_BUSY_DIFF,
+			 "in B (system-wide estimate, the recorder included; medians; warned above %g%% on a side or a "
+			 "gap of more than %g percentage point%s): other load competed with the command%s", ba, bb,
+			 AN_OUTSIDE_BUSY_LEVEL, AN_OUTSIDE_BUSY_DIFF, AN_OUTSIDE_BUSY_DIFF == 1 ? "" : "s",
 			 fabs(ba - bb) > AN_OUTSIDE_BUSY_DIFF ? " unequally between A and B" : "");
 		json_array_append_new(warnings, json_string(w));
 	}
