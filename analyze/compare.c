@@ -810,6 +810,20 @@ json_t *an_gates(json_t *cmp, json_t *exprs, bool *regression, bool *unusable)
 		v = json_pack("{s:s,s:s,s:f,s:s,s:f,s:f,s:f,s:s}", "expr", expr, "metric", metric, "threshold_percent", pct,
 			      "status", crossed ? "fail" : "pass", "delta_percent", d, "ci_low_percent", lo,
 			      "ci_high_percent", hi, "message", msg);
+		{
+			/* the gate is the user's threshold, honoured as given; a
+			 * threshold inside the minimum effect is said to be */
+			double me = json_real_value(json_object_get(cmp, "min_effect_percent"));
+
+			if (fabs(pct) < me) {
+				char more[700];
+
+				snprintf(more, sizeof(more), "%s (the threshold is below the %g%% minimum effect: honoured as "
+					 "given)", msg, me);
+				json_object_set_new(v, "message", json_string(more));
+				json_object_set_new(v, "below_min_effect", json_true());
+			}
+		}
 		json_array_append_new(out, v);
 		*regression |= crossed;
 	}

@@ -235,6 +235,7 @@ PYEOF
 	# a gate is the user's own threshold: +0.5% is crossed whatever the minimum effect
 	run pmuanalyze --fail-if command.cpu_user:+0.5% "$T/a.bundle" "$T/b.bundle"
 	assert_failure 3
+	assert_line --regexp '^pmuanalyze: regression: command.cpu_user: .*: crossed \(the threshold is below the 2% minimum effect: honoured as given\)$'
 	for bad in x -1 101 2%% ''; do
 		run pmuanalyze --min-effect "$bad" "$T/a.bundle" "$T/b.bundle"
 		assert_failure 2
