@@ -7,7 +7,16 @@
  * set, host (CPU, architecture, kernel) and timing settings (governor,
  * SMT, turbo, clocksource).  What an A/B comparison is for (other builds:
  * the images' build-ids and digests; the seed; the working directory) is
- * listed, never refused.
+ * listed, never refused; so are the commands of two variants of one
+ * interleaved campaign (pmurec --variants), which differ by design.  A
+ * pair recorded one after the other is compared with a warning: the host
+ * may have drifted in between, which interleaving would have controlled.
+ *
+ * Verdicts come from the 95% interval against a minimum effect, and the
+ * observer overhead from its interval against 5%, never from a point
+ * estimate.  The host's load outside the cohort (run.json host_load) is
+ * host-wide: it is reported beside the metrics and warned about, never
+ * made one of them.
  */
 #include <math.h>
 #include <stdio.h>
