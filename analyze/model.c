@@ -1274,6 +1274,48 @@ static void would_attribute(json_t *fates, const char *mode, char *out, size_t n
 }
 
 /*
+ * The parts of the off-CPU time the cohort's own cgroup's pressure stall
+ * information (PSI, Documentation/accounting/psi.rst) puts somewhere.  Its
+ * "full" states are the ones inside the off-CPU time, and they are
+ * disjoint (kernel/sched/psi.c, test_state()): cpu full is "a task
+ * runnable and none on a CPU", io full "a task in I/O wait and none
+ * runnable".  The kernel aggregates them over the CPUs weighted by each
+ * CPU's busy time, exact for one task at a time and an approximation for
+ * parallel ones: labelled estimates.  The host's pressure (scope system)
+ * is never the cohort's and is not used.  *sum gets their total.
+ */
+static json_t *psi_parts(json_t *k, double wall, double *sum)
+{
+	static const struct {
+		const char *file, *what, *source;
+	} psi[] = {
+		{ "cpu.pressure", "runnable, waiting for a CPU",
+		  "the cohort cgroup's cpu.pressure full_total_ns (PSI: a cohort task runnable and none on a CPU)" },
+		{ "io.pressure", "waiting for I/O",
+		  "the cohort cgroup's io.pressure full_total_ns (PSI: a cohort task in I/O wait and none runnable)" },
+	};
+	json_t *out = json_array(), *c;
+	size_t i;
+
+	*sum = 0;
+	for (size_t p = 0; p < PMU_ARRAY_SIZE(psi); p++)
+		json_array_foreach(json_object_get(k, "cgroup_stats"), i, c) {
+			json_int_t v = json_integer_value(json_object_get(c, "value_ns"));
+
+			if (strcmp(sget(c, "scope"), "cgroup") || strcmp(sget(c, "file"), psi[p].file) ||
+			    strcmp(sget(c, "key"), "full_total_ns") || strcmp(sget(c, "status"), "ok") ||
+			    !json_is_integer(json_object_get(c, "value_ns")) || v < 0)
+				continue;
+			json_array_append_new(out, json_pack("{s:s,s:I,s:f,s:s,s:b}", "what", psi[p].what, "value_ns", v,
+							     "percent", 100.0 * (double)v / wall, "source", psi[p].source,
+							     "estimate", 1));
+			*sum += (double)v;
+			break;
+		}
+	return out;
+}
+
+/*
  * The run's wall time decomposed: the cohort's time on a CPU and the rest,
  * which is a lower bound of the wall time during which no cohort task was
  * on a CPU (blocked, sleeping, or runnable but waiting): on-CPU time of
@@ -1332,20 +1374,40 @@ static json_t *wall_time(const struct scan *s, json_t *k, json_t *run, json_t *f
 				 "attributed", "would_attribute", would);
 	/* each tick-resolution value hides up to one tick: user and system */
 	on_max = on + (double)(2 * (json_int_t)s->ticks_n * res);
-	double off = wall - on_max > 0 ? wall - on_max : 0, offp = 100.0 * off / wall;
+	double off = wall - on_max > 0 ? wall - on_max : 0, offp = 100.0 * off / wall, att = 0, un;
+	json_t *parts = psi_parts(k, wall, &att);
+	char atts[600] = "";
 
+	un = off - att > 0 ? off - att : 0;
 	fmt_dur(wall, d1, sizeof(d1));
 	fmt_dur(on, d2, sizeof(d2));
 	fmt_dur(off, d3, sizeof(d3));
+	json_array_foreach(parts, i, c)
+		if (json_integer_value(json_object_get(c, "value_ns")) > 0) {
+			char v[32];
+			size_t l = strlen(atts);
+
+			fmt_dur((double)json_integer_value(json_object_get(c, "value_ns")), v, sizeof(v));
+			snprintf(atts + l, sizeof(atts) - l, "%s~%s %s", l ? ", " : "", v, sget(c, "what"));
+		}
+	if (atts[0]) {
+		char u[32];
+		size_t l = strlen(atts);
+
+		fmt_dur(un, u, sizeof(u));
+		snprintf(atts + l, sizeof(atts) - l, " (the cohort cgroup's pressure stall times); %s not attributed", u);
+	} else {
+		snprintf(atts, sizeof(atts), "none of it attributed");
+	}
 	snprintf(st, sizeof(st), "wall %s; cohort on-CPU %s%s (%s%s), parallelism %.2f; off-CPU at least %s (%.0f%% of "
-		 "wall: no cohort task on a CPU: blocked, sleeping or runnable but waiting), none of it attributed: %s",
+		 "wall: no cohort task on a CPU: blocked, sleeping or runnable but waiting): %s: %s",
 		 d1, est ? "~" : "", d2, src, res ? ", each value truncated to a tick" : est ? ", estimated" : "",
-		 on / wall, d3, offp, would);
-	o = json_pack("{s:s,s:I,s:I,s:s,s:b,s:f,s:f,s:I,s:f,s:b,s:[],s:I,s:f,s:s,s:s}", "status", "ok", "wall_ns",
+		 on / wall, d3, offp, atts, would);
+	o = json_pack("{s:s,s:I,s:I,s:s,s:b,s:f,s:f,s:I,s:f,s:b,s:o,s:I,s:f,s:s,s:s}", "status", "ok", "wall_ns",
 		      (json_int_t)wall, "on_cpu_ns", (json_int_t)on, "on_cpu_source", src, "on_cpu_estimate", est,
 		      "parallelism", on / wall, "on_cpu_percent", 100.0 * on / wall, "off_cpu_ns", (json_int_t)off,
-		      "off_cpu_percent", offp, "off_cpu_is_lower_bound", 1, "attributed", "unattributed_ns",
-		      (json_int_t)off, "unattributed_percent", offp, "would_attribute", would, "statement", st);
+		      "off_cpu_percent", offp, "off_cpu_is_lower_bound", 1, "attributed", parts, "unattributed_ns",
+		      (json_int_t)un, "unattributed_percent", 100.0 * un / wall, "would_attribute", would, "statement", st);
 	if (o && res)
 		json_object_set_new(o, "on_cpu_resolution_ns", json_integer(res));
 	return o;
@@ -1403,9 +1465,32 @@ static json_t *dominant(json_t *proc, json_t *wall, json_t *progs)
 		fmt_dur(off, a, sizeof(a));
 		fmt_dur(wall_ns, b, sizeof(b));
 		snprintf(cpu, sizeof(cpu), "%s", sget(o, "statement"));
+		char parts[600] = "";
+		json_t *c;
+
+		/* the attributed parts, largest first as the cgroup gave them */
+		json_array_foreach(json_object_get(wall, "attributed"), i, c)
+			if (json_integer_value(json_object_get(c, "value_ns")) > 0) {
+				char v[32];
+				size_t l = strlen(parts);
+
+				fmt_dur((double)json_integer_value(json_object_get(c, "value_ns")), v, sizeof(v));
+				snprintf(parts + l, sizeof(parts) - l, "%s~%s (%.0f%% of wall) %s", l ? ", " : "", v,
+					 json_real_value(json_object_get(c, "percent")), sget(c, "what"));
+			}
+		if (parts[0]) {
+			char u[32];
+			size_t l = strlen(parts);
+
+			fmt_dur((double)json_integer_value(json_object_get(wall, "unattributed_ns")), u, sizeof(u));
+			snprintf(parts + l, sizeof(parts) - l, ", by the cohort cgroup's pressure stall times; %s not "
+				 "attributed", u);
+		} else {
+			snprintf(parts, sizeof(parts), "not attributed");
+		}
 		snprintf(st, sizeof(st), "%.0f%% of wall time (at least %s of %s) no cohort process was on a CPU "
-			 "(off-CPU: blocked, sleeping or waiting), not attributed: %s; on CPU (%.0f%% of wall): %s",
-			 100.0 * off / wall_ns, a, b, sget(wall, "would_attribute"),
+			 "(off-CPU: blocked, sleeping or waiting): %s: %s; on CPU (%.0f%% of wall): %s",
+			 100.0 * off / wall_ns, a, b, parts, sget(wall, "would_attribute"),
 			 json_real_value(json_object_get(wall, "on_cpu_percent")), cpu);
 		json_object_set_new(o, "statement", json_string(st));
 		json_object_set_new(o, "level", json_string("off-cpu"));
@@ -2210,7 +2295,7 @@ json_t *an_load(const char *path, bool allow_invalid, int trace_rep, const char 
 	progs = programs(&fr.s);
 	/* the off-CPU time is a measurement this recording does not have:
 	 * listed, with what would have it */
-	if (!attributing && json_integer_value(json_object_get(wt, "off_cpu_ns")) > 0)
+	if (!attributing && json_integer_value(json_object_get(wt, "unattributed_ns")) > 0)
 		json_array_append_new(missing, json_pack("{s:s,s:s,s:s,s:s}", "what", "off-CPU time", "status",
 							 strstr(sget(wt, "would_attribute"), "unavailable")
 								 ? "unavailable" : "not-requested", "reason",

@@ -419,8 +419,9 @@ static void fmt_ns(double ns, char *out, size_t n)
 /* Where the wall time went, before any cost is named (wall_time). */
 static void print_wall_time(json_t *rep)
 {
-	json_t *w = json_object_get(rep, "wall_time");
+	json_t *w = json_object_get(rep, "wall_time"), *x;
 	char a[32], b[32];
+	size_t i, n = 0;
 
 	if (!w)
 		return;
@@ -446,8 +447,15 @@ static void print_wall_time(json_t *rep)
 	fmt_ns((double)json_integer_value(json_object_get(w, "off_cpu_ns")), a, sizeof(a));
 	printf("  off CPU      at least %s, %.0f%% of wall: no cohort task on a CPU (blocked, sleeping or runnable but "
 	       "waiting)\n", a, json_real_value(json_object_get(w, "off_cpu_percent")));
+	json_array_foreach(json_object_get(w, "attributed"), i, x) {
+		fmt_ns((double)json_integer_value(json_object_get(x, "value_ns")), a, sizeof(a));
+		printf("  %-12s %s%s, %.0f%% of wall, %s: %s\n", n++ ? "" : "attributed",
+		       json_is_true(json_object_get(x, "estimate")) ? "~" : "", a, json_real_value(json_object_get(x, "percent")),
+		       sget(x, "what"), sget(x, "source"));
+	}
 	fmt_ns((double)json_integer_value(json_object_get(w, "unattributed_ns")), b, sizeof(b));
-	printf("  attributed   none of it (%s unattributed): %s\n", b, sget(w, "would_attribute"));
+	printf("  %-12s %s, %.0f%% of wall: %s\n", n ? "unattributed" : "attributed", n ? b : "none of it",
+	       json_real_value(json_object_get(w, "unattributed_percent")), sget(w, "would_attribute"));
 }
 
 /* The largest programs (programs): processes and their share of the
