@@ -251,7 +251,7 @@ static void print_argv(json_t *in, int depth)
 	a = json_object_get(last, "argv");
 	if (!a) {
 		if (json_object_get(last, "argv_reason")) {
-			printf("  %*s   argv not recorded: ", 2 * depth, "");
+			printf("  %*s     argv not recorded: ", 2 * depth, "");
 			put_text(sget(last, "argv_reason"));
 			printf("\n");
 		}
@@ -267,7 +267,7 @@ static void print_argv(json_t *in, int depth)
 		}
 		o += (size_t)snprintf(line + o, sizeof(line) - o, "%s%s", i ? " " : "", arg);
 	}
-	printf("  %*s   argv ", 2 * depth, "");
+	printf("  %*s     argv ", 2 * depth, "");
 	put_text(line);
 	if (cut)
 		printf(" ... (%zu of %zu arguments shown)", i, json_array_size(a));
