@@ -1,11 +1,12 @@
 /*
  * pmuanalyze: reports on bundles.
  *
- * One bundle: the run header, what could not be measured and why, the
- * collectors' fates and health, the process tree with each incarnation's
- * resources and counters (labelled exact, estimate, suspect zero or not
- * counted), the cohort's counters, phases, the metrics across repetitions,
- * and the dominant cost where the evidence names one.
+ * One bundle: the run header, where the wall time went and the dominant
+ * cost of it, the largest programs, what could not be measured and why (by
+ * cause), the collectors' fates and health, the process tree with exec
+ * chains, argv and each incarnation's resources and counters (labelled
+ * exact, estimate, suspect zero or not counted), the cohort's counters,
+ * phases and the metrics across repetitions.
  *
  * Two bundles (A/B): comparability first (an incomparable pair is refused
  * with exit 4 unless --force), then per metric the change with its 95%
@@ -38,10 +39,12 @@ static const char usage[] =
 	"usage: pmuanalyze [options] BUNDLE\n"
 	"       pmuanalyze [options] A.bundle B.bundle\n"
 	"\n"
-	"One bundle: describe the run, what could not be measured and why, each\n"
-	"collector's fate, the process tree with each incarnation's resources and\n"
-	"counters, the cohort's counters, the metrics across repetitions (median,\n"
-	"spread, outliers) and the dominant cost. An estimate is marked ~ with the share\n"
+	"One bundle: where the wall time went (the cohort on a CPU, and off it: a lower\n"
+	"bound, what explains it and what would), the dominant cost of the wall time,\n"
+	"the largest programs, what could not be measured and why (by cause), each\n"
+	"collector's fate, the process tree with exec chains, argv, each incarnation's\n"
+	"resources and counters, the cohort's counters and the metrics across\n"
+	"repetitions (median, spread, outliers). An estimate is marked ~ with the share\n"
 	"of the time it was counted; a count that was not taken is \"not counted\", never 0.\n"
 	"\n"
 	"Two bundles: check that A and B are comparable, then compare every metric:\n"
