@@ -100,3 +100,16 @@ EOF
 	run pmuanalyze "$b"
 	assert_line --regexp "^         argv ls 'a b' arg0 arg1 .* \.\.\. \([0-9]+ of 102 arguments shown\)$"
 }
+
+@test "6,000 distinct programs: 4,096 indexed, 100 listed, every process counted once, in bounded memory" {
+	mkfixture minimal "$T/big" >/dev/null
+	[ -e "$T/big/data/cohort.jsonl" ] || skip "mkfixture writes spec 1.2 or older"
+	$PY "$BATS_TEST_DIRNAME/t3400-gencohort.py" "$T/big" 20000 programs=6000
+	/usr/bin/time -f %M -o "$T/rss" pmuanalyze --json "$T/big" >"$T/p.json"
+	run q "$T/p.json" 'p["count"], len(p["rows"]), p["omitted"], p["unindexed_processes"] > 0,
+sum(r["processes"] for r in p["rows"]) + p["omitted_processes"] == d["cohort_listing"]["incarnations"],
+abs(sum(r["value_ns"] for r in p["rows"]) + p["omitted_value_ns"] - p["total_ns"]) <= len(p["rows"]) + 1'
+	# the root's program and 4,095 of the generated ones; the rest unindexed
+	assert_output "(4096, 100, 3996, True, True, True)"
+	rss_under "$(cat "$T/rss")"
+}
