@@ -1099,14 +1099,14 @@ static json_t *programs(const struct scan *s)
 	size_t np = s->progs.n, nrow = 0, om_procs = 0, om_progs = 0, unindexed = 0;
 	struct prog_acc *pa = calloc(np + 1, sizeof(*pa));
 	uint32_t *order = malloc((np + 1) * sizeof(*order));
-	bool task = s->task_n > 0 && s->task_n >= s->seen_n, cpu = !task && !s->why[0] && !s->why[1];
+	/* the process-level share uses the counted task-clock wherever any was
+	 * counted: the programs' shares are of the same metric */
+	bool task = s->task_n > 0, cpu = !task && !s->why[0] && !s->why[1];
 	double total = 0, om_val = 0;
 	json_t *rows = json_array(), *o = NULL;
 
 	if (!pa || !order || !rows)
 		goto done;
-	if (!task && !cpu && s->task_n)
-		task = true; /* only some counted: their sum, said so below */
 	for (size_t i = 0; i < s->vcap; i++) {
 		const struct an_inc *x = &s->v[i];
 		int32_t p = x->prog;

@@ -461,6 +461,18 @@ static void print_wall_time(json_t *rep)
 	       json_real_value(json_object_get(w, "unattributed_percent")), sget(w, "would_attribute"));
 }
 
+/* Another row has the program name of row k: the image tells them apart. */
+static bool same_name(json_t *rows, size_t k)
+{
+	json_t *r;
+	size_t i;
+
+	json_array_foreach(rows, i, r)
+		if (i != k && !strcmp(sget(r, "program"), sget(json_array_get(rows, k), "program")))
+			return true;
+	return false;
+}
+
 /* The largest programs (programs): processes and their share of the
  * cohort's CPU. */
 static void print_programs(json_t *rep)
@@ -484,8 +496,9 @@ static void print_programs(json_t *rep)
 		if (json_object_get(r, "value_ns"))
 			fmt_ns((double)json_integer_value(json_object_get(r, "value_ns")), v, sizeof(v));
 		if (json_is_string(json_object_get(r, "image")) &&
-		    strcmp(sget(r, "program"), strrchr(sget(r, "image"), '/') ? strrchr(sget(r, "image"), '/') + 1
-									       : sget(r, "image")))
+		    (strcmp(sget(r, "program"), strrchr(sget(r, "image"), '/') ? strrchr(sget(r, "image"), '/') + 1
+										: sget(r, "image")) ||
+		     same_name(json_object_get(p, "rows"), i)))
 			snprintf(name, sizeof(name), "%s (%s)", sget(r, "program"), sget(r, "image"));
 		else
 			snprintf(name, sizeof(name), "%s", sget(r, "program"));
@@ -499,9 +512,17 @@ static void print_programs(json_t *rep)
 			printf(", %.0f%% of the cohort's", json_real_value(json_object_get(r, "share_percent")));
 		printf("\n");
 	}
-	if (json_array_size(json_object_get(p, "rows")) > 10 || json_integer_value(json_object_get(p, "omitted_processes")))
-		printf("  %lld more program(s) not listed\n",
-		       (long long)(json_integer_value(json_object_get(p, "count")) - (json_int_t)(json_array_size(json_object_get(p, "rows")) > 10 ? 10 : json_array_size(json_object_get(p, "rows")))));
+	{
+		size_t shown = json_array_size(json_object_get(p, "rows")) < 10 ? json_array_size(json_object_get(p, "rows")) : 10;
+		json_int_t more = json_integer_value(json_object_get(p, "count")) - (json_int_t)shown,
+			   unindexed = json_integer_value(json_object_get(p, "unindexed_processes"));
+
+		if (more > 0)
+			printf("  %lld more program%s not shown (--json lists 100)\n", (long long)more, more == 1 ? "" : "s");
+		if (unindexed > 0)
+			printf("  %lld process%s of programs past the first 4096 not told apart\n", (long long)unindexed,
+			       unindexed == 1 ? "" : "es");
+	}
 }
 
 static void print_summary(json_t *rep)
