@@ -1382,8 +1382,9 @@ static json_t *wall_time(const struct scan *s, json_t *k, json_t *run, json_t *f
 	fmt_dur(wall, d1, sizeof(d1));
 	fmt_dur(on, d2, sizeof(d2));
 	fmt_dur(off, d3, sizeof(d3));
+	/* a part below 0.5% of the wall time is left to --json */
 	json_array_foreach(parts, i, c)
-		if (json_integer_value(json_object_get(c, "value_ns")) > 0) {
+		if (json_real_value(json_object_get(c, "percent")) >= 0.5) {
 			char v[32];
 			size_t l = strlen(atts);
 
@@ -1470,7 +1471,7 @@ static json_t *dominant(json_t *proc, json_t *wall, json_t *progs)
 
 		/* the attributed parts, largest first as the cgroup gave them */
 		json_array_foreach(json_object_get(wall, "attributed"), i, c)
-			if (json_integer_value(json_object_get(c, "value_ns")) > 0) {
+			if (json_real_value(json_object_get(c, "percent")) >= 0.5) {
 				char v[32];
 				size_t l = strlen(parts);
 
