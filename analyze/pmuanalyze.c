@@ -251,6 +251,7 @@ static void print_argv(json_t *in, int depth)
 
 	if (!last)
 		return;
+	line[0] = '\0';
 	a = json_object_get(last, "argv");
 	if (!a) {
 		if (json_object_get(last, "argv_reason")) {
@@ -265,6 +266,11 @@ static void print_argv(json_t *in, int depth)
 		size_t n = arg_text(json_string_value(x) ? json_string_value(x) : "?", arg, sizeof(arg));
 
 		if (o + (i ? 1 : 0) + n > AN_ARGV_WIDTH) {
+			/* a first argument longer than the width: its start */
+			if (!i) {
+				memcpy(line, arg, AN_ARGV_WIDTH);
+				line[AN_ARGV_WIDTH] = '\0';
+			}
 			cut = true;
 			break;
 		}
