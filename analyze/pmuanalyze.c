@@ -277,7 +277,7 @@ static void print_argv(json_t *in, int depth)
 		o += (size_t)snprintf(line + o, sizeof(line) - o, "%s%s", i ? " " : "", arg);
 	}
 	printf("  %*s     argv ", 2 * depth, "");
-	put_text(line);
+	put_text(json_array_size(a) ? line : "(empty)");
 	if (cut)
 		printf(" ... (%zu of %zu arguments shown)", i, json_array_size(a));
 	if (json_is_true(json_object_get(last, "argv_truncated")))
