@@ -395,9 +395,16 @@ struct an_inc {
 	uint32_t seq;                       /* its place in the cohort's order */
 	int32_t parent;                     /* its parent's number, -1: none */
 	int32_t pos;                        /* its index in the report's cohort[], -1: none */
+	int32_t prog;                       /* its program's number (scan.progs), AN_PROG_NONE: past the bound */
 	bool seen;                          /* an incarnation, not only named as a parent */
 	bool listed, tent, match;
+	bool inherit;                       /* never exec'd: prog is its comm's, its parent's image preferred */
+	bool task_est;                      /* task_ns is an estimate (multiplexed) */
+	bool ticks;                         /* its CPU times are in clock ticks (/proc/PID/stat) */
 };
+
+/* A program that did not fit the bound on distinct programs (AN_PROGRAMS). */
+#define AN_PROG_NONE (-2)
 
 /* The resource totals the process-tree section sums (or takes the max of). */
 static const struct {
@@ -429,12 +436,18 @@ struct scan {
 	int64_t best_ns;
 	bool best_est;
 	bool best_cpu;          /* no task-clock counted: best is by CPU time at exit */
+	bool want_progs;        /* index programs (the first repetition's report) */
+	struct an_ids progs;    /* program keys (prog_key()), at most AN_PROGRAMS */
+	size_t seen_n;          /* distinct incarnations indexed */
+	size_t task_n;          /* of them, with a counted task-clock */
+	size_t ticks_n;         /* of them, with both CPU times measured in clock ticks */
 };
 
 static void scan_init(struct scan *s, const char *match_comm)
 {
 	memset(s, 0, sizeof(*s));
 	an_ids_init(&s->ids);
+	an_ids_init(&s->progs);
 	s->root = s->best = -1;
 	s->best_ns = -1;
 	s->match_comm = match_comm;
@@ -443,6 +456,7 @@ static void scan_init(struct scan *s, const char *match_comm)
 static void scan_release(struct scan *s)
 {
 	an_ids_release(&s->ids);
+	an_ids_release(&s->progs);
 	free(s->v);
 	for (size_t i = 0; i < AN_NSUMS; i++)
 		free(s->why[i]);
@@ -464,7 +478,8 @@ static int scan_fit(struct scan *s)
 	if (!(v = realloc(s->v, nc * sizeof(*v))))
 		return -1;
 	for (size_t i = old; i < nc; i++)
-		v[i] = (struct an_inc){ -1, -1, -1, 0, -1, -1, false, false, false, false };
+		v[i] = (struct an_inc){ .cpu_user_ns = -1, .cpu_system_ns = -1, .task_ns = -1, .parent = -1, .pos = -1,
+					.prog = AN_PROG_NONE };
 	s->v = v;
 	s->vcap = nc;
 	return 0;
@@ -475,6 +490,51 @@ static int64_t res_value(json_t *r, const char *key)
 	json_t *v = json_object_get(r, key);
 
 	return json_is_integer(v) && json_integer_value(v) >= 0 ? (int64_t)json_integer_value(v) : -1;
+}
+
+/* The most distinct programs a report indexes; the processes of any more are
+ * counted and summed as omitted (a cohort of thousands of different scripts
+ * must not grow the analyzer's memory without bound). */
+#define AN_PROGRAMS 4096
+
+static const char *base_name(const char *p)
+{
+	const char *b = strrchr(p, '/');
+
+	return b && b[1] ? b + 1 : p;
+}
+
+/*
+ * An incarnation's program: the image of its last exec, and the basename of
+ * that exec's argv[0] where it differs from the image's (a bundle of spec
+ * 1.4 has argv; an older one has not), as one key "IMAGE\x1fARGV0".  One that
+ * never exec'd runs its parent's image: it is keyed by its comm ("\x1eCOMM")
+ * and marked to take its nearest exec'ing ancestor's program (programs()).
+ */
+static int scan_program(struct scan *s, struct an_inc *x, json_t *in, const char *comm)
+{
+	json_t *ex = json_object_get(in, "exec"), *last = json_array_get(ex, json_array_size(ex) - 1);
+	const char *path = json_string_value(json_object_get(last, "path"));
+	const char *a0 = json_string_value(json_array_get(json_object_get(last, "argv"), 0));
+	char *key = NULL;
+	long f;
+	int n;
+
+	x->inherit = !path;
+	if (path)
+		n = asprintf(&key, "%s\x1f%s", path, a0 && *a0 && strcmp(base_name(a0), base_name(path)) ? base_name(a0) : "");
+	else
+		n = asprintf(&key, "\x1e%s", comm && *comm ? comm : "?");
+	if (n < 0)
+		return pmu_error(PMU_ERR_NOMEM, "out of memory");
+	f = an_ids_find(&s->progs, key);
+	if (f < 0 && s->progs.n < AN_PROGRAMS && (f = an_ids_put(&s->progs, key, NULL)) < 0) {
+		free(key);
+		return pmu_error(PMU_ERR_NOMEM, "out of memory");
+	}
+	x->prog = f < 0 ? AN_PROG_NONE : (int32_t)f;
+	free(key);
+	return 0;
 }
 
 static int scan_inc(void *ctx, json_t *in, size_t seq)
@@ -527,6 +587,19 @@ static int scan_inc(void *ctx, json_t *in, size_t seq)
 	x->cpu_user_ns = res_value(r, "cpu_user_ns");
 	x->cpu_system_ns = res_value(r, "cpu_system_ns");
 	x->match = s->match_comm && comm && !strcmp(comm, s->match_comm);
+	s->seen_n++;
+	{
+		/* /proc/PID/stat gives CPU times in clock ticks: the source says so */
+		const char *src = json_string_value(
+			json_object_get(json_object_get(json_object_get(r, "fields"), "cpu_user_ns"), "source"));
+
+		if (src && strstr(src, "clock ticks") && x->cpu_user_ns >= 0 && x->cpu_system_ns >= 0) {
+			x->ticks = true;
+			s->ticks_n++;
+		}
+	}
+	if (s->want_progs)
+		return scan_program(s, x, in, comm);
 	return 0;
 }
 
@@ -593,6 +666,8 @@ static int counts_first(json_t *r, void *ctx)
 
 		if (i >= 0 && c->s->v[i].seen && c->s->v[i].task_ns < 0) {
 			c->s->v[i].task_ns = v;
+			c->s->v[i].task_est = json_is_true(json_object_get(r, "estimate"));
+			c->s->task_n++;
 			/* strictly more: the first of equals in the stream wins */
 			if (v > c->s->best_ns) {
 				c->s->best = i;
@@ -925,8 +1000,9 @@ static json_t *dominant_cost(const struct scan *s, json_t *k, const char *comm, 
 			 "time (user + system %.3f of %.3f ms, from each process's totals at exit: no task-clock was "
 			 "counted per process)%s", comm ? comm : "?", comm ? (long long)pid : -1LL, inc, share,
 			 (double)s->best_ns / 1e6, all / 1e6, spread);
-		return json_pack("{s:s,s:s,s:s,s:s,s:f,s:b}", "statement", st, "inc", inc, "comm", comm ? comm : "?",
-				 "metric", "cpu_time", "share_percent", share, "estimate", false);
+		return json_pack("{s:s,s:s,s:s,s:s,s:f,s:b,s:I}", "statement", st, "inc", inc, "comm", comm ? comm : "?",
+				 "metric", "cpu_time", "share_percent", share, "estimate", s->ticks_n > 0, "value_ns",
+				 (json_int_t)s->best_ns);
 	}
 	if (!tot)
 		return json_pack("{s:s}", "statement", "not determined (no counted task-clock in this bundle)");
@@ -943,8 +1019,8 @@ static json_t *dominant_cost(const struct scan *s, json_t *k, const char *comm, 
 		 "(task-clock %.3f of %.3f ms, %s)%s", comm ? comm : "?", comm ? (long long)pid : -1LL, inc, share,
 		 (double)s->best_ns / 1e6, (double)sum / 1e6, est ? "estimated from multiplexed counts" : "exact counts",
 		 spread);
-	return json_pack("{s:s,s:s,s:s,s:s,s:f,s:b}", "statement", st, "inc", inc, "comm", comm ? comm : "?", "metric",
-			 "task-clock", "share_percent", share, "estimate", est);
+	return json_pack("{s:s,s:s,s:s,s:s,s:f,s:b,s:I}", "statement", st, "inc", inc, "comm", comm ? comm : "?", "metric",
+			 "task-clock", "share_percent", share, "estimate", est, "value_ns", (json_int_t)s->best_ns);
 }
 
 /* The largest share of the cohort's task-clock among the incarnations the
@@ -974,6 +1050,456 @@ static double share_of(const struct scan *s, json_t *k)
 		if (s->v[i].seen && s->v[i].match && s->v[i].task_ns >= 0 && 100.0 * (double)s->v[i].task_ns / sum > best)
 			best = 100.0 * (double)s->v[i].task_ns / sum;
 	return best;
+}
+
+/* ---- programs ------------------------------------------------------------------ */
+
+/* The rows of programs[] the report keeps, the largest first; the rest are
+ * summed into omitted. */
+#define AN_PROGRAM_ROWS 100
+
+/* A value in ms below a second, else in s: "53.280 ms", "1.387 s". */
+static void fmt_dur(double ns, char *out, size_t n)
+{
+	if (ns >= 1e9)
+		snprintf(out, n, "%.3f s", ns / 1e9);
+	else
+		snprintf(out, n, "%.3f ms", ns / 1e6);
+}
+
+struct prog_acc {
+	double val;
+	size_t procs, valued;
+	bool est;
+};
+
+static const struct prog_acc *sort_pa;
+
+static int by_value(const void *a, const void *b)
+{
+	const struct prog_acc *x = &sort_pa[*(const uint32_t *)a], *y = &sort_pa[*(const uint32_t *)b];
+
+	if (x->val != y->val)
+		return x->val > y->val ? -1 : 1;
+	if (x->procs != y->procs)
+		return x->procs > y->procs ? -1 : 1;
+	return *(const uint32_t *)a < *(const uint32_t *)b ? -1 : 1;
+}
+
+/*
+ * The cohort by program (scan_program()): the processes of each and the
+ * sum of their counted task-clock where every incarnation has one, else of
+ * their CPU time at exit (user + system), over every incarnation of the
+ * first repetition.  An incarnation that never exec'd counts for the
+ * program of its nearest ancestor that did (it ran that image), else for
+ * its comm.  Memory: one accumulator per program (at most AN_PROGRAMS).
+ */
+static json_t *programs(const struct scan *s)
+{
+	size_t np = s->progs.n, nrow = 0, om_procs = 0, om_progs = 0, unindexed = 0;
+	struct prog_acc *pa = calloc(np + 1, sizeof(*pa));
+	uint32_t *order = malloc((np + 1) * sizeof(*order));
+	/* the process-level share uses the counted task-clock wherever any was
+	 * counted: the programs' shares are of the same metric */
+	bool task = s->task_n > 0, cpu = !task && !s->why[0] && !s->why[1];
+	double total = 0, om_val = 0;
+	json_t *rows = json_array(), *o = NULL;
+
+	if (!pa || !order || !rows)
+		goto done;
+	for (size_t i = 0; i < s->vcap; i++) {
+		const struct an_inc *x = &s->v[i];
+		int32_t p = x->prog;
+		double v = -1;
+
+		if (!x->seen)
+			continue;
+		if (x->inherit) {
+			/* the nearest ancestor that exec'd; a bounded walk (cycles in a
+			 * corrupt bundle analyzed on request) */
+			long j = x->parent;
+
+			for (int k = 0; j >= 0 && k < 64 && s->v[j].seen && s->v[j].inherit; k++)
+				j = s->v[j].parent;
+			if (j >= 0 && s->v[j].seen && !s->v[j].inherit)
+				p = s->v[j].prog;
+		}
+		if (task && x->task_ns >= 0)
+			v = (double)x->task_ns;
+		else if (cpu && x->cpu_user_ns >= 0 && x->cpu_system_ns >= 0)
+			v = (double)(x->cpu_user_ns + x->cpu_system_ns);
+		if (v >= 0)
+			total += v;
+		if (p < 0 || (size_t)p >= np) {
+			unindexed++;
+			om_procs++;
+			om_val += v > 0 ? v : 0;
+			continue;
+		}
+		pa[p].procs++;
+		if (v >= 0) {
+			pa[p].val += v;
+			pa[p].valued++;
+			pa[p].est |= task ? x->task_est : x->ticks;
+		}
+	}
+	for (size_t p = 0; p < np; p++)
+		if (pa[p].procs)
+			order[nrow++] = (uint32_t)p;
+	sort_pa = pa;
+	qsort(order, nrow, sizeof(*order), by_value);
+	for (size_t r = 0; r < nrow; r++) {
+		const struct prog_acc *a = &pa[order[r]];
+		const char *key = an_ids_name(&s->progs, order[r]);
+		char *sep;
+		json_t *row;
+
+		if (r >= AN_PROGRAM_ROWS) {
+			om_progs++;
+			om_procs += a->procs;
+			om_val += a->val;
+			continue;
+		}
+		if (key[0] == '\x1e') {
+			row = json_pack("{s:o,s:n,s:n}", "program", pmu_json_text(key + 1), "image", "argv0");
+		} else {
+			char *img = strdup(key);
+
+			if (!img)
+				goto done;
+			sep = strchr(img, '\x1f');
+			if (sep)
+				*sep++ = '\0';
+			row = json_pack("{s:o,s:o,s:o}", "program",
+					pmu_json_text(sep && *sep ? sep : base_name(img)), "image", pmu_json_text(img),
+					"argv0", sep && *sep ? pmu_json_text(sep) : json_null());
+			free(img);
+		}
+		json_object_set_new(row, "processes", json_integer((json_int_t)a->procs));
+		if ((task || cpu) && a->valued) {
+			json_object_set_new(row, "value_ns", json_integer((json_int_t)a->val));
+			if (total > 0)
+				json_object_set_new(row, "share_percent", json_real(100.0 * a->val / total));
+			json_object_set_new(row, "estimate", json_boolean(a->est));
+		}
+		json_array_append_new(rows, row);
+	}
+	o = json_pack("{s:I,s:s,s:O,s:I,s:I,s:I}", "count", (json_int_t)nrow, "metric", task ? "task-clock" : "cpu_time",
+		      "rows", rows, "omitted", (json_int_t)om_progs, "omitted_processes", (json_int_t)om_procs,
+		      "unindexed_processes", (json_int_t)unindexed);
+	if (o && (task || cpu)) {
+		json_object_set_new(o, "status", json_string("ok"));
+		json_object_set_new(o, "total_ns", json_integer((json_int_t)total));
+		json_object_set_new(o, "omitted_value_ns", json_integer((json_int_t)om_val));
+		json_object_set_new(o, "source", json_string(
+			task ? (s->task_n < s->seen_n ? "counted task-clock of the incarnations that have one (not all do)"
+						      : "counted task-clock of every incarnation")
+			     : s->ticks_n ? "CPU time at exit (user + system), in clock ticks"
+					  : "CPU time at exit (user + system)"));
+	} else if (o) {
+		json_object_set_new(o, "status", json_string("unavailable"));
+		json_object_set_new(o, "reason", json_string("no task-clock was counted per process and not every "
+							     "process's CPU time is known"));
+	}
+done:
+	free(pa);
+	free(order);
+	json_decref(rows);
+	return o ? o : json_pack("{s:i,s:s,s:[],s:i,s:s,s:s}", "count", 0, "metric", "cpu_time", "rows", "omitted", 0,
+				 "status", "unavailable", "reason", "out of memory");
+}
+
+/* ---- wall time ---------------------------------------------------------------- */
+
+/*
+ * Linux exports CPU times in /proc in USER_HZ units, 100 a second on every
+ * architecture (the kernel's own tick rate is hidden behind it): one clock
+ * tick is 10 ms, and each value is truncated to whole ticks.
+ */
+#define AN_TICK_NS 10000000LL
+
+/* The collectors that would put the off-CPU time somewhere (blocked in a
+ * system call, runnable but waiting, sleeping).  This version of pmu lists
+ * them and builds neither (record/collectors.c: "not built"); a bundle of a
+ * later version says in its own fates whether they ran. */
+static const char *const offcpu_collectors[] = { "syscalls", "sched" };
+
+static json_t *fate_of(json_t *fates, const char *name)
+{
+	json_t *x;
+	size_t i;
+
+	json_array_foreach(fates, i, x)
+		if (!strcmp(sget(x, "name"), name))
+			return x;
+	return NULL;
+}
+
+/* What would attribute the off-CPU time, from the bundle's own collector
+ * fates; *attributing true when one of them recorded evidence. */
+static void would_attribute(json_t *fates, const char *mode, char *out, size_t n, bool *attributing)
+{
+	json_t *f[2];
+	int ok = 0, nreq = 0, unav = 0, listed = 0;
+
+	for (size_t i = 0; i < 2; i++) {
+		const char *st;
+
+		f[i] = fate_of(fates, offcpu_collectors[i]);
+		if (!f[i])
+			continue;
+		listed++;
+		st = sget(f[i], "status");
+		ok += !strcmp(st, "ok") || !strcmp(st, "no-events");
+		nreq += !strcmp(st, "not-requested");
+		unav += strcmp(st, "ok") && strcmp(st, "no-events") && strcmp(st, "not-requested");
+	}
+	*attributing = ok > 0;
+	if (ok)
+		snprintf(out, n, "the %s recorded evidence, but this pmuanalyze does not attribute off-CPU time "
+			 "from it yet", ok == 2 ? "syscalls and sched collectors"
+				      : !strcmp(sget(f[0], "status"), "ok") || !strcmp(sget(f[0], "status"), "no-events")
+						? "syscalls collector" : "sched collector");
+	else if (!listed)
+		snprintf(out, n, "no collector of this recording could attribute it (a syscalls or sched collector "
+			 "would)");
+	else if (unav)
+		snprintf(out, n, "the syscalls and sched collectors would attribute it, but in this recording they "
+			 "were unavailable: %s", sget(f[0] && strcmp(sget(f[0], "status"), "not-requested") ? f[0] : f[1],
+						       "reason"));
+	else
+		snprintf(out, n, "the syscalls and sched collectors (--mode full) would attribute it; this recording "
+			 "(mode %s) did not request them, and pmu " PMU_VERSION " does not build them yet", mode);
+	(void)nreq;
+}
+
+/*
+ * The parts of the off-CPU time the cohort's own cgroup's pressure stall
+ * information (PSI, Documentation/accounting/psi.rst) puts somewhere.  Its
+ * "full" states are the ones inside the off-CPU time, and they are
+ * disjoint (kernel/sched/psi.c, test_state()): cpu full is "a task
+ * runnable and none on a CPU", io full "a task in I/O wait and none
+ * runnable".  The kernel aggregates them over the CPUs weighted by each
+ * CPU's busy time, exact for one task at a time and an approximation for
+ * parallel ones: labelled estimates.  The host's pressure (scope system)
+ * is never the cohort's and is not used.  *sum gets their total.
+ */
+static json_t *psi_parts(json_t *k, double wall, double *sum)
+{
+	static const struct {
+		const char *file, *what, *source;
+	} psi[] = {
+		{ "cpu.pressure", "runnable, waiting for a CPU",
+		  "the cohort cgroup's cpu.pressure full_total_ns (PSI: a cohort task runnable and none on a CPU)" },
+		{ "io.pressure", "waiting for I/O",
+		  "the cohort cgroup's io.pressure full_total_ns (PSI: a cohort task in I/O wait and none runnable)" },
+	};
+	json_t *out = json_array(), *c;
+	size_t i;
+
+	*sum = 0;
+	for (size_t p = 0; p < PMU_ARRAY_SIZE(psi); p++)
+		json_array_foreach(json_object_get(k, "cgroup_stats"), i, c) {
+			json_int_t v = json_integer_value(json_object_get(c, "value_ns"));
+
+			if (strcmp(sget(c, "scope"), "cgroup") || strcmp(sget(c, "file"), psi[p].file) ||
+			    strcmp(sget(c, "key"), "full_total_ns") || strcmp(sget(c, "status"), "ok") ||
+			    !json_is_integer(json_object_get(c, "value_ns")) || v < 0)
+				continue;
+			json_array_append_new(out, json_pack("{s:s,s:I,s:f,s:s,s:b}", "what", psi[p].what, "value_ns", v,
+							     "percent", 100.0 * (double)v / wall, "source", psi[p].source,
+							     "estimate", 1));
+			*sum += (double)v;
+			break;
+		}
+	return out;
+}
+
+/*
+ * The run's wall time decomposed: the cohort's time on a CPU and the rest,
+ * which is a lower bound of the wall time during which no cohort task was
+ * on a CPU (blocked, sleeping, or runnable but waiting): on-CPU time of
+ * parallel tasks overlaps, so wall - on-CPU can only under-state it.
+ * On-CPU time, the best the bundle has: the counted task-clock of every
+ * incarnation (exact), else the task-clock of the cohort's own cgroup
+ * (exact), else the CPU time at exit of every incarnation (user + system;
+ * from /proc in clock ticks: each value truncated, so the off-CPU bound is
+ * taken against the most the ticks can hide).
+ */
+static json_t *wall_time(const struct scan *s, json_t *k, json_t *run, json_t *fates, bool *attributing)
+{
+	json_t *tot = cohort_task_clock(k), *c, *o;
+	double wall, on = -1, on_max;
+	const char *src = NULL;
+	bool est = false;
+	json_int_t res = 0;
+	char would[600], st[1600], d1[32], d2[32], d3[32];
+	size_t i;
+
+	would_attribute(fates, sget(run, "mode"), would, sizeof(would), attributing);
+	if (s->root < 0 || !s->root_has_end || s->root_pre)
+		return json_pack("{s:s,s:s,s:[],s:s}", "status", "unavailable", "reason",
+				 s->root < 0 ? "the cohort has no root" : "the root was attached to, or still running at the end",
+				 "attributed", "would_attribute", would);
+	wall = (double)(s->root_end - s->root_start);
+	if (tot && s->task_n >= s->seen_n) {
+		on = (double)json_integer_value(json_object_get(tot, "value_ns"));
+		est = json_is_true(json_object_get(tot, "estimate"));
+		src = "counted task-clock, summed over every incarnation";
+	}
+	if (on < 0)
+		json_array_foreach(json_object_get(k, "cohort"), i, c)
+			if (on < 0 && !strcmp(sget(c, "counter"), "task-clock") && !strcmp(sget(c, "scope"), "cgroup") &&
+			    !strcmp(sget(c, "status"), "ok") && json_is_integer(json_object_get(c, "value_ns"))) {
+				on = (double)json_integer_value(json_object_get(c, "value_ns"));
+				est = json_is_true(json_object_get(c, "estimate"));
+				src = "counted task-clock of the cohort's own cgroup";
+			}
+	if (on < 0 && !s->why[0] && !s->why[1] && s->seen_n) {
+		on = s->acc[0] + s->acc[1];
+		if (s->ticks_n) {
+			est = true;
+			res = AN_TICK_NS;
+			src = "CPU time at exit (user + system) of every incarnation, in 10 ms clock ticks";
+		} else {
+			src = !strcmp(sget(run, "mode"), "none")
+				      ? "CPU time of the command and the descendants it waited for (wait4 rusage)"
+				      : "CPU time at exit (user + system) of every incarnation";
+		}
+	}
+	if (on < 0 || wall <= 0)
+		return json_pack("{s:s,s:s,s:[],s:s}", "status", "unavailable", "reason",
+				 wall <= 0 ? "the root's lifetime is zero"
+					   : "neither a counted task-clock nor every incarnation's CPU time is in the bundle",
+				 "attributed", "would_attribute", would);
+	/* each tick-resolution value hides up to one tick: user and system */
+	on_max = on + (double)(2 * (json_int_t)s->ticks_n * res);
+	double off = wall - on_max > 0 ? wall - on_max : 0, offp = 100.0 * off / wall, att = 0, un;
+	json_t *parts = psi_parts(k, wall, &att);
+	char atts[600] = "";
+
+	un = off - att > 0 ? off - att : 0;
+	fmt_dur(wall, d1, sizeof(d1));
+	fmt_dur(on, d2, sizeof(d2));
+	fmt_dur(off, d3, sizeof(d3));
+	/* a part below 0.5% of the wall time is left to --json */
+	json_array_foreach(parts, i, c)
+		if (json_real_value(json_object_get(c, "percent")) >= 0.5) {
+			char v[32];
+			size_t l = strlen(atts);
+
+			fmt_dur((double)json_integer_value(json_object_get(c, "value_ns")), v, sizeof(v));
+			snprintf(atts + l, sizeof(atts) - l, "%s~%s %s", l ? ", " : "", v, sget(c, "what"));
+		}
+	if (atts[0]) {
+		char u[32];
+		size_t l = strlen(atts);
+
+		fmt_dur(un, u, sizeof(u));
+		snprintf(atts + l, sizeof(atts) - l, " (the cohort cgroup's pressure stall times); %s not attributed", u);
+	} else {
+		snprintf(atts, sizeof(atts), "none of it attributed");
+	}
+	snprintf(st, sizeof(st), "wall %s; cohort on-CPU %s%s (%s%s), parallelism %.2f; off-CPU at least %s (%.0f%% of "
+		 "wall: no cohort task on a CPU: blocked, sleeping or runnable but waiting): %s: %s",
+		 d1, est ? "~" : "", d2, src, res ? ", each value truncated to a tick" : est ? ", estimated" : "",
+		 on / wall, d3, offp, atts, would);
+	o = json_pack("{s:s,s:I,s:I,s:s,s:b,s:f,s:f,s:I,s:f,s:b,s:o,s:I,s:f,s:s,s:s}", "status", "ok", "wall_ns",
+		      (json_int_t)wall, "on_cpu_ns", (json_int_t)on, "on_cpu_source", src, "on_cpu_estimate", est,
+		      "parallelism", on / wall, "on_cpu_percent", 100.0 * on / wall, "off_cpu_ns", (json_int_t)off,
+		      "off_cpu_percent", offp, "off_cpu_is_lower_bound", 1, "attributed", parts, "unattributed_ns",
+		      (json_int_t)un, "unattributed_percent", 100.0 * un / wall, "would_attribute", would, "statement", st);
+	if (o && res)
+		json_object_set_new(o, "on_cpu_resolution_ns", json_integer(res));
+	return o;
+}
+
+/*
+ * The dominant cost, of the wall time: the off-CPU time when it is the
+ * larger part (at least half the wall time, or more than the largest CPU
+ * consumer named), else the program or the process with the largest share
+ * of the cohort's CPU, whichever names more: a program of two or more
+ * processes whose share beats the largest single process.  proc is the
+ * process-level statement (dominant_cost()), consumed.
+ */
+static json_t *dominant(json_t *proc, json_t *wall, json_t *progs)
+{
+	json_t *best = NULL, *r, *o = proc;
+	double pshare = json_real_value(json_object_get(proc, "share_percent")), named_ns = -1;
+	bool wall_ok = !strcmp(sget(wall, "status"), "ok");
+	double wall_ns = (double)json_integer_value(json_object_get(wall, "wall_ns"));
+	char st[2400];
+	size_t i;
+
+	json_array_foreach(json_object_get(progs, "rows"), i, r)
+		if (!best && json_integer_value(json_object_get(r, "processes")) >= 2 &&
+		    json_object_get(r, "share_percent"))
+			best = r;
+	if (best && json_real_value(json_object_get(best, "share_percent")) > pshare + 1e-9 &&
+	    json_object_get(proc, "share_percent")) {
+		double sh = json_real_value(json_object_get(best, "share_percent"));
+		bool est = json_is_true(json_object_get(best, "estimate"));
+		char v[32], t[32];
+
+		fmt_dur((double)json_integer_value(json_object_get(best, "value_ns")), v, sizeof(v));
+		fmt_dur((double)json_integer_value(json_object_get(progs, "total_ns")), t, sizeof(t));
+		snprintf(st, sizeof(st), "program '%s' (%lld processes) spent %.0f%% of the cohort's CPU (%s %s%s of %s%s); "
+			 "the largest single process, %.0f%%", sget(best, "program"),
+			 (long long)json_integer_value(json_object_get(best, "processes")), sh,
+			 !strcmp(sget(progs, "metric"), "task-clock") ? "task-clock" : "CPU time at exit", est ? "~" : "", v, t,
+			 est ? ", estimated" : "", pshare);
+		o = json_pack("{s:s,s:s,s:s,s:I,s:s,s:f,s:b,s:I}", "statement", st, "level", "program", "program",
+			      sget(best, "program"), "processes", json_integer_value(json_object_get(best, "processes")),
+			      "metric", sget(progs, "metric"), "share_percent", sh, "estimate", est, "value_ns",
+			      json_integer_value(json_object_get(best, "value_ns")));
+		named_ns = (double)json_integer_value(json_object_get(best, "value_ns"));
+		json_decref(proc);
+	} else if (json_object_get(proc, "share_percent")) {
+		json_object_set_new(o, "level", json_string("process"));
+		named_ns = (double)json_integer_value(json_object_get(proc, "value_ns"));
+	}
+	if (wall_ok && wall_ns > 0 && (json_real_value(json_object_get(wall, "off_cpu_percent")) >= 50 ||
+				       (double)json_integer_value(json_object_get(wall, "off_cpu_ns")) > named_ns)) {
+		double off = (double)json_integer_value(json_object_get(wall, "off_cpu_ns"));
+		char a[32], b[32], cpu[1400];
+
+		fmt_dur(off, a, sizeof(a));
+		fmt_dur(wall_ns, b, sizeof(b));
+		snprintf(cpu, sizeof(cpu), "%s", sget(o, "statement"));
+		char parts[600] = "";
+		json_t *c;
+
+		/* the attributed parts, largest first as the cgroup gave them */
+		json_array_foreach(json_object_get(wall, "attributed"), i, c)
+			if (json_real_value(json_object_get(c, "percent")) >= 0.5) {
+				char v[32];
+				size_t l = strlen(parts);
+
+				fmt_dur((double)json_integer_value(json_object_get(c, "value_ns")), v, sizeof(v));
+				snprintf(parts + l, sizeof(parts) - l, "%s~%s (%.0f%% of wall) %s", l ? ", " : "", v,
+					 json_real_value(json_object_get(c, "percent")), sget(c, "what"));
+			}
+		if (parts[0]) {
+			char u[32];
+			size_t l = strlen(parts);
+
+			fmt_dur((double)json_integer_value(json_object_get(wall, "unattributed_ns")), u, sizeof(u));
+			snprintf(parts + l, sizeof(parts) - l, ", by the cohort cgroup's pressure stall times; %s not "
+				 "attributed", u);
+		} else {
+			snprintf(parts, sizeof(parts), "not attributed");
+		}
+		snprintf(st, sizeof(st), "%.0f%% of wall time (at least %s of %s) no cohort process was on a CPU "
+			 "(off-CPU: blocked, sleeping or waiting): %s: %s; on CPU (%.0f%% of wall): %s",
+			 100.0 * off / wall_ns, a, b, parts, sget(wall, "would_attribute"),
+			 json_real_value(json_object_get(wall, "on_cpu_percent")), cpu);
+		json_object_set_new(o, "statement", json_string(st));
+		json_object_set_new(o, "level", json_string("off-cpu"));
+		json_object_set_new(o, "wall_share_percent", json_real(100.0 * off / wall_ns));
+	} else if (wall_ok && wall_ns > 0 && named_ns >= 0) {
+		json_object_set_new(o, "wall_share_percent", json_real(100.0 * named_ns / wall_ns));
+	}
+	return o;
 }
 
 /* ---- phases ------------------------------------------------------------------ */
@@ -1140,6 +1666,25 @@ static json_t *listed_copy(json_t *in)
 			json_array_append(a, json_array_get(e, i));
 		json_object_set_new(c, "exec", a);
 		json_object_set_new(c, "exec_omitted", json_integer((json_int_t)(ne - AN_LIST_EXECS)));
+	}
+	if (ne) {
+		/* the images it ran, in order, by basename: a shim (env, bash)
+		 * that exec'd the program shows as such, not as the program */
+		json_t *kept = json_object_get(c, "exec"), *x;
+		char chain[1024];
+		size_t i, o = 0;
+
+		chain[0] = '\0';
+		if (ne > AN_LIST_EXECS)
+			o = (size_t)snprintf(chain, sizeof(chain), "\u2026");
+		json_array_foreach(kept, i, x) {
+			const char *p = json_string_value(json_object_get(x, "path"));
+
+			if (o < sizeof(chain))
+				o += (size_t)snprintf(chain + o, sizeof(chain) - o, "%s%s", o ? " \u2192 " : "",
+						      p ? base_name(p) : "?");
+		}
+		json_object_set_new(c, "exec_chain", pmu_json_text(chain));
 	}
 	return c;
 }
@@ -1476,6 +2021,7 @@ static int first_rep_load(const struct pmu_bundle *b, size_t max, struct first_r
 	int err;
 
 	scan_init(&f->s, NULL);
+	f->s.want_progs = true;
 	if ((err = scan_cohort(b, 1, &f->s)))
 		return err;
 	f->k = counts_load(b, 1, &f->s);
@@ -1520,6 +2066,126 @@ static void first_rep_release(struct first_rep *f)
 	free(f->dcomm);
 }
 
+/* Capabilities that are host settings (sysctls), not measurements: their
+ * absence costs the report nothing, so "not measured" leaves them out (the
+ * bundle's capabilities.json keeps them). */
+static bool is_setting(const char *name)
+{
+	static const char *const settings[] = { "kptr_restrict", "nmi_watchdog", "perf_event_max_sample_rate",
+						"perf_event_mlock_kb", "perf_event_paranoid", "ptrace_scope",
+						"unprivileged_bpf_disabled" };
+
+	for (size_t i = 0; i < PMU_ARRAY_SIZE(settings); i++)
+		if (!strcmp(name, settings[i]))
+			return true;
+	return false;
+}
+
+/* reason with every "'name'" put as "'*'": the reasons of counters a missing
+ * PMU refuses differ only in the event they name.  Returns a new string
+ * the caller frees, or NULL when out of memory. */
+static char *reason_key(const char *reason, const char *name)
+{
+	char q[300];
+	size_t ql, rl = strlen(reason);
+	char *out = malloc(rl + 1), *o = out;
+
+	if (!out)
+		return NULL;
+	ql = (size_t)snprintf(q, sizeof(q), "'%s'", name);
+	if (ql >= sizeof(q) || ql <= 2) {
+		memcpy(out, reason, rl + 1);
+		return out;
+	}
+	for (const char *r = reason; *r;)
+		if (!strncmp(r, q, ql)) {
+			memcpy(o, "'*'", 3);
+			o += 3;
+			r += ql;
+		} else {
+			*o++ = *r++;
+		}
+	*o = '\0';
+	return out;
+}
+
+/*
+ * not_measured grouped by cause (status, reason and remedy, the event a
+ * reason names aside): one line for the eight counters a missing PMU
+ * refuses.  [{status, reason, remedy, what: [...], statement}], in the
+ * order of each cause's first item.
+ */
+static json_t *not_measured_groups(json_t *missing)
+{
+	json_t *out = json_array(), *idx = json_object(), *x, *g;
+	size_t i;
+
+	json_array_foreach(missing, i, x) {
+		const char *what = sget(x, "what"), *name = strncmp(what, "counter ", 8) ? what : what + 8;
+		char *rk = reason_key(sget(x, "reason"), name), *key = NULL;
+
+		if (!rk || asprintf(&key, "%s\n%s\n%s", sget(x, "status"), rk, sget(x, "remedy")) < 0) {
+			free(rk);
+			break;
+		}
+		if (!(g = json_object_get(idx, key))) {
+			g = json_pack("{s:s,s:s,s:s,s:[]}", "status", sget(x, "status"), "reason", rk, "remedy",
+				      sget(x, "remedy"), "what");
+			json_object_set_new(g, "first_reason", json_string(sget(x, "reason")));
+			json_array_append_new(out, g);
+			json_object_set(idx, key, g);
+		}
+		json_array_append_new(json_object_get(g, "what"), json_string(what));
+		free(rk);
+		free(key);
+	}
+	json_array_foreach(out, i, g) {
+		json_t *w = json_object_get(g, "what"), *y;
+		size_t n = json_array_size(w), j, len = 0;
+		bool counters = true;
+		char *list, *st = NULL;
+
+		json_array_foreach(w, j, y) {
+			len += strlen(json_string_value(y)) + 2;
+			counters &= !strncmp(json_string_value(y), "counter ", 8);
+		}
+		if (!(list = malloc(len + 16)))
+			continue;
+		len = 0;
+		if (counters && n > 1)
+			len += (size_t)sprintf(list, "counters ");
+		json_array_foreach(w, j, y)
+			len += (size_t)sprintf(list + len, "%s%s", j ? ", " : "",
+					       counters && n > 1 ? json_string_value(y) + 8 : json_string_value(y));
+		if (n == 1)
+			json_object_set(g, "reason", json_object_get(g, "first_reason"));
+		else {
+			/* the event a reason names is each of the list's */
+			const char *r0 = sget(g, "reason");
+			char *r = malloc(2 * strlen(r0) + 1), *p;
+
+			if (r)
+				memcpy(r, r0, strlen(r0) + 1);
+			/* "'*'" -> "them": one byte longer, at most once per 3 bytes */
+			while (r && (p = strstr(r, "'*'"))) {
+				memmove(p + 4, p + 3, strlen(p + 3) + 1);
+				memcpy(p, "them", 4);
+			}
+			if (r)
+				json_object_set_new(g, "reason", json_string(r));
+			free(r);
+		}
+		json_object_del(g, "first_reason");
+		if (asprintf(&st, "%s: %s: %s%s%s", list, sget(g, "status"), sget(g, "reason"),
+			     *sget(g, "remedy") ? "; remedy: " : "", sget(g, "remedy")) >= 0)
+			json_object_set_new(g, "statement", json_string(st));
+		free(st);
+		free(list);
+	}
+	json_decref(idx);
+	return out;
+}
+
 json_t *an_load(const char *path, bool allow_invalid, int trace_rep, const char *trace_path, size_t max_processes,
 		int *code)
 {
@@ -1528,7 +2194,8 @@ json_t *an_load(const char *path, bool allow_invalid, int trace_rep, const char 
 	struct failures fl = { json_array() };
 	struct pmu_bundle b;
 	struct first_rep fr;
-	json_t *run = NULL, *caps = NULL, *prov = NULL, *k, *fates, *missing, *x, *runs, *shares;
+	json_t *run = NULL, *caps = NULL, *prov = NULL, *k, *fates, *missing, *x, *runs, *shares, *wt, *progs;
+	bool attributing = false;
 	int err, check, nrep;
 	bool printed = false;
 	size_t i;
@@ -1594,14 +2261,15 @@ json_t *an_load(const char *path, bool allow_invalid, int trace_rep, const char 
 	k = fr.k;
 	missing = json_array();
 	json_array_foreach(json_object_get(caps, "capabilities"), i, x)
-		if (strcmp(sget(x, "status"), "ok"))
+		if (strcmp(sget(x, "status"), "ok") && !is_setting(sget(x, "name")))
 			json_array_append_new(missing, json_pack("{s:s,s:s,s:s,s:s}", "what", sget(x, "name"), "status",
 								 sget(x, "status"), "reason",
 								 json_object_get(x, "reason") ? sget(x, "reason") : "",
 								 "remedy",
 								 json_object_get(x, "remedy") ? sget(x, "remedy") : ""));
 	json_array_foreach(fates, i, x)
-		if (strcmp(sget(x, "status"), "ok") && strcmp(sget(x, "status"), "not-requested"))
+		if (strcmp(sget(x, "status"), "ok") && strcmp(sget(x, "status"), "not-requested") &&
+		    strcmp(sget(x, "status"), "no-events"))
 			json_array_append_new(missing, json_pack("{s:s,s:s,s:s,s:s}", "what", sget(x, "name"), "status",
 								 sget(x, "status"), "reason", sget(x, "reason"), "remedy",
 								 sget(x, "remedy")));
@@ -1624,6 +2292,17 @@ json_t *an_load(const char *path, bool allow_invalid, int trace_rep, const char 
 		json_array_append_new(missing, json_pack("{s:s,s:s,s:s,s:s}", "what", "cgroup cohort", "status",
 							 "unavailable", "reason", sget(x, "reason"), "remedy",
 							 sget(x, "remedy")));
+	wt = wall_time(&fr.s, k, run, fates, &attributing);
+	progs = programs(&fr.s);
+	/* the off-CPU time is a measurement this recording does not have:
+	 * listed, with what would have it */
+	if (!attributing && json_integer_value(json_object_get(wt, "unattributed_ns")) > 0)
+		json_array_append_new(missing, json_pack("{s:s,s:s,s:s,s:s}", "what", "off-CPU time", "status",
+							 strstr(sget(wt, "would_attribute"), "unavailable")
+								 ? "unavailable" : "not-requested", "reason",
+							 "no collector of this recording says where the cohort's "
+							 "off-CPU time went (blocked, sleeping or waiting)",
+							 "remedy", sget(wt, "would_attribute")));
 	/* per-incarnation ratios where both counts exist */
 	if (k) {
 		const char *inc;
@@ -1706,15 +2385,20 @@ json_t *an_load(const char *path, bool allow_invalid, int trace_rep, const char 
 		      json_object_get(caps, "host"), "settings", json_object_get(prov, "settings"), "images",
 		      json_object_get(prov, "images"), "config_hash", json_object_get(prov, "config_hash"),
 		      "not_measured", missing, "collectors", fates, "cohort", fr.cohort, "tree", fr.tree,
-		      "cohort_listing", fr.listing, "dominant_cost", dominant_cost(&fr.s, k, fr.dcomm, fr.dpid, shares),
+		      "cohort_listing", fr.listing, "dominant_cost",
+		      dominant(dominant_cost(&fr.s, k, fr.dcomm, fr.dpid, shares), wt, progs),
 		      "phases", phases(&b, run, &fr.s), "repetitions", "n", nrep, "runs", runs, "summary", summarize(runs));
 	if (!x) {
 		/* a document without what the report needs (possible only in a
 		 * bundle analyzed with --allow-invalid): say so, never exit 0 */
 		fprintf(stderr, "pmuanalyze: '%s' lacks what a report needs (host, images or configuration hash)\n",
 			path);
-	} else if (k) {
-		json_object_set(x, "counting", k);
+	} else {
+		json_object_set(x, "wall_time", wt);
+		json_object_set(x, "programs", progs);
+		json_object_set_new(x, "not_measured_groups", not_measured_groups(missing));
+		if (k)
+			json_object_set(x, "counting", k);
 	}
 	*code = x ? AN_EXIT_OK : AN_EXIT_USAGE;
 	pmu_bundle_close(&b);
@@ -1726,6 +2410,8 @@ json_t *an_load(const char *path, bool allow_invalid, int trace_rep, const char 
 	json_decref(prov);
 	json_decref(fates);
 	json_decref(missing);
+	json_decref(wt);
+	json_decref(progs);
 	json_decref(fl.list);
 	return x;
 }

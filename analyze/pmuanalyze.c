@@ -1,11 +1,12 @@
 /*
  * pmuanalyze: reports on bundles.
  *
- * One bundle: the run header, what could not be measured and why, the
- * collectors' fates and health, the process tree with each incarnation's
- * resources and counters (labelled exact, estimate, suspect zero or not
- * counted), the cohort's counters, phases, the metrics across repetitions,
- * and the dominant cost where the evidence names one.
+ * One bundle: the run header, where the wall time went and the dominant
+ * cost of it, the largest programs, what could not be measured and why (by
+ * cause), the collectors' fates and health, the process tree with exec
+ * chains, argv and each incarnation's resources and counters (labelled
+ * exact, estimate, suspect zero or not counted), the cohort's counters,
+ * phases and the metrics across repetitions.
  *
  * Two bundles (A/B): comparability first (an incomparable pair is refused
  * with exit 4 unless --force), then per metric the change with its 95%
@@ -38,10 +39,12 @@ static const char usage[] =
 	"usage: pmuanalyze [options] BUNDLE\n"
 	"       pmuanalyze [options] A.bundle B.bundle\n"
 	"\n"
-	"One bundle: describe the run, what could not be measured and why, each\n"
-	"collector's fate, the process tree with each incarnation's resources and\n"
-	"counters, the cohort's counters, the metrics across repetitions (median,\n"
-	"spread, outliers) and the dominant cost. An estimate is marked ~ with the share\n"
+	"One bundle: where the wall time went (the cohort on a CPU, and off it: a lower\n"
+	"bound, what explains it and what would), the dominant cost of the wall time,\n"
+	"the largest programs, what could not be measured and why (by cause), each\n"
+	"collector's fate, the process tree with exec chains, argv, each incarnation's\n"
+	"resources and counters, the cohort's counters and the metrics across\n"
+	"repetitions (median, spread, outliers). An estimate is marked ~ with the share\n"
 	"of the time it was counted; a count that was not taken is \"not counted\", never 0.\n"
 	"\n"
 	"Two bundles: check that A and B are comparable, then compare every metric:\n"
@@ -150,20 +153,52 @@ static void res_item(json_t *r, const char *key, const char *label, double scale
 		printf("  %s n/a", label);
 }
 
-static void print_resources(json_t *r, int depth)
+static const char *field_source(json_t *r, const char *key)
+{
+	const char *s = json_string_value(json_object_get(json_object_get(json_object_get(r, "fields"), key), "source"));
+
+	return s ? s : "";
+}
+
+/*
+ * CPU times as fine as their source: /proc/PID/stat's are whole 10 ms
+ * clock ticks (left out beside an exact counted task-clock, else shown in
+ * whole ms with their resolution); the eBPF follower's total is the exact
+ * runtime with its user:system split taken from the ticks; others (wait4
+ * rusage, a writer that does not say) as they are.
+ */
+static void print_cpu(json_t *r, bool exact_task_clock)
+{
+	json_t *u = json_object_get(r, "cpu_user_ns"), *sy = json_object_get(r, "cpu_system_ns");
+	const char *src = field_source(r, "cpu_user_ns");
+
+	if (u && sy && strstr(src, "clock ticks")) {
+		if (!exact_task_clock)
+			printf("  user %.0f ms  sys %.0f ms (10 ms clock ticks)", (double)json_integer_value(u) / 1e6,
+			       (double)json_integer_value(sy) / 1e6);
+	} else if (u && sy && strstr(src, "split by")) {
+		printf("  cpu %.1f ms (user ~%.1f, sys ~%.1f: split by clock ticks)",
+		       (double)(json_integer_value(u) + json_integer_value(sy)) / 1e6, (double)json_integer_value(u) / 1e6,
+		       (double)json_integer_value(sy) / 1e6);
+	} else {
+		res_item(r, "cpu_user_ns", "user", 1e6, " ms");
+		res_item(r, "cpu_system_ns", "sys", 1e6, " ms");
+	}
+}
+
+static void print_resources(json_t *r, int depth, bool exact_task_clock)
 {
 	if (!r)
 		return;
 	printf("  %*s   ", 2 * depth, "");
-	res_item(r, "cpu_user_ns", "user", 1e6, " ms");
-	res_item(r, "cpu_system_ns", "sys", 1e6, " ms");
+	print_cpu(r, exact_task_clock);
 	res_item(r, "max_rss_bytes", "rss", 1048576.0, " MiB");
 	res_item(r, "minor_faults", "minflt", 1, "");
 	res_item(r, "major_faults", "majflt", 1, "");
 	res_item(r, "voluntary_switches", "vcsw", 1, "");
 	res_item(r, "involuntary_switches", "ivcsw", 1, "");
-	res_item(r, "read_bytes", "read", 1024, " KiB");
-	res_item(r, "write_bytes", "written", 1024, " KiB");
+	res_item(r, "read_bytes", "rchar", 1024, " KiB");
+	res_item(r, "write_bytes", "wchar", 1024, " KiB");
 	printf("\n");
 }
 
@@ -192,6 +227,81 @@ static void print_inc_counts(json_t *counting, const char *inc, int depth)
 	printf("\n");
 }
 
+/* An argument as a shell would need it to read it back: bare when it is
+ * plain, else in single quotes. */
+static size_t arg_text(const char *a, char *out, size_t n)
+{
+	bool plain = *a != '\0';
+	size_t o = 0;
+
+	for (const char *c = a; *c; c++)
+		plain &= !strchr(" \t'\"\\$`;&|<>(){}*?!#~", *c);
+	if (plain)
+		return (size_t)snprintf(out, n, "%s", a);
+	o = (size_t)snprintf(out, n, "'");
+	for (; *a && o < n; a++)
+		o += *a == '\'' ? (size_t)snprintf(out + o, n - o, "'\\''") : (size_t)snprintf(out + o, n - o, "%c", *a);
+	if (o < n)
+		o += (size_t)snprintf(out + o, n - o, "'");
+	return o;
+}
+
+/* The argv of an incarnation's last exec (spec 1.4), at most AN_ARGV_WIDTH
+ * characters, the cut marked; nothing for an older bundle, which has none. */
+#define AN_ARGV_WIDTH 160
+
+static void print_argv(json_t *in, int depth)
+{
+	json_t *ex = json_object_get(in, "exec"), *last = json_array_get(ex, json_array_size(ex) - 1), *a, *x;
+	char line[AN_ARGV_WIDTH * 4 + 64];
+	size_t o = 0, i;
+	bool cut = false;
+
+	if (!last)
+		return;
+	line[0] = '\0';
+	a = json_object_get(last, "argv");
+	if (!a) {
+		if (json_object_get(last, "argv_reason")) {
+			printf("  %*s     argv not recorded: ", 2 * depth, "");
+			put_text(sget(last, "argv_reason"));
+			printf("\n");
+		}
+		return;
+	}
+	json_array_foreach(a, i, x) {
+		char arg[AN_ARGV_WIDTH * 4 + 8];
+		size_t n = arg_text(json_string_value(x) ? json_string_value(x) : "?", arg, sizeof(arg));
+
+		if (o + (i ? 1 : 0) + n > AN_ARGV_WIDTH) {
+			/* a first argument longer than the width: its start */
+			if (!i) {
+				memcpy(line, arg, AN_ARGV_WIDTH);
+				line[AN_ARGV_WIDTH] = '\0';
+			}
+			cut = true;
+			break;
+		}
+		o += (size_t)snprintf(line + o, sizeof(line) - o, "%s%s", i ? " " : "", arg);
+	}
+	printf("  %*s     argv ", 2 * depth, "");
+	put_text(json_array_size(a) ? line : "(empty)");
+	if (cut)
+		printf(" ... (%zu of %zu arguments shown)", i, json_array_size(a));
+	if (json_is_true(json_object_get(last, "argv_truncated")))
+		printf(" [truncated by the recorder]");
+	printf("\n");
+}
+
+/* The incarnation's counted task-clock is exact (no estimate). */
+static bool exact_task_clock(json_t *counting, const char *inc)
+{
+	json_t *t = json_object_get(json_object_get(json_object_get(counting, "totals"), inc), "task-clock");
+
+	return t && !strcmp(sget(t, "status"), "ok") && !json_is_true(json_object_get(t, "estimate")) &&
+	       json_object_get(t, "value_ns");
+}
+
 /* The tree in the depth-first order the model computed (model.c). */
 static void print_tree(json_t *rep, json_t *incs)
 {
@@ -213,6 +323,11 @@ static void print_tree(json_t *rep, json_t *incs)
 		if (json_array_size(exec)) {
 			printf(" (");
 			put_text(sget(json_array_get(exec, json_array_size(exec) - 1), "path"));
+			/* a shim that exec'd the program (env, a shell): its chain */
+			if (json_array_size(exec) > 1 || json_object_get(in, "exec_omitted")) {
+				printf("; exec chain ");
+				put_text(sget(in, "exec_chain"));
+			}
 			printf(")");
 		}
 		if (json_is_true(json_object_get(in, "preexisting")))
@@ -224,7 +339,9 @@ static void print_tree(json_t *rep, json_t *incs)
 		print_exit(json_object_get(in, "exit"));
 		printf(", %lld thread%s\n", (long long)json_integer_value(json_object_get(in, "threads")),
 		       json_integer_value(json_object_get(in, "threads")) == 1 ? "" : "s");
-		print_resources(json_object_get(in, "resources"), depth);
+		print_argv(in, depth);
+		print_resources(json_object_get(in, "resources"), depth,
+				exact_task_clock(json_object_get(rep, "counting"), sget(in, "id")));
 		print_inc_counts(json_object_get(rep, "counting"), sget(in, "id"), depth);
 	}
 }
@@ -235,6 +352,7 @@ static void print_header(json_t *rep, const char *label)
 	size_t i;
 	json_int_t dur = json_integer_value(json_object_get(run, "end_ns")) -
 			 json_integer_value(json_object_get(run, "start_ns"));
+	long long nrep = (long long)json_integer_value(json_object_get(json_object_get(rep, "repetitions"), "n"));
 
 	if (label)
 		printf("%s        %s\n", label, sget(rep, "bundle"));
@@ -245,11 +363,23 @@ static void print_header(json_t *rep, const char *label)
 	}
 	printf("\nmode     %s\nresult   %s\nexit     ", sget(run, "mode"), sget(run, "result"));
 	print_exit(json_object_get(run, "exit"));
-	printf("\nwall     %.3f ms\nhost     %s %s %s\nrecorder %s %s\n", ms(dur), sget(host, "os"),
-	       sget(host, "kernel"), sget(host, "arch"), sget(json_object_get(run, "tool"), "name"),
-	       sget(json_object_get(run, "tool"), "version"));
-	if (json_integer_value(json_object_get(json_object_get(rep, "repetitions"), "n")) > 1)
-		printf("repeats  %lld\n", (long long)json_integer_value(json_object_get(json_object_get(rep, "repetitions"), "n")));
+	printf("\nwall     %.3f ms (run window", ms(dur));
+	if (nrep > 1) {
+		/* the header, the wall-time split and the tree are repetition 1's;
+		 * the metrics section has every repetition's medians */
+		json_t *s;
+
+		printf(" of repetition 1 of %lld", nrep);
+		json_array_foreach(json_object_get(json_object_get(rep, "repetitions"), "summary"), i, s)
+			if (!strcmp(sget(s, "name"), "wall") && !strcmp(sget(s, "status"), "ok"))
+				printf("; the root's lifetime, median of %lld: %.3f ms",
+				       (long long)json_integer_value(json_object_get(s, "n")),
+				       json_real_value(json_object_get(s, "median")) / 1e6);
+	}
+	printf(")\nhost     %s %s %s\nrecorder %s %s\n", sget(host, "os"), sget(host, "kernel"), sget(host, "arch"),
+	       sget(json_object_get(run, "tool"), "name"), sget(json_object_get(run, "tool"), "version"));
+	if (nrep > 1)
+		printf("repeats  %lld\n", nrep);
 }
 
 static void print_failed(json_t *rep)
@@ -266,15 +396,147 @@ static void print_failed(json_t *rep)
 	printf("\n");
 }
 
+/* One line per cause (not_measured_groups): a cause of one item as before,
+ * "WHAT STATUS REASON; remedy: ...", a cause of several on two lines, the
+ * list first. */
 static void print_not_measured(json_t *rep)
 {
-	json_t *x;
+	json_t *x, *g = json_object_get(rep, "not_measured_groups");
+	size_t i, j;
+
+	printf("not measured (%zu, %zu cause%s)\n", json_array_size(json_object_get(rep, "not_measured")),
+	       json_array_size(g), json_array_size(g) == 1 ? "" : "s");
+	json_array_foreach(g, i, x) {
+		json_t *w = json_object_get(x, "what"), *y;
+		bool counters = true;
+
+		if (json_array_size(w) == 1) {
+			printf("  %-20s %-12s %s%s%s\n", json_string_value(json_array_get(w, 0)), sget(x, "status"),
+			       sget(x, "reason"), *sget(x, "remedy") ? "; remedy: " : "", sget(x, "remedy"));
+			continue;
+		}
+		json_array_foreach(w, j, y)
+			counters &= !strncmp(json_string_value(y), "counter ", 8);
+		printf("  %s", counters ? "counters " : "");
+		json_array_foreach(w, j, y)
+			printf("%s%s", j ? ", " : "", json_string_value(y) + (counters ? 8 : 0));
+		printf(" (%zu)\n  %-20s %-12s %s%s%s\n", json_array_size(w), "", sget(x, "status"), sget(x, "reason"),
+		       *sget(x, "remedy") ? "; remedy: " : "", sget(x, "remedy"));
+	}
+}
+
+static void fmt_ns(double ns, char *out, size_t n)
+{
+	if (ns >= 1e9)
+		snprintf(out, n, "%.3f s", ns / 1e9);
+	else
+		snprintf(out, n, "%.3f ms", ns / 1e6);
+}
+
+/* Where the wall time went, before any cost is named (wall_time). */
+static void print_wall_time(json_t *rep)
+{
+	json_t *w = json_object_get(rep, "wall_time"), *x;
+	char a[32], b[32];
+	size_t i, n = 0;
+
+	if (!w)
+		return;
+	printf("\nwall time%s\n", json_integer_value(json_object_get(json_object_get(rep, "repetitions"), "n")) > 1
+					 ? " (repetition 1)" : "");
+	if (strcmp(sget(w, "status"), "ok")) {
+		printf("  not decomposed: %s\n", sget(w, "reason"));
+		return;
+	}
+	fmt_ns((double)json_integer_value(json_object_get(w, "wall_ns")), a, sizeof(a));
+	printf("  wall         %s (the root's lifetime, fork to reap)\n", a);
+	fmt_ns((double)json_integer_value(json_object_get(w, "on_cpu_ns")), a, sizeof(a));
+	printf("  on CPU       %s%s, %.0f%% of wall, average parallelism %.2f (%s", 
+	       json_is_true(json_object_get(w, "on_cpu_estimate")) ? "~" : "", a,
+	       json_real_value(json_object_get(w, "on_cpu_percent")), json_real_value(json_object_get(w, "parallelism")),
+	       sget(w, "on_cpu_source"));
+	if (json_object_get(w, "on_cpu_resolution_ns"))
+		printf("; resolution %.0f ms a value",
+		       (double)json_integer_value(json_object_get(w, "on_cpu_resolution_ns")) / 1e6);
+	else if (json_is_true(json_object_get(w, "on_cpu_estimate")))
+		printf("; estimated");
+	printf(")\n");
+	fmt_ns((double)json_integer_value(json_object_get(w, "off_cpu_ns")), a, sizeof(a));
+	printf("  off CPU      at least %s, %.0f%% of wall: no cohort task on a CPU (blocked, sleeping or runnable but "
+	       "waiting)\n", a, json_real_value(json_object_get(w, "off_cpu_percent")));
+	json_array_foreach(json_object_get(w, "attributed"), i, x) {
+		fmt_ns((double)json_integer_value(json_object_get(x, "value_ns")), a, sizeof(a));
+		printf("  %-12s %s%s, %.0f%% of wall, %s: %s\n", n++ ? "" : "attributed",
+		       json_is_true(json_object_get(x, "estimate")) ? "~" : "", a, json_real_value(json_object_get(x, "percent")),
+		       sget(x, "what"), sget(x, "source"));
+	}
+	fmt_ns((double)json_integer_value(json_object_get(w, "unattributed_ns")), b, sizeof(b));
+	printf("  %-12s %s, %.0f%% of wall: %s\n", n ? "unattributed" : "attributed", n ? b : "none of it",
+	       json_real_value(json_object_get(w, "unattributed_percent")), sget(w, "would_attribute"));
+}
+
+/* Another row has the program name of row k: the image tells them apart. */
+static bool same_name(json_t *rows, size_t k)
+{
+	json_t *r;
 	size_t i;
 
-	printf("not measured (%zu)\n", json_array_size(json_object_get(rep, "not_measured")));
-	json_array_foreach(json_object_get(rep, "not_measured"), i, x)
-		printf("  %-20s %-12s %s%s%s\n", sget(x, "what"), sget(x, "status"), sget(x, "reason"),
-		       *sget(x, "remedy") ? "; remedy: " : "", sget(x, "remedy"));
+	json_array_foreach(rows, i, r)
+		if (i != k && !strcmp(sget(r, "program"), sget(json_array_get(rows, k), "program")))
+			return true;
+	return false;
+}
+
+/* The largest programs (programs): processes and their share of the
+ * cohort's CPU. */
+static void print_programs(json_t *rep)
+{
+	json_t *p = json_object_get(rep, "programs"), *r;
+	size_t i;
+	bool task = !strcmp(sget(p, "metric"), "task-clock");
+
+	if (!p || !json_array_size(json_object_get(p, "rows")))
+		return;
+	printf("\nprograms (%lld; by %s", (long long)json_integer_value(json_object_get(p, "count")),
+	       task ? "counted task-clock" : "CPU time at exit");
+	if (strcmp(sget(p, "status"), "ok"))
+		printf(": not measured, %s", sget(p, "reason"));
+	printf("; the largest 10)\n");
+	json_array_foreach(json_object_get(p, "rows"), i, r) {
+		char v[32] = "n/a", name[300];
+
+		if (i >= 10)
+			break;
+		if (json_object_get(r, "value_ns"))
+			fmt_ns((double)json_integer_value(json_object_get(r, "value_ns")), v, sizeof(v));
+		if (json_is_string(json_object_get(r, "image")) &&
+		    (strcmp(sget(r, "program"), strrchr(sget(r, "image"), '/') ? strrchr(sget(r, "image"), '/') + 1
+										: sget(r, "image")) ||
+		     same_name(json_object_get(p, "rows"), i)))
+			snprintf(name, sizeof(name), "%s (%s)", sget(r, "program"), sget(r, "image"));
+		else
+			snprintf(name, sizeof(name), "%s", sget(r, "program"));
+		printf("  ");
+		put_text(name);
+		printf("%*s %5lld process%s  %s%s", (int)(strlen(name) < 28 ? 28 - strlen(name) : 1), "",
+		       (long long)json_integer_value(json_object_get(r, "processes")),
+		       json_integer_value(json_object_get(r, "processes")) == 1 ? "  " : "es",
+		       json_is_true(json_object_get(r, "estimate")) ? "~" : "", v);
+		if (json_object_get(r, "share_percent"))
+			printf(", %.0f%% of the cohort's", json_real_value(json_object_get(r, "share_percent")));
+		printf("\n");
+	}
+	{
+		size_t shown = json_array_size(json_object_get(p, "rows")) < 10 ? json_array_size(json_object_get(p, "rows")) : 10;
+		json_int_t more = json_integer_value(json_object_get(p, "count")) - (json_int_t)shown,
+			   unindexed = json_integer_value(json_object_get(p, "unindexed_processes"));
+
+		if (more > 0)
+			printf("  %lld more program%s not shown (--json lists 100)\n", (long long)more, more == 1 ? "" : "s");
+		if (unindexed > 0)
+			printf("  %lld process%s of programs past the first 4096 not told apart\n", (long long)unindexed,
+			       unindexed == 1 ? "" : "es");
+	}
 }
 
 static void print_summary(json_t *rep)
@@ -320,6 +582,9 @@ static void print_single(json_t *rep)
 
 	print_failed(rep);
 	print_header(rep, NULL);
+	print_wall_time(rep);
+	printf("\ndominant cost: %s\n", sget(json_object_get(rep, "dominant_cost"), "statement"));
+	print_programs(rep);
 	printf("\n");
 	print_not_measured(rep);
 	printf("\ncollectors\n");
@@ -335,7 +600,14 @@ static void print_single(json_t *rep)
 		printf("\n");
 	}
 	x = json_object_get(rep, "cohort_listing");
-	printf("\nprocess tree (%lld incarnations)\n", (long long)json_integer_value(json_object_get(x, "incarnations")));
+	if (json_integer_value(json_object_get(json_object_get(rep, "repetitions"), "n")) > 1)
+		printf("\nprocess tree (repetition 1 of %lld; %lld incarnations)\n",
+		       (long long)json_integer_value(json_object_get(json_object_get(rep, "repetitions"), "n")),
+		       (long long)json_integer_value(json_object_get(x, "incarnations")));
+	else
+		printf("\nprocess tree (%lld incarnations)\n",
+		       (long long)json_integer_value(json_object_get(x, "incarnations")));
+	printf("  (rchar/wchar: bytes passed to read/write-like system calls, page cache included; not storage I/O)\n");
 	print_tree(rep, json_object_get(rep, "cohort"));
 	if (json_integer_value(json_object_get(x, "omitted")))
 		printf("  %s\n", sget(x, "statement"));
@@ -374,7 +646,6 @@ static void print_single(json_t *rep)
 			       ms(json_integer_value(json_object_get(x, "to_ns"))));
 	}
 	print_summary(rep);
-	printf("\ndominant cost: %s\n", sget(json_object_get(rep, "dominant_cost"), "statement"));
 }
 
 /* ---- text: two bundles ------------------------------------------------------- */
@@ -524,7 +795,7 @@ static void csv_single(json_t *rep)
 	json_t *in, *c, *counters = json_object_get(json_object_get(rep, "counting"), "counters"), *s;
 	size_t i, k;
 
-	printf("table,inc,pid,comm,parent,wall_ns,exit");
+	printf("table,inc,pid,comm,parent,wall_ns,exit,exit_code,exit_signal");
 	for (k = 0; k < PMU_ARRAY_SIZE(res); k++)
 		printf(",%s", res[k]);
 	json_array_foreach(counters, k, c) {
@@ -546,7 +817,10 @@ static void csv_single(json_t *rep)
 		if (json_object_get(in, "end_ns"))
 			printf("%lld", (long long)(json_integer_value(json_object_get(in, "end_ns")) -
 						  json_integer_value(json_object_get(in, "start_ns"))));
-		printf(",%s", sget(e, "kind"));
+		printf(",%s,", sget(e, "kind"));
+		csv_num(json_object_get(e, "code"));
+		putchar(',');
+		csv_num(json_object_get(e, "signal"));
 		for (k = 0; k < PMU_ARRAY_SIZE(res); k++) {
 			putchar(',');
 			csv_num(json_object_get(r, res[k]));
@@ -573,6 +847,32 @@ static void csv_single(json_t *rep)
 		putchar(',');
 		csv_num(json_object_get(oc, "measured"));
 		printf("\n");
+	}
+	{
+		json_t *w = json_object_get(rep, "wall_time"), *p = json_object_get(rep, "programs"), *r;
+		static const char *const wn[] = { "wall_ns", "on_cpu_ns", "off_cpu_ns", "off_cpu_percent",
+						  "unattributed_ns" };
+
+		/* off_cpu_ns is a lower bound (off_cpu_is_lower_bound in --json) */
+		printf("\ntable,status,wall_ns,on_cpu_ns,off_cpu_ns,off_cpu_percent,unattributed_ns,on_cpu_estimate,"
+		       "on_cpu_source\nwall_time,%s", sget(w, "status"));
+		csv_nums(w, wn, PMU_ARRAY_SIZE(wn));
+		printf(",%s,", json_is_true(json_object_get(w, "on_cpu_estimate")) ? "true" : "false");
+		csv_field(json_object_get(w, "on_cpu_source") ? sget(w, "on_cpu_source") : sget(w, "reason"));
+		printf("\n\ntable,program,image,argv0,processes,metric,value_ns,share_percent,estimate\n");
+		json_array_foreach(json_object_get(p, "rows"), i, r) {
+			static const char *const pn[] = { "value_ns", "share_percent" };
+
+			printf("programs,");
+			csv_field(sget(r, "program"));
+			putchar(',');
+			csv_field(json_is_string(json_object_get(r, "image")) ? sget(r, "image") : "");
+			putchar(',');
+			csv_field(json_is_string(json_object_get(r, "argv0")) ? sget(r, "argv0") : "");
+			printf(",%lld,%s", (long long)json_integer_value(json_object_get(r, "processes")), sget(p, "metric"));
+			csv_nums(r, pn, PMU_ARRAY_SIZE(pn));
+			printf(",%s\n", json_is_true(json_object_get(r, "estimate")) ? "true" : "false");
+		}
 	}
 	printf("\ntable,metric,unit,n,median,min,max,q1,q3,mad,estimate,status\n");
 	json_array_foreach(json_object_get(json_object_get(rep, "repetitions"), "summary"), i, s) {

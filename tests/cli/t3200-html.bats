@@ -137,7 +137,7 @@ self_contained() {
 	grep -qxF "  i1 pid 5000 sh (/bin/sh), 189.999 ms, exit 0, 2 threads" "$T/m.txt"
 	grep -qxF "       task-clock 5.200 ms  page-faults 96  r00c0 ~2400000 (estimate, counted 50.0% of the time)" "$T/m.txt"
 	grep -qxF "       task-clock 0.700 ms  page-faults 51  r00c0 not counted" "$T/m.txt"
-	grep -qF "user 4.0 ms  sys 1.0 ms  rss 2.2 MiB  minflt 103  majflt 0  vcsw n/a  ivcsw n/a  read 8.8 KiB  written 0.2 KiB" "$T/m.txt"
+	grep -qF "user 4.0 ms  sys 1.0 ms  rss 2.2 MiB  minflt 103  majflt 0  vcsw n/a  ivcsw n/a  rchar 8.8 KiB  wchar 0.2 KiB" "$T/m.txt"
 	run text "$T/m.html.dom" processes
 	assert_output --partial "i1 5000 sh /bin/sh 189.999 ms exit 0 2 4.0 ms 1.0 ms 2.2 MiB 103 0 n/a n/a 8.8 KiB 0.2 KiB 2.400 ms 142 940000"
 	assert_output --partial "i2 5001 ls /usr/bin/ls 7.000 ms exit 0 1 4.0 ms 1.0 ms 2.2 MiB 103 0 3 0 8.8 KiB 0.2 KiB 5.200 ms 96 ~2400000 (estimate, counted 50.0% of the time)"

@@ -2,13 +2,14 @@
 """Turn a `mkfixture minimal` bundle into one with a large cohort, for
 t3400-large-cohort.bats and bench/analyze.
 
-    t3400-gencohort.py BUNDLE N [chain]
+    t3400-gencohort.py BUNDLE N [chain | programs=M]
 
 Written independently of pmu's writers (so the expectations of the tests are
 not computed by the code under test).  The cohort is a 10-ary tree of N
 incarnations under the fixture's root i1: incarnation k (k >= 2) has parent
 (k - 2) // 10 + 1 (with "chain": k - 1, a parent chain N deep), pid 10000 + k, one thread, one exec of /bin/true, an exit,
-and the nine resource totals with values that vary with k.  The root keeps
+and the nine resource totals with values that vary with k.  With programs=M
+incarnation k execs /opt/gen/p<k % M> instead: M distinct programs.  The root keeps
 the fixture's times and spans.  The cohort is written in the form of the
 bundle's spec: cohort.jsonl (1.3 and later; the fixture's header line kept)
 or a compact cohort.json (1.0 to 1.2).  The manifests are recomputed."""
@@ -51,6 +52,8 @@ def incarnations(n, root, chain=False):
 def main():
     bundle, n = sys.argv[1], int(sys.argv[2])
     chain = sys.argv[3:] == ["chain"]
+    progs = int(sys.argv[3][9:]) if sys.argv[3:] and sys.argv[3].startswith("programs=") else 0
+    path = lambda k: "/opt/gen/p%d" % (k % progs) if progs else "/bin/true"
     data = os.path.join(bundle, "data")
     spec = json.load(open(os.path.join(data, "run.json")))["spec"]
     major, minor = (int(x) for x in spec.split("."))
@@ -83,7 +86,7 @@ def main():
 
             root = one("i1", None, r["pid"], r["start_ns"], r["end_ns"], r["comm"], rres, "/usr/bin/true")
             for iid, parent, pid, start, end, comm, res in incarnations(n, r, chain):
-                close(*one(iid, parent, pid, start, end, comm, res, "/bin/true"))
+                close(*one(iid, parent, pid, start, end, comm, res, path(pid - 10000)))
             close(*root)
     else:
         old = json.load(open(os.path.join(data, "cohort.json")))
@@ -97,7 +100,7 @@ def main():
             for iid, parent, pid, start, end, comm, res in incarnations(n, r, chain):
                 f.write("," + dumps({"id": iid, "pid": pid, "start_ns": start, "end_ns": end,
                                      "preexisting": False, "parent": parent, "comm": comm, "tids": [pid],
-                                     "exec": [{"t_ns": start + 50, "path": "/bin/true"}],
+                                     "exec": [{"t_ns": start + 50, "path": path(pid - 10000)}],
                                      "exit": {"kind": "exited", "code": 0},
                                      "resources": dict(res, fields=fields)}))
             f.write("]}")
