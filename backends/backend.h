@@ -45,7 +45,9 @@ int pmu_backend_settings(json_t *settings);
  * The times are ticks converted to ns: resolution_ns is one tick.
  *
  * pmu_host_cpu_read: 0 with *s filled and s->ok, or a negative pmu_err
- * with s->reason and s->remedy (the stub: PMU_ERR_UNSUPPORTED).  t_ns is
+ * with s->reason and s->remedy (the stub: PMU_ERR_UNSUPPORTED).  It leaves
+ * pmu_error_detail() alone: the recorder reads the host after a follow
+ * that may have failed, and reports that failure.  t_ns is
  * CLOCK_MONOTONIC just after the read.
  */
 struct pmu_host_cpu {

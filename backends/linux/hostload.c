@@ -13,6 +13,7 @@
  * as no steal.
  */
 #include <errno.h>
+#include <stdarg.h>
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -50,6 +51,20 @@ static bool next_u64(const char **p, const char *end, uint64_t *out)
 	return true;
 }
 
+/* The parser's refusal: the detail goes to s->reason, not to
+ * pmu_error_detail(), which holds the recorder's own error (the host is
+ * read after a follow that may have failed, and must not hide why). */
+__attribute__((format(printf, 2, 3)))
+static int corrupt(struct pmu_host_cpu *s, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(s->reason, sizeof(s->reason), fmt, ap);
+	va_end(ap);
+	return PMU_ERR_CORRUPT;
+}
+
 /* ticks to ns, refusing what would not fit in the spec's integers (2^63) */
 static bool ticks_ns(uint64_t ticks, long hz, uint64_t *ns)
 {
@@ -69,26 +84,26 @@ int pmu_procstat_parse(const char *text, size_t len, long ticks_per_s, struct pm
 	unsigned cpus = 0;
 
 	if (ticks_per_s <= 0 || ticks_per_s > 1000000000)
-		return pmu_error(PMU_ERR_CORRUPT, "clock tick rate %ld is not usable", ticks_per_s);
+		return corrupt(s, "clock tick rate %ld is not usable", ticks_per_s);
 	nl = memchr(p, '\n', len);
 	if (!nl || len < 4 || memcmp(p, "cpu ", 4))
-		return pmu_error(PMU_ERR_CORRUPT, "%s does not begin with a whole aggregate 'cpu' line", PROC_STAT);
+		return corrupt(s, "%s does not begin with a whole aggregate 'cpu' line", PROC_STAT);
 	p += 4;
 	while (n < 10 && next_u64(&p, nl, &f[n]))
 		n++;
 	while (p < nl && *p == ' ')
 		p++;
 	if (n < 8 || p != nl)
-		return pmu_error(PMU_ERR_CORRUPT, "%s: the 'cpu' line has %d%s fields; steal needs at least 8",
+		return corrupt(s, "%s: the 'cpu' line has %d%s fields; steal needs at least 8",
 				 PROC_STAT, n, p != nl ? " well-formed" : "");
 	/* busy = user + nice + system + irq + softirq; each < 2^64 / 5 */
 	for (int i = 0; i < 8; i++)
 		if (f[i] > UINT64_MAX / 8)
-			return pmu_error(PMU_ERR_CORRUPT, "%s: a tick count of the 'cpu' line is out of range", PROC_STAT);
+			return corrupt(s, "%s: a tick count of the 'cpu' line is out of range", PROC_STAT);
 	if (!ticks_ns(f[0] + f[1] + f[2] + f[5] + f[6], ticks_per_s, &s->busy_ns) ||
 	    !ticks_ns(f[3], ticks_per_s, &s->idle_ns) || !ticks_ns(f[4], ticks_per_s, &s->iowait_ns) ||
 	    !ticks_ns(f[7], ticks_per_s, &s->steal_ns))
-		return pmu_error(PMU_ERR_CORRUPT, "%s: a time of the 'cpu' line is out of range", PROC_STAT);
+		return corrupt(s, "%s: a time of the 'cpu' line is out of range", PROC_STAT);
 	/* the per-CPU lines follow: count them.  The text may be cut short
 	 * (the reader keeps a prefix): a last line without its newline that
 	 * could be a cpuN line leaves the count unknown */
@@ -100,13 +115,13 @@ int pmu_procstat_parse(const char *text, size_t len, long ticks_per_s, struct pm
 		ln = nl ? (size_t)(nl - p) : (size_t)(end - p);
 		cpu = !memcmp(p, "cpu", ln < 3 ? ln : 3) && (ln < 4 || (p[3] >= '0' && p[3] <= '9'));
 		if (cpu && !nl)
-			return pmu_error(PMU_ERR_CORRUPT, "%s ends inside the per-CPU lines", PROC_STAT);
+			return corrupt(s, "%s ends inside the per-CPU lines", PROC_STAT);
 		if (!cpu || ln < 4)
 			break;
 		cpus++;
 	}
 	if (!cpus)
-		return pmu_error(PMU_ERR_CORRUPT, "%s has no per-CPU 'cpuN' line", PROC_STAT);
+		return corrupt(s, "%s has no per-CPU 'cpuN' line", PROC_STAT);
 	s->cpus = cpus;
 	s->resolution_ns = (uint64_t)(1000000000 + ticks_per_s - 1) / (uint64_t)ticks_per_s;
 	return 0;
@@ -124,13 +139,13 @@ int pmu_host_cpu_read(struct pmu_host_cpu *s)
 	if (fd < 0) {
 		snprintf(s->reason, sizeof(s->reason), "cannot open '%s': %s", PROC_STAT, strerror(errno));
 		s->remedy = "mount procfs at /proc (mount -t proc proc /proc)";
-		return pmu_error(PMU_ERR_IO, "%s", s->reason);
+		return PMU_ERR_IO;
 	}
 	if (!(buf = malloc(PROC_STAT_PREFIX))) {
 		close(fd);
 		snprintf(s->reason, sizeof(s->reason), "out of memory reading '%s'", PROC_STAT);
 		s->remedy = "none: pmurec ran out of memory";
-		return pmu_error(PMU_ERR_NOMEM, "%s", s->reason);
+		return PMU_ERR_NOMEM;
 	}
 	while (len < PROC_STAT_PREFIX) {
 		ssize_t n = read(fd, buf + len, PROC_STAT_PREFIX - len);
@@ -142,7 +157,7 @@ int pmu_host_cpu_read(struct pmu_host_cpu *s)
 			s->remedy = "none: the kernel refused the read; the next repetition may have it";
 			free(buf);
 			close(fd);
-			return pmu_error(PMU_ERR_IO, "%s", s->reason);
+			return PMU_ERR_IO;
 		}
 		if (n == 0)
 			break;
@@ -153,7 +168,6 @@ int pmu_host_cpu_read(struct pmu_host_cpu *s)
 	err = pmu_procstat_parse(buf, len, sysconf(_SC_CLK_TCK), s);
 	free(buf);
 	if (err) {
-		snprintf(s->reason, sizeof(s->reason), "%s", pmu_error_detail());
 		s->remedy = "none: this kernel's /proc/stat is not in the form proc(5) gives";
 		return err;
 	}

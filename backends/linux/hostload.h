@@ -13,8 +13,8 @@
  * system idle iowait irq softirq steal [guest guest_nice], in USER_HZ
  * ticks) and counts the "cpuN" lines after it.  ticks_per_s is
  * sysconf(_SC_CLK_TCK).  Fills s's times, resolution_ns and cpus (not
- * t_ns, ok or source); returns 0, or PMU_ERR_CORRUPT with the detail
- * (pmu_error_detail()).
+ * t_ns, ok or source); returns 0, or PMU_ERR_CORRUPT with the detail in
+ * s->reason (pmu_error_detail() is left alone).
  */
 int pmu_procstat_parse(const char *text, size_t len, long ticks_per_s, struct pmu_host_cpu *s);
 

@@ -203,7 +203,7 @@ int pmu_host_cpu_read(struct pmu_host_cpu *s)
 	memset(s, 0, sizeof(*s));
 	snprintf(s->reason, sizeof(s->reason), "%s", STUB_REASON);
 	s->remedy = STUB_REMEDY;
-	return pmu_error(PMU_ERR_UNSUPPORTED, "%s", STUB_REASON);
+	return PMU_ERR_UNSUPPORTED; /* pmu_error_detail() is the recorder's (backend.h) */
 }
 
 json_t *pmu_image_describe(const char *path, const char *role)

@@ -51,6 +51,14 @@ int main(void)
 	is_int(parse("cpu  1 2 3 4 5 6 7 8\nintr 1\n", 29, 100, &s), PMU_ERR_CORRUPT, "no cpuN line is refused");
 	is_int(parse("cpu0 1 2 3 4 5 6 7 8\n", 21, 100, &s), PMU_ERR_CORRUPT, "no aggregate line is refused");
 	is_int(parse(stat2, n, 0, &s), PMU_ERR_CORRUPT, "a tick rate of 0 is refused");
+	ok(strstr(s.reason, "tick rate") != NULL, "the refusal says why in reason: %s", s.reason);
+	pmu_error(PMU_ERR_IO, "the recorder's own error");
+	parse("cpu0 1\n", 7, 100, &s);
+	is_str(pmu_error_detail(), "the recorder's own error", "a refusal leaves pmu_error_detail() alone");
+	is_int(pmu_host_cpu_read(&s), 0, "this host's /proc/stat is read");
+	ok(s.ok && s.cpus > 0 && s.resolution_ns > 0 && s.t_ns > 0 && !strcmp(s.source, "/proc/stat"),
+	   "it is ok, with %u CPUs, a resolution of %llu ns, and the time it was read", s.cpus,
+	   (unsigned long long)s.resolution_ns);
 	/* every prefix: parsed when cut at the start of a line after a cpuN
 	 * line or inside the first line past them, refused anywhere else
 	 * (inside a cpu line, or before any cpuN line); never a read past
