@@ -2,8 +2,10 @@
  * run.json's host_load: how busy the whole host was during a repetition,
  * and how much the hypervisor stole.  Scope "system", always: the numbers
  * include the cohort's own CPU time, and a reader subtracts nothing from
- * them nor shows them as the cohort's (spec 1.4, README.md section 9).
+ * them nor shows them as the cohort's (spec 1.4, bundle-spec/README.md 12.1).
  */
+#include <stdio.h>
+
 #include <jansson.h>
 
 #include "hostload.h"
