@@ -33,6 +33,36 @@ int pmu_backend_settings(json_t *settings);
 #include "cohort_model.h"
 #include "collector.h"
 
+/* ---- the host's CPU time ------------------------------------------------ */
+
+/*
+ * The host's CPU time at one instant, summed over every CPU, to be
+ * differenced over a repetition: run.json's host_load (spec 1.4, scope
+ * system).  Host-wide: it holds the cohort's own CPU time and everybody
+ * else's, and never stands for the cohort's.  busy is user + nice + system
+ * + irq + softirq (guest time is inside user); steal is the time a
+ * hypervisor ran something else while a CPU of this host wanted to run.
+ * The times are ticks converted to ns: resolution_ns is one tick.
+ *
+ * pmu_host_cpu_read: 0 with *s filled and s->ok, or a negative pmu_err
+ * with s->reason and s->remedy (the stub: PMU_ERR_UNSUPPORTED).  It leaves
+ * pmu_error_detail() alone: the recorder reads the host after a follow
+ * that may have failed, and reports that failure.  t_ns is
+ * CLOCK_MONOTONIC just after the read.
+ */
+struct pmu_host_cpu {
+	bool ok;
+	uint64_t t_ns;
+	uint64_t busy_ns, steal_ns, idle_ns, iowait_ns;
+	uint64_t resolution_ns;
+	unsigned cpus;          /* the CPUs summed over (online when read) */
+	const char *source;     /* what was read, e.g. "/proc/stat" */
+	char reason[200];
+	const char *remedy;
+};
+
+int pmu_host_cpu_read(struct pmu_host_cpu *s);
+
 /* ---- the cohort's cgroup ------------------------------------------------ */
 
 /*

@@ -140,20 +140,25 @@ static void put_cohort(struct gen *g, json_t *incs)
 
 static void put_docs(struct gen *g)
 {
-	json_t *colls = json_array(), *incs = json_array();
+	json_t *colls = json_array(), *incs = json_array(), *run;
 	static const char *const cname[NCOLL] = { "syscalls", "sched", "net", "io" };
 
 	for (int c = 0; c < NCOLL; c++)
 		json_array_append_new(colls, json_pack("{s:s,s:b}", "name", cname[c], "requested", 1));
 	json_array_append_new(colls, json_pack("{s:s,s:b}", "name", "hwcount", "requested", 0));
-	put_doc(g, "run.json", "run",
-		json_pack("{s:s,s:{s:s,s:s},s:s,s:[s,s,s],s:s,s:I,s:I,s:I,s:I,s:{s:s,s:i},s:s,s:b,s:o}",
+	run = json_pack("{s:s,s:{s:s,s:s},s:s,s:[s,s,s],s:s,s:I,s:I,s:I,s:I,s:{s:s,s:i},s:s,s:b,s:o}",
 			   "run_id", "b3f1c0de5eed4a11b3f1c0de5eed4a11", "tool", "name", "bench-genbundle",
 			   "version", PMU_VERSION, "mode", "full", "argv", "server", "--workers", "3",
 			   "cwd", "/srv", "start_ns", (json_int_t)T0, "end_ns", (json_int_t)TEND,
 			   "realtime_anchor_ns", (json_int_t)1764460800000000000ll,
 			   "monotonic_anchor_ns", (json_int_t)T0, "exit", "kind", "exited", "code", 0,
-			   "result", "complete", "tolerate_loss", 0, "collectors", colls));
+			   "result", "complete", "tolerate_loss", 0, "collectors", colls);
+	/* spec 1.4: a synthetic bundle measured no host, and says so */
+	json_object_set_new(run, "host_load",
+			    json_pack("{s:s,s:s,s:s,s:s}", "scope", "system", "status", "unavailable", "reason",
+				      "a synthetic bundle (bench/genbundle): no host was measured", "remedy",
+				      "none: record with pmurec for the host's load"));
+	put_doc(g, "run.json", "run", run);
 	put_doc(g, "capabilities.json", "capabilities",
 		json_pack("{s:{s:s,s:s,s:s,s:s},s:[{s:s,s:s,s:s},{s:s,s:s,s:s,s:s}]}",
 			   "host", "os", "linux", "arch", "x86_64", "kernel", "6.1.0-bench", "cpu", "bench",

@@ -25,6 +25,8 @@ static const char *const scopes_used[] = { "inherit", "cgroup", NULL };
 static const char *const cohort_scopes[] = { "incarnations", "cgroup", NULL };
 static const char *const stat_scopes[] = { "cgroup", "system", NULL };
 static const char *const end_exits[] = { "exited", "signaled", "unknown", NULL };
+static const char *const campaign_kinds[] = { "modes", "variants", NULL };
+static const char *const system_scope[] = { "system", NULL };
 /* the nine resource totals of spec 12.5, in their order */
 const char *const pmu_resource_fields[] = { "cpu_user_ns", "cpu_system_ns", "max_rss_bytes", "minor_faults",
 					    "major_faults", "voluntary_switches", "involuntary_switches",
@@ -46,6 +48,10 @@ const char *const pmu_resource_fields[] = { "cpu_user_ns", "cpu_system_ns", "max
 #define N12(k, req, unit, doc) { k, PMU_FT_INT, req, unit, NULL, NULL, doc, 2 }
 #define E12(k, req, ev, doc) { k, PMU_FT_ENUM, req, NULL, NULL, ev, doc, 2 }
 #define STATUS12(req) E12("status", req, pmu_status_values, "ok, not-requested, unavailable, no-events or failed")
+/* fields added in spec 1.4 */
+#define F14(k, t, req, doc) { k, PMU_FT_##t, req, NULL, NULL, NULL, doc, 4 }
+#define N14(k, req, unit, doc) { k, PMU_FT_INT, req, unit, NULL, NULL, doc, 4 }
+#define E14(k, req, ev, doc) { k, PMU_FT_ENUM, req, NULL, NULL, ev, doc, 4 }
 #define OBJ(name, arr) static const struct pmu_objdef name = { #name, arr, PMU_ARRAY_SIZE(arr) }
 #define DOCHEAD F("spec", STR, true, "spec version, \"" PMU_SPEC_VERSION "\""), \
 		F("type", STR, true, "document type"), \
@@ -72,10 +78,40 @@ OBJ(collector_ref, collector_ref_f);
 
 static const struct pmu_field campaign_f[] = {
 	F("id", STR, true, "campaign id, the same in every bundle of the campaign"),
-	F("modes", ARR_STR, true, "the modes of the campaign, in the order they were interleaved"),
+	F("modes", ARR_STR, true, "the modes of the campaign, in the order they were interleaved (variants: the mode "
+	  "of each variant)"),
 	N("position", true, "id", "0-based place of this run in the campaign's run order"),
+	E14("kind", false, campaign_kinds, "modes (pmurec --ab: one command in several modes) or variants (pmurec "
+	    "--variants: several commands in one mode); absent: modes"),
+	F14("variants", ARR_STR, false, "the variants' names, in the order they were interleaved; present exactly when "
+	    "kind is variants"),
+	F14("variant", STR, false, "this bundle's variant, one of variants; present exactly when kind is variants"),
 };
 OBJ(campaign, campaign_f);
+
+/*
+ * The host's CPU time over one repetition (spec 1.4).  Host-wide, scope
+ * system: it includes the cohort's own CPU time and is never the cohort's.
+ */
+static const struct pmu_field host_load_f[] = {
+	E14("scope", true, system_scope, "system: the whole host, the cohort included; never the cohort's own"),
+	E14("status", true, pmu_status_values, "ok, or unavailable with reason and remedy (the validator refuses the "
+	    "vocabulary's other values here)"),
+	F14("reason", STR, false, "why it is unavailable"),
+	F14("remedy", STR, false, "how to make it available"),
+	F14("source", STR, false, "where it was read (Linux: /proc/stat, its aggregate cpu line); present when ok"),
+	N14("interval_ns", false, "ns", "time between the two reads, inside the run's window; present when ok"),
+	N14("cpus", false, "count", "CPUs the times are summed over; present when ok"),
+	N14("resolution_ns", false, "ns", "the source's resolution, one clock tick; present when ok"),
+	N14("busy_ns", false, "ns", "CPU time of the whole host not idle, iowait or steal (user, nice, system, irq, "
+	    "softirq; guest time is inside user), summed over the CPUs; present when ok"),
+	N14("steal_ns", false, "ns", "time the hypervisor ran something else while a CPU wanted to run, summed over "
+	    "the CPUs; present when ok"),
+	N14("idle_ns", false, "ns", "idle time, summed over the CPUs; present when ok"),
+	N14("iowait_ns", false, "ns", "idle time with I/O outstanding, summed over the CPUs (proc(5): not reliable); "
+	    "present when ok"),
+};
+OBJ(host_load, host_load_f);
 
 static const struct pmu_field command_rusage_f[] = {
 	N12("cpu_user_ns", true, "ns", "user CPU time"),
@@ -111,6 +147,9 @@ static const struct pmu_field run_f[] = {
 	{ "command_rusage", PMU_FT_OBJ, false, NULL, &command_rusage, NULL,
 	  "wait4(2) totals of the launched command, including the descendants it waited for: the same source in "
 	  "every mode (absent when attached)", 2 },
+	{ "host_load", PMU_FT_OBJ, true, NULL, &host_load, NULL,
+	  "the host's CPU time during this repetition, from its start_ns to its end_ns: busy, steal, idle and iowait "
+	  "(scope system, never the cohort's)", 4 },
 };
 OBJ(run, run_f);
 

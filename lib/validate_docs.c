@@ -311,6 +311,77 @@ bool pmu_v_check_doc(struct v *v, const struct pmu_docdef *d, const char *file, 
 	return true;
 }
 
+/*
+ * run.json's host_load (1.4): the schema has its fields; here the status
+ * rule of a measured value (present exactly when ok, never 0 for "not
+ * measured") and its interval, which lies inside the run's window.
+ */
+static void check_host_load(struct v *v, const char *f, json_t *j)
+{
+	static const char *const measured[] = { "source", "interval_ns", "cpus", "resolution_ns", "busy_ns",
+						"steal_ns", "idle_ns", "iowait_ns" };
+	json_t *h = json_object_get(j, "host_load");
+	const char *st = json_string_value(json_object_get(h, "status"));
+	bool ok;
+
+	if (!h || !st)
+		return; /* before 1.4, or reported as SCHEMA-FIELD */
+	ok = !strcmp(st, "ok");
+	if (!ok && strcmp(st, "unavailable")) {
+		/* the host is read or it is not: nothing is requested or failed */
+		report(v, PMU_CHECK_SCHEMA_FIELD, f, 0, "run.host_load: status '%s'; it is 'ok' or 'unavailable'", st);
+		return;
+	}
+	eval(v, PMU_CHECK_FIELD_STATUS);
+	for (size_t i = 0; i < sizeof(measured) / sizeof(*measured); i++)
+		if (ok != (json_object_get(h, measured[i]) != NULL))
+			report(v, PMU_CHECK_FIELD_STATUS, f, 0, "run.host_load: status '%s' but '%s' is %s", st,
+			       measured[i], ok ? "absent" : "present");
+	if (ok && json_integer_value(json_object_get(h, "cpus")) < 1)
+		report(v, PMU_CHECK_FIELD_STATUS, f, 0, "run.host_load: status 'ok' over %lld CPUs",
+		       (long long)json_integer_value(json_object_get(h, "cpus")));
+	eval(v, PMU_CHECK_TIME_WINDOW);
+	if (ok && json_object_get(h, "interval_ns") &&
+	    ju(h, "interval_ns") > ju(j, "end_ns") - ju(j, "start_ns"))
+		report(v, PMU_CHECK_TIME_WINDOW, f, 0, "run.host_load: interval_ns %llu is longer than the run window "
+		       "(%llu ns)", (unsigned long long)ju(h, "interval_ns"),
+		       (unsigned long long)(ju(j, "end_ns") - ju(j, "start_ns")));
+}
+
+/* A campaign of variants (1.4) names them, and this bundle's among them;
+ * one of modes names none. */
+static void check_campaign(struct v *v, const char *f, json_t *j)
+{
+	json_t *c = json_object_get(j, "campaign"), *names = json_object_get(c, "variants");
+	const char *kind = json_string_value(json_object_get(c, "kind"));
+	const char *mine = json_string_value(json_object_get(c, "variant"));
+	bool variants = kind && !strcmp(kind, "variants"), found = false;
+
+	if (!c)
+		return;
+	if (!variants) {
+		if (names || mine)
+			report(v, PMU_CHECK_SCHEMA_FIELD, f, 0, "run.campaign: '%s' belongs to a campaign of kind "
+			       "'variants', this one is of kind '%s'", names ? "variants" : "variant", kind ? kind : "modes");
+		return;
+	}
+	if (!names || !mine) {
+		report(v, PMU_CHECK_SCHEMA_FIELD, f, 0, "run.campaign: a campaign of kind 'variants' needs '%s'",
+		       !names ? "variants" : "variant");
+		return;
+	}
+	for (size_t i = 0; i < json_array_size(names); i++) {
+		const char *n = json_string_value(json_array_get(names, i));
+
+		found |= !strcmp(n, mine);
+		for (size_t k = 0; k < i; k++)
+			if (!strcmp(n, json_string_value(json_array_get(names, k))))
+				report(v, PMU_CHECK_SCHEMA_FIELD, f, 0, "run.campaign: variant '%s' is named twice", n);
+	}
+	if (!found)
+		report(v, PMU_CHECK_SCHEMA_FIELD, f, 0, "run.campaign: variant '%s' is not one of variants", mine);
+}
+
 void pmu_v_check_run(struct v *v, json_t *j)
 {
 	char f[80];
@@ -339,12 +410,14 @@ void pmu_v_check_run(struct v *v, json_t *j)
 	v->run_start = ju(j, "start_ns");
 	v->run_end = ju(j, "end_ns");
 	v->tolerate_loss = json_is_true(json_object_get(j, "tolerate_loss"));
+	check_campaign(v, f, j);
 	eval(v, PMU_CHECK_TIME_ORDER);
 	if (v->run_end < v->run_start) {
 		report(v, PMU_CHECK_TIME_ORDER, f, 0, "end_ns %llu is before start_ns %llu",
 		       (unsigned long long)v->run_end, (unsigned long long)v->run_start);
 		return;
 	}
+	check_host_load(v, f, j);
 	eval(v, PMU_CHECK_RESULT);
 	if (strcmp(result, "complete")) {
 		const char *why = json_string_value(json_object_get(j, "result_reason"));

@@ -40,6 +40,8 @@
 #include "collectors.h"
 #include "loop.h"
 #include "events.h"
+#include "hostload.h"
+#include "progress.h"
 #include <sys/resource.h>
 
 /* Exit codes of the recorder itself (pmurec(1)); otherwise the command's. */
@@ -48,6 +50,7 @@ enum { EXIT_RECORDER = 125, EXIT_NOEXEC = 126, EXIT_NOTFOUND = 127 };
 static const char usage[] =
 	"usage: pmurec [options] -o BUNDLE -- COMMAND [ARG...]\n"
 	"       pmurec [options] -o BUNDLE --pid PID\n"
+	"       pmurec [options] -o DIR --variants NAME,NAME[,...] -- COMMAND [ARG...] ::: COMMAND [ARG...] [::: ...]\n"
 	"       pmurec --probe [--json]\n"
 	"\n"
 	"Run COMMAND and record its processes (its cohort) into BUNDLE, a bundle of\n"
@@ -68,6 +71,11 @@ static const char usage[] =
 	"                          that gets one bundle per mode, MODE.bundle; a mode given\n"
 	"                          again (light,light: an A/A campaign, the noise floor)\n"
 	"                          writes MODE-2.bundle\n"
+	"      --variants NAMES    a variant campaign: two or more commands, separated by\n"
+	"                          ':::' after '--', one per name, run interleaved (A B A B\n"
+	"                          ...) in one mode, --repeat times each; -o names a\n"
+	"                          directory that gets NAME.bundle for each (names: letters,\n"
+	"                          digits, '.', '_' and '-', distinct); not with --ab\n"
 	"  -p, --pid PID           attach to the running process PID and its descendants\n"
 	"                          (light or full); a signal or a bound detaches, leaving\n"
 	"                          them running\n"
@@ -109,12 +117,22 @@ static const char usage[] =
 	"call-chain sampling, system calls and scheduling. Collectors this version does\n"
 	"not have are recorded as unavailable, with that reason.\n"
 	"\n"
+	"On a terminal, a campaign or a run of --repeat N > 1 shows on stderr which run\n"
+	"is in progress, the time elapsed and an estimate of the rest, on one line\n"
+	"cleared at the end; nothing when stderr is not a terminal.\n"
+	"\n"
 	"Exit status: the command's (128+N when killed by signal N); 125 when pmurec\n"
 	"itself failed; 126 or 127 when the command could not be run (no bundle is\n"
 	"written). An interrupted or truncated run still writes its bundle.\n";
 
 static const char *const secret_words[] = { "*TOKEN*", "*SECRET*", "*PASSW*", "*KEY*", "*AUTH*",
 					    "*CREDENTIAL*", "*COOKIE*", "*SESSION*", "*PRIVATE*", NULL };
+
+/* the most commands of one variant campaign, and bytes of a variant's name */
+#define PMUREC_MAX_VARIANTS 16
+#define PMUREC_VARIANT_NAME_MAX 64
+/* bundles of one recording: the runs of one round of a campaign */
+#define PMUREC_MAX_OUT PMUREC_MAX_VARIANTS
 
 struct opts {
 	const char *out;
@@ -135,6 +153,10 @@ struct opts {
 	int repeat, warmup;
 	int ab_modes[4];
 	int nab;
+	const char *variants;   /* --variants, as given */
+	char *vbuf;             /* its copy, split into vnames (malloc'd, env_free()) */
+	const char *vnames[PMUREC_MAX_VARIANTS];
+	int nvar;
 	const char *events;
 	struct pmu_evspec *ev;
 	size_t nev;
@@ -634,9 +656,89 @@ static int env_allow(struct opts *o, const char *arg)
 
 static void env_free(struct opts *o)
 {
+	free(o->vbuf);
 	for (size_t i = 0; i < o->nenv; i++)
 		free(o->env[i]);
 	free(o->env);
+}
+
+static bool variant_char(char c)
+{
+	return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '.' ||
+	       c == '_' || c == '-';
+}
+
+/*
+ * --variants A,B,...: the names, and the commands after '--' split at each
+ * ':::' (which is then an argument like any other without --variants).
+ * cmd is the NULL-terminated rest of argv; each ':::' in it becomes the
+ * NULL that ends the command before it, and cmds[i] points at command i.
+ * Every name makes a file name (NAME.bundle), so it is refused rather
+ * than escaped.  Returns 0, or -1 after saying what is wrong (a usage
+ * error).
+ */
+static int parse_variants(struct opts *o, char **cmd, char **cmds[PMUREC_MAX_VARIANTS])
+{
+	char *p;
+	int ncmd = 0;
+
+	if (!(o->vbuf = strdup(o->variants)))
+		return -1;
+	for (p = o->vbuf;;) {
+		size_t n = strcspn(p, ","), i;
+
+		for (i = 0; i < n && variant_char(p[i]); i++)
+			;
+		if (n == 0 || i < n || n > PMUREC_VARIANT_NAME_MAX) {
+			fprintf(stderr, "pmurec: --variants '%s': '%.*s' is not a variant name (letters, digits, '.', "
+				"'_' and '-', 1 to %d of them)\n", o->variants, (int)n, p, PMUREC_VARIANT_NAME_MAX);
+			return -1;
+		}
+		for (int k = 0; k < o->nvar; k++)
+			if (strlen(o->vnames[k]) == n && !strncmp(o->vnames[k], p, n)) {
+				fprintf(stderr, "pmurec: --variants '%s': the name '%.*s' is given twice; each variant "
+					"needs its own (its bundle is NAME.bundle)\n", o->variants, (int)n, p);
+				return -1;
+			}
+		if (o->nvar == PMUREC_MAX_VARIANTS) {
+			fprintf(stderr, "pmurec: --variants '%s': at most %d variants\n", o->variants,
+				PMUREC_MAX_VARIANTS);
+			return -1;
+		}
+		o->vnames[o->nvar++] = p;
+		if (!p[n])
+			break;
+		p[n] = '\0';
+		p += n + 1;
+	}
+	if (o->nvar < 2) {
+		fprintf(stderr, "pmurec: --variants needs at least two names, like a,b, one per command\n");
+		return -1;
+	}
+	for (char **a = cmd;; a++) {
+		bool sep = *a && !strcmp(*a, ":::");
+
+		if (*a && !sep)
+			continue;
+		if (a == cmd) {
+			fprintf(stderr, "pmurec: --variants: command %d is empty (write '-- CMD_A ARGS... ::: CMD_B "
+				"ARGS...')\n", ncmd + 1);
+			return -1;
+		}
+		if (ncmd < PMUREC_MAX_VARIANTS)
+			cmds[ncmd] = cmd;
+		ncmd++;
+		if (!sep)
+			break;
+		*a = NULL;
+		cmd = a + 1;
+	}
+	if (ncmd != o->nvar) {
+		fprintf(stderr, "pmurec: --variants names %d variant%s but %d command%s given; separate the commands "
+			"with ':::', one per name\n", o->nvar, o->nvar == 1 ? "" : "s", ncmd, ncmd == 1 ? " was" : "s were");
+		return -1;
+	}
+	return 0;
 }
 
 static int parse(int argc, char **argv, struct opts *o)
@@ -654,6 +756,7 @@ static int parse(int argc, char **argv, struct opts *o)
 		{ "events", required_argument, NULL, 'e' },      { "scaled", no_argument, NULL, 's' },
 		{ "cohort", required_argument, NULL, 'c' },      { "list-events", no_argument, NULL, 'L' },
 		{ "help", no_argument, NULL, 'h' },              { "version", no_argument, NULL, 'V' },
+		{ "variants", required_argument, NULL, 'N' },
 		{ NULL, 0, NULL, 0 },
 	};
 	int c;
@@ -749,6 +852,13 @@ static int parse(int argc, char **argv, struct opts *o)
 			}
 			break;
 		}
+		case 'N':
+			if (o->variants) {
+				fprintf(stderr, "pmurec: --variants is given once, with every name\n");
+				return -1;
+			}
+			o->variants = optarg;
+			break;
 		case 'T':
 			if (num_opt(optarg, "--collector-timeout (ms)", 1, INT32_MAX, &n))
 				return -1;
@@ -832,18 +942,21 @@ static bool is_self_or_ancestor(pid_t target)
 	return target == 1;
 }
 
-/* One bundle being written: a plain recording, or one mode of --ab. */
+/* One bundle being written: a plain recording, one mode of --ab or one
+ * variant of --variants. */
 struct bundle_out {
 	char path[4200];
 	struct pmu_bag *bag;
 	int mode;
+	char *const *argv;      /* its command (NULL-terminated) */
+	const char *label;      /* its mode or variant in a campaign, else NULL */
+	json_t *campaign;       /* run.json's campaign less its position, or NULL */
 	json_t *runs;           /* each repetition's run.json, written at the end */
 	struct images images;
 	int reps, code;
 	bool failed;
 };
 
-static char *const *g_argv;
 static unsigned long long g_nofile; /* the soft open-file limit pmurec was given */
 /* the eBPF follower's ring (bytes, 0: its default); PMUREC_TEST_RING_BYTES
  * makes it tiny so that tests can see loss counted */
@@ -865,11 +978,11 @@ static void random_hex(char *out, size_t bytes)
 		snprintf(out + 2 * i, 3, "%02x", rnd[i]);
 }
 
-static json_t *argv_json(const struct opts *o, const char *root_comm, char *cwd, size_t cwdsz)
+static json_t *argv_json(const struct opts *o, char *const *argv, const char *root_comm, char *cwd, size_t cwdsz)
 {
 	json_t *argvj = json_array();
 
-	for (char *const *a = g_argv; !o->attach && *a; a++)
+	for (char *const *a = argv; !o->attach && *a; a++)
 		json_array_append_new(argvj, pmu_json_text(*a));
 	if (o->attach) {
 		/* the attached process's own command line and directory */
@@ -925,8 +1038,7 @@ static char *resolve_command(const char *name)
  * but its run.json, which is kept in b->runs.  Returns REP_OK, or
  * REP_ABORT (with *exit_code) when nothing is to be written at all.
  */
-static int record_repetition(struct opts *o, struct bundle_out *b, int k, const char *campaign, json_t *modes,
-			     int position, int *exit_code)
+static int record_repetition(struct opts *o, struct bundle_out *b, int k, int position, int *exit_code)
 {
 	struct pmu_launch l = { 0 };
 	struct pmu_launch_result lr;
@@ -942,15 +1054,20 @@ static int record_repetition(struct opts *o, struct bundle_out *b, int k, const 
 	struct rep_ctx rc = { NULL, &lr, NULL, NULL, false, "", NULL };
 	struct pmurec_loop loop = { 0 };
 	struct pmu_run_window win;
+	struct pmu_host_cpu hl0, hl1;
 	json_t *run, *list;
 	char cwd[4096], runid[33], reason[300] = "", note[160];
 	const char *result = "complete";
-	uint64_t mono = pmu_now_mono_ns();
+	uint64_t mono;
 	int saved_mode = o->mode, err, code;
 	bool failed;
 	const char *lim = getenv("PMUREC_TEST_MAX_INCARNATIONS");
 
 	memset(&lr, 0, sizeof(lr));
+	/* the host's CPU time at the start of the run window: host_load is
+	 * the difference over exactly that window */
+	pmu_host_cpu_read(&hl0);
+	mono = hl0.ok ? hl0.t_ns : pmu_now_mono_ns();
 	pmu_bagw_init(&w, b->bag, k, PMU_SPEC_VERSION, PMU_SPEC_MINOR);
 	sink.ctx = &cw;
 	/* tests reach the cohort's bound with a lower one; it is never raised */
@@ -999,7 +1116,7 @@ static int record_repetition(struct opts *o, struct bundle_out *b, int k, const 
 	}
 	l.sink = &sink;
 	l.listener = pmurec_colls_listener(colls);
-	l.argv = g_argv;
+	l.argv = b->argv;
 	l.child_nofile = g_nofile;
 	l.attach_pid = o->attach;
 	l.follower = o->mode > 0 ? o->follower : PMU_FOLLOW_NONE;
@@ -1028,10 +1145,13 @@ static int record_repetition(struct opts *o, struct bundle_out *b, int k, const 
 	rc.cg = NULL;
 	if (o->cohort == PMU_SCOPE_CGROUP && rc.cg_why[0])
 		fprintf(stderr, "pmurec: --cohort cgroup: %s; the bundle records it, and counts per process\n", rc.cg_why);
-	lr.end_ns = pmu_now_mono_ns(); /* the window holds the collectors' ends too */
+	/* the window holds the collectors' ends too; it ends with the host's
+	 * second reading */
+	pmu_host_cpu_read(&hl1);
+	lr.end_ns = hl1.ok ? hl1.t_ns : pmu_now_mono_ns();
 	if (err || pmu_backend_abort || lr.exec_failed) {
 		if (lr.exec_failed)
-			fprintf(stderr, "pmurec: cannot run '%s': %s\n", g_argv[0], strerror(lr.exec_errno));
+			fprintf(stderr, "pmurec: cannot run '%s': %s\n", b->argv[0], strerror(lr.exec_errno));
 		else if (pmu_backend_abort)
 			fprintf(stderr, "pmurec: aborted by a second interrupt; no bundle written\n");
 		else
@@ -1068,7 +1188,7 @@ static int record_repetition(struct opts *o, struct bundle_out *b, int k, const 
 	json_object_set_new(run, "run_id", json_string(runid));
 	json_object_set_new(run, "tool", json_pack("{s:s,s:s}", "name", "pmurec", "version", PMU_VERSION));
 	json_object_set_new(run, "mode", json_string(mode_names[o->mode]));
-	json_object_set_new(run, "argv", argv_json(o, cw.root_comm, cwd, sizeof(cwd)));
+	json_object_set_new(run, "argv", argv_json(o, b->argv, cw.root_comm, cwd, sizeof(cwd)));
 	json_object_set_new(run, "cwd", pmu_json_text(cwd));
 	json_object_set_new(run, "start_ns", json_integer((json_int_t)(lr.start_ns < mono ? lr.start_ns : mono)));
 	json_object_set_new(run, "end_ns", json_integer((json_int_t)lr.end_ns));
@@ -1088,11 +1208,14 @@ static int record_repetition(struct opts *o, struct bundle_out *b, int k, const 
 	json_object_set_new(run, "collectors", list);
 	if (o->have_seed)
 		json_object_set_new(run, "seed", json_integer((json_int_t)o->seed));
-	if (o->repeat > 1 || campaign)
+	if (o->repeat > 1 || b->campaign)
 		json_object_set_new(run, "repetition", json_integer(k));
-	if (campaign)
-		json_object_set_new(run, "campaign", json_pack("{s:s,s:O,s:i}", "id", campaign, "modes", modes,
-								"position", position));
+	if (b->campaign) {
+		json_t *c = json_deep_copy(b->campaign);
+
+		json_object_set_new(c, "position", json_integer(position));
+		json_object_set_new(run, "campaign", c);
+	}
 	if (lr.have_rusage)
 		json_object_set_new(run, "command_rusage",
 				    json_pack("{s:I,s:I,s:I,s:I,s:I,s:s}", "cpu_user_ns", (json_int_t)lr.ru_user_ns,
@@ -1100,11 +1223,12 @@ static int record_repetition(struct opts *o, struct bundle_out *b, int k, const 
 					      (json_int_t)lr.ru_maxrss_bytes, "minor_faults", (json_int_t)lr.ru_minflt,
 					      "major_faults", (json_int_t)lr.ru_majflt, "source",
 					      "wait4 rusage of the command (includes the descendants it waited for)"));
+	json_object_set_new(run, "host_load", pmurec_host_load(&hl0, &hl1));
 	json_array_append_new(b->runs, run);
 
 	if (l.follower == PMU_FOLLOW_NONE && !o->attach) {
 		/* mode none follows no exec: describe the command that was run */
-		char *path = resolve_command(g_argv[0]);
+		char *path = resolve_command(b->argv[0]);
 
 		if (path)
 			images_note(&b->images, path, "exec");
@@ -1115,9 +1239,8 @@ static int record_repetition(struct opts *o, struct bundle_out *b, int k, const 
 	if (lr.detached)
 		fprintf(stderr, "pmurec: %s\n", lr.detach_reason);
 	if (strcmp(result, "complete"))
-		fprintf(stderr, "pmurec: %s%srepetition %d %s: %s\n", campaign ? mode_names[o->mode] : "",
-			campaign ? " " : "", k, result,
-			reason);
+		fprintf(stderr, "pmurec: %s%srepetition %d %s: %s\n", b->label ? b->label : "", b->label ? " " : "", k,
+			result, reason);
 	b->code = WIFEXITED(lr.wait_status) ? WEXITSTATUS(lr.wait_status) : 128 + WTERMSIG(lr.wait_status);
 	if (o->attach && !(cohort.n && cohort.incs[0].ended))
 		b->code = 0; /* detached: the tree runs on */
@@ -1199,19 +1322,21 @@ static int finish_bundle(struct opts *o, struct bundle_out *b, json_t *host, jso
 	return err;
 }
 
-/* --warmup: plain runs, nothing recorded (bounded like the recorded ones). */
+/* --warmup: plain runs, nothing recorded (bounded like the recorded ones):
+ * n rounds of the ncmd commands. */
 static int o_max_duration;
 
-static int warm_up(int n)
+static int warm_up(int n, const struct bundle_out *out, int ncmd)
 {
-	for (int i = 0; i < n && !pmu_backend_stop_signal; i++) {
+	for (int i = 0; i < n * ncmd && !pmu_backend_stop_signal; i++) {
+		char *const *argv = out[i % ncmd].argv;
 		struct pmu_launch l = { 0 };
 		struct pmu_launch_result lr;
 		struct pmu_cohort c = { 0 };
 		struct pmu_follow *f = NULL;
 		int err;
 
-		l.argv = g_argv;
+		l.argv = argv;
 		l.child_nofile = g_nofile;
 		l.follower = PMU_FOLLOW_NONE;
 		err = pmu_follow_start(&l, &c, &lr, &f);
@@ -1224,7 +1349,7 @@ static int warm_up(int n)
 		pmu_cohort_release(&c);
 		if (err || lr.exec_failed) {
 			if (lr.exec_failed)
-				fprintf(stderr, "pmurec: cannot run '%s': %s\n", g_argv[0], strerror(lr.exec_errno));
+				fprintf(stderr, "pmurec: cannot run '%s': %s\n", argv[0], strerror(lr.exec_errno));
 			return lr.exec_failed ? (lr.exec_errno == ENOENT ? EXIT_NOTFOUND : EXIT_NOEXEC) : EXIT_RECORDER;
 		}
 	}
@@ -1235,9 +1360,11 @@ int main(int argc, char **argv)
 {
 	struct opts o = { 0 };
 	struct pmu_bag_opts bo = { .agent = "pmurec " PMU_VERSION, .spec = PMU_SPEC_VERSION, .date = -1 };
-	struct bundle_out out[4];
+	struct bundle_out out[PMUREC_MAX_OUT];
+	char **cmds[PMUREC_MAX_VARIANTS];
 	struct sigaction sa = { 0 };
-	json_t *host, *caps, *modes = NULL;
+	struct pmurec_progress prog;
+	json_t *host, *caps, *proto = NULL;
 	char seedbuf[32], campaign[33];
 	int nout, err, code = 0, rounds;
 	bool aborted = false;
@@ -1283,8 +1410,14 @@ int main(int argc, char **argv)
 		fprintf(stderr, "pmurec: give either --pid PID or a command, not both\n");
 		return PMU_EXIT_USAGE;
 	}
-	if (o.attach && (o.mode == 0 || o.nab || o.repeat > 1 || o.warmup)) {
-		fprintf(stderr, "pmurec: --pid needs --mode light or full, and takes no --repeat, --warmup or --ab\n");
+	if (o.attach && (o.mode == 0 || o.nab || o.variants || o.repeat > 1 || o.warmup)) {
+		fprintf(stderr, "pmurec: --pid needs --mode light or full, and takes no --repeat, --warmup, --ab or "
+			"--variants\n");
+		return PMU_EXIT_USAGE;
+	}
+	if (o.nab && o.variants) {
+		fprintf(stderr, "pmurec: give either --ab (one command in several modes) or --variants (several "
+			"commands in one mode), not both\n");
 		return PMU_EXIT_USAGE;
 	}
 	if (o.attach && kill(o.attach, 0) < 0 && errno == ESRCH) {
@@ -1305,14 +1438,20 @@ int main(int argc, char **argv)
 		fprintf(stderr, "pmurec: %s\n", pmu_error_detail());
 		return PMU_EXIT_USAGE;
 	}
+	if (o.variants && parse_variants(&o, argv + optind, cmds)) {
+		fputs("pmurec: see 'pmurec --help'\n", stderr);
+		env_free(&o);
+		free(o.ev);
+		return PMU_EXIT_USAGE;
+	}
 	if (!o.repeat)
 		o.repeat = 1;
-	g_argv = argv + optind;
 	bo.force = o.force;
 	bo.file_mode = o.file_mode;
-	if (o.nab) {
-		/* -o names a directory: one bundle per mode; one made here is as
-		 * private as the bundles (0700, or --file-mode's directory mode) */
+	if (o.nab || o.nvar) {
+		/* -o names a directory: one bundle per mode or variant; one made
+		 * here is as private as the bundles (0700, or --file-mode's
+		 * directory mode) */
 		mode_t dm = pmu_bag_dir_mode(o.file_mode);
 
 		if (mkdir(o.out, dm) == 0)
@@ -1322,15 +1461,34 @@ int main(int argc, char **argv)
 			free(o.ev);
 			return EXIT_RECORDER;
 		}
-		modes = json_array();
-		for (int i = 0; i < o.nab; i++)
-			json_array_append_new(modes, json_string(mode_names[o.ab_modes[i]]));
+		/* what every run.json of the campaign says of it, less its
+		 * position: modes is the mode of each run of a round, in order */
+		json_t *modes = json_array(), *names = json_array();
+
 		random_hex(campaign, 16);
+		for (int i = 0; i < (o.nab ? o.nab : o.nvar); i++)
+			json_array_append_new(modes, json_string(mode_names[o.nab ? o.ab_modes[i] : o.mode]));
+		for (int i = 0; i < o.nvar; i++)
+			json_array_append_new(names, json_string(o.vnames[i]));
+		proto = json_pack("{s:s,s:s,s:o}", "id", campaign, "kind", o.nab ? "modes" : "variants", "modes",
+				  modes);
+		if (o.nvar)
+			json_object_set_new(proto, "variants", names);
+		else
+			json_decref(names);
 	}
-	nout = o.nab ? o.nab : 1;
+	nout = o.nab ? o.nab : o.nvar ? o.nvar : 1;
 	for (int i = 0; i < nout; i++) {
 		out[i].mode = o.nab ? o.ab_modes[i] : o.mode;
-		if (o.nab) {
+		out[i].argv = o.nvar ? cmds[i] : argv + optind;
+		if (proto) {
+			out[i].campaign = json_deep_copy(proto);
+			out[i].label = o.nvar ? o.vnames[i] : mode_names[out[i].mode];
+		}
+		if (o.nvar) {
+			json_object_set_new(out[i].campaign, "variant", json_string(o.vnames[i]));
+			snprintf(out[i].path, sizeof(out[i].path), "%s/%s.bundle", o.out, o.vnames[i]);
+		} else if (o.nab) {
 			/* a mode given again (an A/A campaign) gets MODE-2.bundle, ... */
 			int nth = 1;
 
@@ -1356,9 +1514,10 @@ int main(int argc, char **argv)
 				if (k < i)
 					pmu_bag_abort(out[k].bag);
 				json_decref(out[k].runs);
+				json_decref(out[k].campaign);
 				images_release(&out[k].images);
 			}
-			json_decref(modes);
+			json_decref(proto);
 			env_free(&o);
 			free(o.ext_specs);
 			free(o.ev);
@@ -1384,7 +1543,8 @@ int main(int argc, char **argv)
 	o_max_duration = o.max_duration_ms;
 	if (getenv("PMUREC_TEST_RING_BYTES"))
 		g_ring_bytes = (size_t)strtoull(getenv("PMUREC_TEST_RING_BYTES"), NULL, 10);
-	err = warm_up(o.warmup);
+	/* --ab runs one command in each mode; --variants each command */
+	err = warm_up(o.warmup, out, o.nvar ? nout : 1);
 	if (err) {
 		code = err;
 		aborted = true;
@@ -1393,17 +1553,24 @@ int main(int argc, char **argv)
 		code = 128 + pmu_backend_stop_signal;
 		aborted = true;
 	}
-	/* Interleaved: round 1 of every mode, then round 2, ...; a signal
-	 * ends the campaign after the repetition it interrupted. */
+	/* Interleaved: round 1 of every mode or variant, then round 2, ...;
+	 * a signal ends the campaign after the repetition it interrupted. */
 	rounds = o.repeat;
+	pmurec_progress_init(&prog, rounds * nout);
 	for (int r = 1; !aborted && r <= rounds; r++)
 		for (int i = 0; !aborted && i < nout; i++) {
+			char what[160];
+
 			if (pmu_backend_stop_signal)
 				break;
-			if (record_repetition(&o, &out[i], r, o.nab ? campaign : NULL, modes, (r - 1) * nout + i,
-					      &code) == REP_ABORT)
+			snprintf(what, sizeof(what), "%s%s%s, repetition %d of %d", out[i].label && o.nvar ? "variant " : "",
+				 out[i].label ? out[i].label : mode_names[out[i].mode], out[i].label && o.nab ? " mode" : "", r,
+				 rounds);
+			pmurec_progress_show(&prog, (r - 1) * nout + i, what);
+			if (record_repetition(&o, &out[i], r, (r - 1) * nout + i, &code) == REP_ABORT)
 				aborted = true;
 		}
+	pmurec_progress_clear(&prog);
 	/* A signal between repetitions ends the recording early: the last
 	 * repetition made says so, and the exit status tells. */
 	for (int i = 0; !aborted && pmu_backend_stop_signal && i < nout; i++) {
@@ -1431,6 +1598,7 @@ int main(int argc, char **argv)
 				code = EXIT_RECORDER;
 		}
 		json_decref(out[i].runs);
+		json_decref(out[i].campaign);
 		images_release(&out[i].images);
 	}
 	for (int i = 0; !aborted && i < nout; i++)
@@ -1438,7 +1606,7 @@ int main(int argc, char **argv)
 			code = EXIT_RECORDER;
 	json_decref(host);
 	json_decref(caps);
-	json_decref(modes);
+	json_decref(proto);
 	env_free(&o);
 	free(o.ext_specs);
 	free(o.ev);

@@ -12,6 +12,8 @@
  *   anywhere; every well-formed item is unavailable, with the reason.
  * - counting: the collector (collector.h) is unavailable, with the reason.
  * - the cohort's cgroup: none, with the reason.
+ * - the host's CPU time: unavailable, with the reason (run.json's
+ *   host_load says so).
  * - run: nothing is run.  pmurec's guarantees (the command held behind a
  *   barrier until it is followed, nothing it started outlives it) need the
  *   platform's process control, so even mode none, which only waits for
@@ -192,6 +194,16 @@ int pmu_cohort_cgroup_end(struct pmu_cohort_cgroup *g)
 {
 	(void)g;
 	return 0;
+}
+
+/* ---- the host's CPU time ------------------------------------------------ */
+
+int pmu_host_cpu_read(struct pmu_host_cpu *s)
+{
+	memset(s, 0, sizeof(*s));
+	snprintf(s->reason, sizeof(s->reason), "%s", STUB_REASON);
+	s->remedy = STUB_REMEDY;
+	return PMU_ERR_UNSUPPORTED; /* pmu_error_detail() is the recorder's (backend.h) */
 }
 
 json_t *pmu_image_describe(const char *path, const char *role)
