@@ -1646,19 +1646,30 @@ static json_t *cmp_warnings(json_t *report)
 static void compare_summary(FILE *f, json_t *report)
 {
 	json_t *cmp = json_object_get(report, "comparison"), *by = json_object(), *order = json_array(), *x, *ws;
+	json_t *why = json_object(); /* no verdict: reason -> names */
 	bool ok = json_is_true(json_object_get(cmp, "comparable"));
 	size_t i, n = 0;
 
 	json_array_foreach(json_object_get(cmp, "metrics"), i, x) {
 		struct an_cells cl;
 		json_t *list;
+		const char *v = json_string_value(json_object_get(x, "verdict"));
 
 		if (!iget(x, "n_a") || !iget(x, "n_b"))
 			continue;
 		an_fmt_compared(x, &cl);
-		if (!(list = json_object_get(by, cl.verdict))) {
-			json_object_set_new(by, cl.verdict, list = json_array());
-			json_array_append_new(order, json_string(cl.verdict));
+		/* a verdict with a reason (undetermined: too few repetitions) or
+		 * none at all (measured differently): the reason, folded below */
+		if (!v || strcmp(v, cl.verdict)) {
+			if (!(list = json_object_get(why, cl.verdict)))
+				json_object_set_new(why, cl.verdict, list = json_array());
+			json_array_append_new(list, json_string(sget(x, "name")));
+		}
+		if (!v)
+			v = "no verdict";
+		if (!(list = json_object_get(by, v))) {
+			json_object_set_new(by, v, list = json_array());
+			json_array_append_new(order, json_string(v));
 		}
 		json_array_append_new(list, json_pack("{s:s,s:s,s:s}", "name", sget(x, "name"), "change", cl.ch, "ci",
 						      cl.ci));
@@ -1676,7 +1687,8 @@ static void compare_summary(FILE *f, json_t *report)
 	}
 	fputs("</p>\n<ul>\n", f);
 	/* the verdicts that say something changed first, each metric with its
-	 * change; "no ..." verdicts and undetermined ones by name */
+	 * change and interval; "no ..." verdicts and undetermined ones by name
+	 * only: a change without a verdict is not a finding */
 	for (int pass = 0; pass < 2; pass++)
 		json_array_foreach(order, i, x) {
 			const char *v = json_string_value(x);
@@ -1708,6 +1720,24 @@ static void compare_summary(FILE *f, json_t *report)
 			fputs("</li>\n", f);
 		}
 	fputs("</ul>\n", f);
+	if (json_object_size(why)) {
+		const char *reason;
+		json_t *names, *nm;
+		size_t j;
+
+		fputs("<details><summary>why some metrics have no verdict</summary><ul>\n", f);
+		json_object_foreach(why, reason, names) {
+			fputs("<li>", f);
+			json_array_foreach(names, j, nm) {
+				fputs(j ? ", " : "", f);
+				esc(f, json_string_value(nm));
+			}
+			fputs(": ", f);
+			esc(f, reason);
+			fputs("</li>\n", f);
+		}
+		fputs("</ul></details>\n", f);
+	}
 	{
 		json_t *ov = json_object_get(cmp, "overhead");
 
@@ -1731,6 +1761,7 @@ static void compare_summary(FILE *f, json_t *report)
 	fputs("</section>\n", f);
 	json_decref(ws);
 	json_decref(by);
+	json_decref(why);
 	json_decref(order);
 }
 
