@@ -146,16 +146,19 @@ static const char style[] =
 	"--band:#1c2d44;--on:#4493f8;--off:#262c36;--sum:#151b23}}\n"
 	"*{box-sizing:border-box}\n"
 	"body{font:14px/1.45 system-ui,-apple-system,'Segoe UI',sans-serif;color:var(--fg);background:var(--bg);"
-	"margin:0 auto;max-width:1280px;padding:.6rem 1.5rem 3rem;overflow-wrap:anywhere}\n"
+	"margin:0 auto;max-width:1280px;padding:.6rem 1.5rem 3rem;overflow-wrap:break-word}\n"
 	"h1{font-size:1.3rem;margin:.1rem 0}h2{font-size:1.1rem;margin:1.4rem 0 .5rem;padding-bottom:.2rem;"
 	"border-bottom:1px solid var(--line)}h3{font-size:1rem;margin:1rem 0 .4rem}\n"
 	"p{margin:.4rem 0}.mut{color:var(--mut)}code{font:13px/1.4 ui-monospace,'DejaVu Sans Mono',monospace;"
 	"overflow-wrap:anywhere}\n"
 	".scroll{overflow-x:auto}table{border-collapse:collapse;font-variant-numeric:tabular-nums;margin:.2rem 0}\n"
-	"th,td{padding:.25rem .5rem;border-bottom:1px solid var(--line);text-align:left;vertical-align:top;"
-	"overflow-wrap:anywhere}\n"
-	"th{background:var(--head);font-weight:600}td.num,th.num{text-align:right}td.num{white-space:nowrap}"
-	"td.num.wrap{white-space:normal}td.nc.wrap{text-align:left}.nw{white-space:nowrap}small{font-size:11.5px}\n"
+	"th,td{padding:.25rem .5rem;border-bottom:1px solid var(--line);text-align:left;vertical-align:top}\n"
+	/* anywhere only where untrusted text may hold a token wider than the
+	 * page: elsewhere it would let a table squeeze short words apart */
+	"td.long,table.kv td,td.who,.chain,#summary li,#dominant-cost{overflow-wrap:anywhere}\n"
+	"th{background:var(--head);font-weight:600;white-space:nowrap}td.num,th.num{text-align:right}"
+	"td.num{white-space:nowrap}td.num.wrap{white-space:normal}td.nc.wrap{text-align:left;overflow-wrap:anywhere}"
+	".nw{white-space:nowrap}small{font-size:11.5px}\n"
 	"table.kv{width:100%}table.kv th{background:none;width:9rem;color:var(--mut);font-weight:normal}\n"
 	"table.compact{font-size:12.5px}table.compact th,table.compact td{padding:.2rem .35rem}\n"
 	"#processes td.who{min-width:14rem;max-width:26rem}.argv{color:var(--mut);font-size:12px}\n"
@@ -232,7 +235,7 @@ static void failed_checks(FILE *f, json_t *rep, const char *label)
 		fputs("<tr>", f);
 		el(f, "td", NULL, sget(x, "check"));
 		el(f, "td", NULL, sget(x, "where"));
-		el(f, "td", NULL, sget(x, "message"));
+		el(f, "td", "long", sget(x, "message"));
 		fputs("</tr>\n", f);
 	}
 	fputs("</table></div>\n", f);
@@ -740,8 +743,8 @@ static void not_measured(FILE *f, json_t *rep)
 		fputs("<tr>", f);
 		el(f, "td", "nw", sget(x, "what"));
 		el(f, "td", "bad", sget(x, "status"));
-		el(f, "td", NULL, sget(x, "reason"));
-		el(f, "td", NULL, opt(x, "remedy"));
+		el(f, "td", "long", sget(x, "reason"));
+		el(f, "td", "long", opt(x, "remedy"));
 		fputs("</tr>\n", f);
 	}
 	fputs("</table></details>\n</section>\n", f);
@@ -1000,8 +1003,8 @@ static void collectors(FILE *f, json_t *rep)
 		el(f, "td", NULL, sget(x, "name"));
 		el(f, "td", !strcmp(st, "ok") ? "good" : !strcmp(st, "not-requested") ? "mut" : "bad", st);
 		el(f, "td", NULL, json_is_true(json_object_get(x, "requested")) ? "requested" : "not requested");
-		fprintf(f, "<td class=\"num\">%lld</td><td class=\"num\">%lld</td><td>", (long long)iget(x, "dropped"),
-			(long long)iget(x, "malformed"));
+		fprintf(f, "<td class=\"num\">%lld</td><td class=\"num\">%lld</td><td class=\"long\">",
+			(long long)iget(x, "dropped"), (long long)iget(x, "malformed"));
 		for (size_t k = 0, n = 0; k < PMU_ARRAY_SIZE(notes); k++) {
 			const char *v = opt(x, notes[k].key);
 
@@ -1605,7 +1608,7 @@ static void gates(FILE *f, json_t *report)
 		fputs("<td><code>", f);
 		esc(f, sget(x, "expr"));
 		fputs("</code></td>", f);
-		el(f, "td", NULL, sget(x, "message"));
+		el(f, "td", "long", sget(x, "message"));
 		fputs("</tr>\n", f);
 	}
 	fputs("</table></div>\n</section>\n", f);
