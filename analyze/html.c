@@ -160,6 +160,7 @@ static const char style[] =
 	"td.num{white-space:nowrap}td.num.wrap{white-space:normal}td.nc.wrap{text-align:left;overflow-wrap:anywhere}"
 	".nw{white-space:nowrap}small{font-size:11.5px}\n"
 	"table.kv{width:100%}table.kv th{background:none;width:9rem;color:var(--mut);font-weight:normal}\n"
+	"table.ab{table-layout:fixed;width:100%}table.ab td{overflow-wrap:anywhere}\n"
 	"table.compact{font-size:12.5px}table.compact th,table.compact td{padding:.2rem .35rem}\n"
 	"#processes td.who{min-width:14rem;max-width:26rem}.argv{color:var(--mut);font-size:12px}\n"
 	"#warnings.on{border:2px solid var(--warn);background:var(--warnbg);border-radius:6px;padding:.5rem 1rem;"
@@ -482,6 +483,9 @@ static void scale_fix(struct scale *s, const char *unit, int x0, int x1, int nti
 	mag = pow(10, floor(log10(raw)));
 	r = raw / mag;
 	s->step = (r < 1.5 ? 1 : r < 3 ? 2 : r < 7 ? 5 : 10) * mag;
+	/* a count has no fractions */
+	if (!strcmp(unit, "count") && s->step < 1)
+		s->step = 1;
 	s->t0 = floor(lo / s->step + 1e-9) * s->step;
 	s->t1 = ceil(hi / s->step - 1e-9) * s->step;
 	if (s->t1 <= s->t0)
@@ -1475,7 +1479,10 @@ static void comparability(FILE *f, json_t *report)
 		fputs("<p>no differences in command, mode, counters, host, settings or images</p>\n</section>\n", f);
 		return;
 	}
-	fputs("<div class=\"scroll\"><table><tr><th></th><th>what</th><th>A</th><th>B</th></tr>\n", f);
+	/* A and B side by side, each half of the rest: a long value (a build
+	 * id and digest) wraps in its half rather than squeeze the other */
+	fputs("<div class=\"scroll\"><table class=\"ab\"><colgroup><col style=\"width:5rem\"><col style=\"width:12rem\">"
+	      "<col><col></colgroup><tr><th></th><th>what</th><th>A</th><th>B</th></tr>\n", f);
 	json_array_foreach(json_object_get(cmp, "differences"), i, x) {
 		bool refusing = json_is_true(json_object_get(x, "refusing"));
 
