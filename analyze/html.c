@@ -1068,25 +1068,23 @@ static void indent_cell(FILE *f, json_t *in, int depth)
 	fputs("</td>", f);
 }
 
-/* One argument as a shell would need it quoted to read it back. */
+/* One argument as a POSIX shell reads it back: as is when it has only
+ * [A-Za-z0-9_@%+=:,./-], else in single quotes, a quote as '"'"' (the rule
+ * of Python's shlex.quote, so that a test can rebuild the text). */
 static void shell_word(FILE *f, const char *s)
 {
-	if (*s && !strpbrk(s, " \t\n'\"\\$`;&|<>()*?[]{}~#!")) {
+	if (*s && strspn(s, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_@%+=:,./-") == strlen(s)) {
 		esc(f, s);
 		return;
 	}
 	fputc('\'', f);
 	for (const char *q; (q = strchr(s, '\'')); s = q + 1) {
-		char part[512];
+		char *part = strndup(s, (size_t)(q - s));
 
-		while ((size_t)(q - s) >= sizeof(part)) {
-			snprintf(part, sizeof(part), "%s", s);
+		if (part)
 			esc(f, part);
-			s += sizeof(part) - 1;
-		}
-		snprintf(part, sizeof(part), "%.*s", (int)(q - s), s);
-		esc(f, part);
-		fputs("'\\''", f);
+		free(part);
+		fputs("'\"'\"'", f);
 	}
 	esc(f, s);
 	fputc('\'', f);
