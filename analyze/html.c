@@ -553,7 +553,7 @@ static void strip_chart(FILE *f, json_t *rep, json_t *s)
 {
 	const char *unit = sget(s, "unit");
 	json_t *vals = rep_values(rep, sget(s, "name")), *x;
-	struct scale sc = { INFINITY, -INFINITY };
+	struct scale sc = { .lo = INFINITY, .hi = -INFINITY };
 	size_t i, k;
 	char num[64], label[128];
 	const int h = 44, mid = 13, ax = 27;
@@ -606,7 +606,7 @@ static void ab_chart(FILE *f, json_t *m)
 	json_t *side[2] = { json_object_get(m, "a_values"), json_object_get(m, "b_values") }, *x;
 	const char *med[2] = { "a_median", "b_median" }, *name[2] = { "A", "B" };
 	const char *dcls[2] = { "da", "db" }, *mcls[2] = { "ma", "mb" };
-	struct scale sc = { INFINITY, -INFINITY };
+	struct scale sc = { .lo = INFINITY, .hi = -INFINITY };
 	char num[64], label[128];
 	const int h = 58, y[2] = { 11, 29 }, ax = 41;
 	size_t i;
@@ -793,7 +793,7 @@ static void wall_time(FILE *f, json_t *rep)
 	json_t *w = json_object_get(rep, "wall_time");
 	double wall, on, off, onp, offp, xw, xon, xoff;
 	bool est;
-	struct scale sc = { 0, 0 };
+	struct scale sc = { .lo = 0, .hi = 0 };
 	char num[64];
 
 	if (!json_is_object(w))
