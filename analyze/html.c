@@ -887,9 +887,13 @@ static void top_programs(FILE *f, json_t *rep)
 	if (!json_array_size(rows))
 		return;
 	fputs("<div id=\"programs\">\n<h2>Top programs</h2>\n<table class=\"compact\"><tr><th>program</th>"
-	      "<th class=\"num\">processes</th><th class=\"num\">CPU (", f);
-	esc(f, sget(p, "metric"));
-	fputs(")</th><th>share of the cohort's CPU</th></tr>\n", f);
+	      "<th class=\"num\">processes</th><th class=\"num\">", f);
+	/* the metric the shares are of, as the reader knows it */
+	if (!strcmp(sget(p, "metric"), "cpu_time"))
+		fputs("CPU time (user + sys)", f);
+	else
+		esc(f, sget(p, "metric"));
+	fputs("</th><th>share of the cohort's CPU</th></tr>\n", f);
 	json_array_foreach(rows, i, x) {
 		bool est = json_is_true(json_object_get(x, "estimate"));
 		const char *a0 = json_string_value(json_object_get(x, "argv0"));
