@@ -103,8 +103,10 @@ self_contained() {
 	run text "$T/s.html.dom" --sections
 	assert_output "warnings summary run not-measured collectors processes counters repetitions"
 
-	statement=$(sed -n 's/^dominant cost: //p' "$T/s.txt")
+	# the report's statement, which the text report prints whole
+	statement=$(pmuanalyze --json "$T/s.bundle" | $PY -c 'import json,sys; print(json.load(sys.stdin)["dominant_cost"]["statement"])')
 	[ -n "$statement" ]
+	grep -qF -- "$statement" "$T/s.txt"
 	# in the summary, under its heading (and the level it names, when the
 	# report gives one)
 	run text "$T/s.html.dom" dominant-cost
@@ -137,11 +139,10 @@ self_contained() {
 	b=$(mk b multiproc)
 	pmuanalyze --html "$T/m.html" "$b" >"$T/m.txt"
 	render "$T/m.html"
-	# the text report's lines, then the same values in the table rows
-	grep -qxF "  i1 pid 5000 sh (/bin/sh), 189.999 ms, exit 0, 2 threads" "$T/m.txt"
-	grep -qxF "       task-clock 5.200 ms  page-faults 96  r00c0 ~2400000 (estimate, counted 50.0% of the time)" "$T/m.txt"
-	grep -qxF "       task-clock 0.700 ms  page-faults 51  r00c0 not counted" "$T/m.txt"
-	grep -qF "user 4.0 ms  sys 1.0 ms  rss 2.2 MiB  minflt 103  majflt 0  vcsw n/a  ivcsw n/a  read 8.8 KiB  written 0.2 KiB" "$T/m.txt"
+	# the counts' labels are the text report's (one formatter for both);
+	# the rest of the text report's layout is its own
+	grep -qF "r00c0 ~2400000 (estimate, counted 50.0% of the time)" "$T/m.txt"
+	grep -qF "r00c0 not counted" "$T/m.txt"
 	# the tree: who (then, when recorded, the exec chain and argv), lifetime
 	# and resources; then each incarnation's counters, by the same id
 	run text "$T/m.html.dom" tree
