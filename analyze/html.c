@@ -132,10 +132,11 @@ static void fmt_metric(json_t *v, const char *unit, bool est, char *out, size_t 
 /* ---- page ------------------------------------------------------------------------ */
 
 /*
- * The page fits 1280 px without a horizontal scroll: long texts (reasons,
- * paths, command lines) wrap anywhere rather than widen their table,
- * headers wrap, and only numbers stay on one line.  A table that still
- * cannot fit scrolls inside its own box, never the page.
+ * The page fits 1280 px without a horizontal scroll: texts from the bundle
+ * (reasons, paths, command lines) wrap, anywhere if they must, rather than
+ * widen their table; numbers, headers and short words stay whole; a wide
+ * set of per-process counters is split into tables of a few columns.  A
+ * table that still cannot fit scrolls inside its own box, never the page.
  */
 static const char style[] =
 	":root{color-scheme:light dark;--fg:#1f2328;--bg:#fff;--mut:#59636e;--line:#d1d9e0;--head:#f6f8fa;"
@@ -435,26 +436,31 @@ static void scale_add(struct scale *s, double v)
 
 static void scale_unit(struct scale *s, const char *unit, double mag)
 {
+	/* per unit, largest first: the first whose "from" the magnitude
+	 * reaches; seconds only from 10 s, as 1500 ms reads better than 1.5 s
+	 * beside the text report's milliseconds */
 	static const struct {
 		const char *unit;
-		double div;
+		double div, from;
 		const char *name;
 	} units[] = {
-		/* largest first: the first whose div is <= the magnitude */
-		{ "ns", 1e9, "s" },        { "ns", 1e6, "ms" },   { "ns", 1e3, "µs" },       { "ns", 1, "ns" },
-		{ "bytes", 1073741824.0, "GiB" }, { "bytes", 1048576.0, "MiB" }, { "bytes", 1024.0, "KiB" },
-		{ "bytes", 1, "B" },
+		{ "ns", 1e9, 1e10, "s" },
+		{ "ns", 1e6, 1e6, "ms" },
+		{ "ns", 1e3, 1e3, "\xc2\xb5s" },
+		{ "ns", 1, 0, "ns" },
+		{ "bytes", 1073741824.0, 1073741824.0, "GiB" },
+		{ "bytes", 1048576.0, 1048576.0, "MiB" },
+		{ "bytes", 1024.0, 1024.0, "KiB" },
+		{ "bytes", 1, 0, "B" },
 	};
 
 	s->div = 1;
 	s->unit = "";
 	for (size_t i = 0; i < PMU_ARRAY_SIZE(units); i++)
-		if (!strcmp(units[i].unit, unit)) {
+		if (!strcmp(units[i].unit, unit) && mag >= units[i].from) {
 			s->div = units[i].div;
 			s->unit = units[i].name;
-			/* seconds only from 10 s: 1,500 ms reads better than 1.5 s beside ms values */
-			if (mag >= (units[i].div > 1e8 && !strcmp(unit, "ns") ? 1e10 : units[i].div))
-				return;
+			return;
 		}
 }
 
