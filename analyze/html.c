@@ -948,17 +948,19 @@ static void top_programs(FILE *f, json_t *rep)
 /* One line per cause, the names it refused on it; the remedy folded. */
 static void not_measured_summary(FILE *f, json_t *rep)
 {
-	json_t *nm = json_object_get(rep, "not_measured"), *groups = nm_groups(rep), *g;
-	size_t i;
+	json_t *groups = nm_groups(rep), *g;
+	size_t i, items = 0;
 
+	json_array_foreach(groups, i, g)
+		items += json_array_size(json_object_get(g, "what"));
 	fputs("<div id=\"not-measured-summary\">\n", f);
 	if (!json_array_size(groups)) {
 		fputs("<h2>Not measured</h2>\n<p>Everything was measured.</p>\n</div>\n", f);
 		json_decref(groups);
 		return;
 	}
-	fprintf(f, "<h2>Not measured (%zu item%s, %zu cause%s)</h2>\n<ul>\n", json_array_size(nm),
-		json_array_size(nm) == 1 ? "" : "s", json_array_size(groups), json_array_size(groups) == 1 ? "" : "s");
+	fprintf(f, "<h2>Not measured (%zu item%s, %zu cause%s)</h2>\n<ul>\n", items, items == 1 ? "" : "s",
+		json_array_size(groups), json_array_size(groups) == 1 ? "" : "s");
 	json_array_foreach(groups, i, g) {
 		bool fold = *opt(g, "remedy");
 
