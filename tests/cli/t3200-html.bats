@@ -88,9 +88,13 @@ self_contained() {
 	assert_success
 	self_contained "$T/r.html"
 	run text "$T/r.html" --sections
-	assert_output "warnings run not-measured collectors processes counters repetitions dominant-cost"
+	assert_output "warnings summary run not-measured collectors processes counters repetitions"
+	# a chart per metric with values (in this fixture wall, task-clock,
+	# page-faults, the five command.* totals, three span names)
+	n=$(pmuanalyze --json "$b" | $PY -c 'import json,sys; print(sum(1 for s in json.load(sys.stdin)["repetitions"]["summary"] if s["status"] == "ok"))')
+	[ "$n" -ge 11 ]
 	run grep -c '<svg class="strip"' "$T/r.html"
-	assert_output 11 # wall, task-clock, page-faults, the five command.* totals, three span names
+	assert_output "$n"
 }
 
 @test "one recorded bundle, rendered by Chromium: the text report's dominant cost and every metric's summary" {
@@ -101,12 +105,18 @@ self_contained() {
 	self_contained "$T/s.html"
 	render "$T/s.html"
 	run text "$T/s.html.dom" --sections
-	assert_output "warnings run not-measured collectors processes counters repetitions dominant-cost"
+	assert_output "warnings summary run not-measured collectors processes counters repetitions"
 
-	statement=$(sed -n 's/^dominant cost: //p' "$T/s.txt")
+	# the report's statement, which the text report prints whole
+	statement=$(pmuanalyze --json "$T/s.bundle" | $PY -c 'import json,sys; print(json.load(sys.stdin)["dominant_cost"]["statement"])')
 	[ -n "$statement" ]
+	grep -qF -- "$statement" "$T/s.txt"
+	# in the summary, under its heading (and the level it names, when the
+	# report gives one)
 	run text "$T/s.html.dom" dominant-cost
-	assert_output "Dominant cost $statement"
+	[[ $output == "Dominant cost "*"$statement" ]] || fail "not the text report's statement: $output"
+	run text "$T/s.html.dom" summary
+	assert_output --partial "$statement"
 
 	# every metric line of the text report is one row of the table, the
 	# same strings in the same order: NAME MEDIAN MIN MAX Q1 .. Q3 N OUTLIERS
@@ -138,10 +148,23 @@ self_contained() {
 	grep -qxF "       task-clock 5.200 ms  page-faults 96  r00c0 ~2400000 (estimate, counted 50.0% of the time)" "$T/m.txt"
 	grep -qxF "       task-clock 0.700 ms  page-faults 51  r00c0 not counted" "$T/m.txt"
 	grep -qF "user 4.0 ms  sys 1.0 ms  rss 2.2 MiB  minflt 103  majflt 0  vcsw n/a  ivcsw n/a  rchar 8.8 KiB  wchar 0.2 KiB" "$T/m.txt"
+	# the counts' labels are the text report's (one formatter for both);
+	# the rest of the text report's layout is its own
+	grep -qF "r00c0 ~2400000 (estimate, counted 50.0% of the time)" "$T/m.txt"
+	grep -qF "r00c0 not counted" "$T/m.txt"
+	# the tree: who (then, when recorded, the exec chain and argv), lifetime
+	# and resources; then each incarnation's counters, by the same id
+	run text "$T/m.html.dom" tree
+	assert_output --partial "i1 5000 sh /bin/sh"
+	assert_output --partial "189.999 ms exit 0 2 4.0 ms 1.0 ms 2.2 MiB 103 0 n/a n/a 8.8 KiB 0.2 KiB"
+	assert_output --partial "i2 5001 ls /usr/bin/ls"
+	assert_output --partial "7.000 ms exit 0 1 4.0 ms 1.0 ms 2.2 MiB 103 0 3 0 8.8 KiB 0.2 KiB"
+	assert_output --partial "i3 5002 sleep /usr/bin/sleep"
+	assert_output --partial "110.000 ms exit 0 1 n/a n/a n/a n/a n/a n/a n/a n/a n/a"
 	run text "$T/m.html.dom" processes
-	assert_output --partial "i1 5000 sh /bin/sh 189.999 ms exit 0 2 4.0 ms 1.0 ms 2.2 MiB 103 0 n/a n/a 8.8 KiB 0.2 KiB 2.400 ms 142 940000"
-	assert_output --partial "i2 5001 ls /usr/bin/ls 7.000 ms exit 0 1 4.0 ms 1.0 ms 2.2 MiB 103 0 3 0 8.8 KiB 0.2 KiB 5.200 ms 96 ~2400000 (estimate, counted 50.0% of the time)"
-	assert_output --partial "i3 5002 sleep /usr/bin/sleep 110.000 ms exit 0 1 n/a n/a n/a n/a n/a n/a n/a n/a n/a 0.700 ms 51 not counted"
+	assert_output --partial "i1 sh 2.400 ms 142 940000"
+	assert_output --partial "i2 ls 5.200 ms 96 ~2400000 (estimate, counted 50.0% of the time)"
+	assert_output --partial "i3 sleep 0.700 ms 51 not counted"
 	run text "$T/m.html.dom" counters
 	assert_output --partial "task-clock sum of procs 8.300 ms task-clock cgroup 8.400 ms page-faults sum of procs 289 page-faults cgroup 301 r00c0 sum of procs not counted r00c0 cgroup not counted"
 	run text "$T/m.html.dom" not-measured
@@ -150,7 +173,7 @@ self_contained() {
 	assert_output --partial "read_format-lost degraded read_format LOST refused"
 }
 
-@test "an --ab pair, rendered: wall's change, interval, p and verdict, and the overhead statement, as in the text report" {
+@test "an --ab pair, rendered: wall's medians, change and interval, a chart per metric, and the overhead statement, as in the report" {
 	needs_backend linux
 	chromium_setup
 	pmurec --ab none,light --repeat 4 -o "$T/ab" -- sh -c 'i=0; while [ $i -lt 20000 ]; do i=$((i+1)); done'
@@ -158,19 +181,31 @@ self_contained() {
 	self_contained "$T/c.html"
 	render "$T/c.html"
 	run text "$T/c.html.dom" --sections
-	assert_output "warnings run comparability comparison overhead gates"
+	assert_output "warnings summary run comparability comparison overhead gates"
 
-	line=$(grep '^wall ' "$T/c.txt")
-	[[ $line =~ ^wall\ +([0-9.]+\ ms)\ +([0-9.]+\ ms)\ +([-+][0-9.]+%)\ +([-+][0-9.]+%\ \.\.\ [-+][0-9.]+%)\ +([0-9.]+)\ \ (.+)$ ]]
+	# wall's row: the report's medians, change and interval, formatted as
+	# the text report formats them (an_fmt_compared)
+	pmuanalyze --json "$T/ab/none.bundle" "$T/ab/light.bundle" >"$T/c.json"
+	row=$($PY - "$T/c.json" <<'EOF'
+import json, sys
+m = [x for x in json.load(open(sys.argv[1]))["comparison"]["metrics"] if x["name"] == "wall"][0]
+row = "wall %.3f ms %.3f ms %+.1f%%" % (m["a_median"] / 1e6, m["b_median"] / 1e6, m["delta_percent"])
+if "ci_low_percent" in m:
+    row += " %+.1f%% .. %+.1f%%" % (m["ci_low_percent"], m["ci_high_percent"])
+print(row)
+EOF
+)
 	run text "$T/c.html.dom" comparison
-	assert_output --partial "wall ${BASH_REMATCH[1]} ${BASH_REMATCH[2]} ${BASH_REMATCH[3]} ${BASH_REMATCH[4]} ${BASH_REMATCH[5]} ${BASH_REMATCH[6]}"
-	# a chart per row of the text report's table
-	rows=$(sed -n '/^metric  *A median/,/^$/p' "$T/c.txt" | tail -n +2 | grep -c '^[^ ]')
+	assert_output --partial "$row"
+	# a chart per metric both sides have
+	rows=$($PY -c 'import json,sys; print(sum(1 for m in json.load(open(sys.argv[1]))["comparison"]["metrics"] if m["n_a"] and m["n_b"]))' "$T/c.json")
 	run grep -c '<svg class="ab"' "$T/c.html"
 	assert_output "$rows"
 
-	statement=$(sed -n 's/^  \(mode light adds .*\)$/\1/p' "$T/c.txt")
+	# the overhead statement, as the text report prints it
+	statement=$($PY -c 'import json,sys; print(json.load(open(sys.argv[1]))["comparison"]["overhead"]["statement"])' "$T/c.json")
 	[ -n "$statement" ]
+	grep -qF -- "$statement" "$T/c.txt"
 	run text "$T/c.html.dom" overhead
 	assert_output --partial "$statement"
 	run text "$T/c.html.dom" warnings
