@@ -353,7 +353,8 @@ static double median_of(double *v, size_t n)
 /*
  * One side's host load (run.json host_load of each repetition, scope
  * system): per repetition the host's busy time outside the cohort (busy
- * minus the cohort's own CPU, which leaves the recorder's own work outside)
+ * minus the cohort's own CPU and, where recorded (recorder_cpu_ns), the
+ * recorder's own)
  * and the steal time, each as a share of the host's CPU time over the
  * repetition (interval x CPUs).  /proc/stat counts in clock ticks, so
  * every value is an estimate with that resolution per CPU.  A repetition
@@ -401,7 +402,8 @@ static json_t *host_side(json_t *r, double *busy, double *steal)
 		src = cohort_cpu(run, &cohort);
 		json_object_set_new(o, "cohort_cpu_source", src ? json_string(src) : json_null());
 		if (src) {
-			outside = (double)json_integer_value(json_object_get(h, "busy_ns")) - cohort;
+			outside = (double)json_integer_value(json_object_get(h, "busy_ns")) - cohort -
+				  (double)json_integer_value(json_object_get(h, "recorder_cpu_ns"));
 			/* the busy time is counted in ticks, the cohort's CPU more
 			 * finely: below 0 is within the resolution, not negative load */
 			if (outside < 0)
@@ -436,7 +438,7 @@ static json_t *host_load(json_t *ra, json_t *rb, json_t *warnings)
 	double ba, sa, bb, sb;
 	json_t *o = json_pack("{s:s,s:b,s:s,s:o,s:o,s:{s:f,s:f,s:f,s:f}}", "scope", "system", "estimate", 1, "note",
 			      "host-wide, from /proc/stat clock ticks: not the cohort's; busy outside the cohort is "
-			      "the host's busy time minus the cohort's own CPU, and includes the recorder",
+			      "the host's busy time minus the cohort's own CPU and the recorder's (where recorded)",
 			      "a", host_side(ra, &ba, &sa), "b", host_side(rb, &bb, &sb), "levels", "steal_percent",
 			      AN_STEAL_LEVEL, "steal_difference_points", AN_STEAL_DIFF, "outside_busy_percent",
 			      AN_OUTSIDE_BUSY_LEVEL, "outside_busy_difference_points", AN_OUTSIDE_BUSY_DIFF);
@@ -463,10 +465,52 @@ static json_t *host_load(json_t *ra, json_t *rb, json_t *warnings)
 	if (!isnan(ba) && !isnan(bb) &&
 	    (ba > AN_OUTSIDE_BUSY_LEVEL || bb > AN_OUTSIDE_BUSY_LEVEL || fabs(ba - bb) > AN_OUTSIDE_BUSY_DIFF)) {
 		snprintf(w, sizeof(w), "the host was busy outside the cohort for %.1f%% of its CPU time in A and %.1f%% "
-			 "in B (system-wide estimate, the recorder included; medians; warned above %g%% on a side or a "
+			 "in B (system-wide estimate, the recorder's own CPU left out where recorded; medians; warned above %g%% on a side or a "
 			 "gap of more than %g percentage point%s): other load competed with the command%s", ba, bb,
 			 AN_OUTSIDE_BUSY_LEVEL, AN_OUTSIDE_BUSY_DIFF, AN_OUTSIDE_BUSY_DIFF == 1 ? "" : "s",
 			 fabs(ba - bb) > AN_OUTSIDE_BUSY_DIFF ? " unequally between A and B" : "");
+		json_array_append_new(warnings, json_string(w));
+	}
+	return o;
+}
+
+/*
+ * One bundle's host load (an_host_load_one() in compare.h): the same
+ * per-repetition shares as a comparison's side, and a warning appended to
+ * warnings when a median passes the level a comparison warns at.
+ */
+json_t *an_host_load_one(json_t *rep, json_t *warnings)
+{
+	double busy, steal;
+	json_t *o = host_side(rep, &busy, &steal);
+	char w[600];
+
+	json_object_set_new(o, "scope", json_string("system"));
+	json_object_set_new(o, "estimate", json_true());
+	json_object_set_new(o, "note", json_string("host-wide, from /proc/stat clock ticks: not the cohort's; busy "
+						   "outside the cohort is the host's busy time minus the cohort's own "
+						   "CPU and the recorder's (where recorded)"));
+	json_object_set_new(o, "levels", json_pack("{s:f,s:f}", "steal_percent", AN_STEAL_LEVEL,
+						   "outside_busy_percent", AN_OUTSIDE_BUSY_LEVEL));
+	if (isnan(steal)) {
+		json_object_set_new(o, "status", json_string("unavailable"));
+		json_object_set_new(o, "reason", json_string(json_object_get(rep, "run") &&
+							     !json_object_get(json_object_get(rep, "run"), "host_load")
+							     ? "no host_load in run.json (recorded before spec 1.4)"
+							     : "no repetition has a host load"));
+		return o;
+	}
+	json_object_set_new(o, "status", json_string("ok"));
+	if (steal > AN_STEAL_LEVEL) {
+		snprintf(w, sizeof(w), "host steal time (system-wide, estimate) was %.1f%% of the host's CPU time "
+			 "(median; warned above %g%%): the hypervisor took CPU time from this machine, which lengthens "
+			 "the cohort's times", steal, AN_STEAL_LEVEL);
+		json_array_append_new(warnings, json_string(w));
+	}
+	if (!isnan(busy) && busy > AN_OUTSIDE_BUSY_LEVEL) {
+		snprintf(w, sizeof(w), "the host was busy outside the cohort for %.1f%% of its CPU time (system-wide "
+			 "estimate, the recorder's own CPU left out where recorded; median; warned above %g%%): other load competed with the "
+			 "command", busy, AN_OUTSIDE_BUSY_LEVEL);
 		json_array_append_new(warnings, json_string(w));
 	}
 	return o;

@@ -43,6 +43,16 @@
 #define AN_OUTSIDE_BUSY_LEVEL 25.0  /* median outside busy above this on a side */
 #define AN_OUTSIDE_BUSY_DIFF 10.0   /* medians differing by more (points) */
 
+/*
+ * The host load beside one bundle's cohort (its report rep, from an_load()):
+ * per repetition the steal share and the share of the host's CPU time busy
+ * outside the cohort, their medians, scope system, labelled estimates; a
+ * warning string appended to warnings for each median above its level.
+ * Returns a new object the caller json_decref()s; status unavailable, with
+ * the reason, when no repetition recorded one.
+ */
+json_t *an_host_load_one(json_t *rep, json_t *warnings);
+
 struct an_compare_opts {
 	double min_effect;   /* percent, 0 .. AN_MIN_EFFECT_MAX */
 	bool min_effect_given; /* from --min-effect, not the default */

@@ -575,14 +575,41 @@ static void print_summary(json_t *rep)
 	}
 }
 
+/* One bundle's host load: host-wide, and said so. */
+static void print_host_load_one(json_t *hl)
+{
+	json_t *ob = json_object_get(hl, "outside_busy_percent_median");
+
+	if (!hl)
+		return;
+	if (strcmp(sget(hl, "status"), "ok")) {
+		printf("  host load    n/a: %s\n", sget(hl, "reason"));
+		return;
+	}
+	printf("  host load    system-wide, not the cohort's (estimates from /proc/stat clock ticks%s): busy outside "
+	       "the cohort ", json_integer_value(json_object_get(hl, "repetitions")) > 1 ? "; medians" : "");
+	if (ob)
+		printf("%.1f%% of the host's CPU time", json_real_value(ob));
+	else
+		printf("n/a (the cohort's own CPU time is not known)");
+	printf(", steal %.1f%%\n", json_real_value(json_object_get(hl, "steal_percent_median")));
+}
+
 static void print_single(json_t *rep)
 {
 	json_t *x, *counting = json_object_get(rep, "counting"), *ph = json_object_get(rep, "phases");
 	size_t i;
 
 	print_failed(rep);
+	/* the invalid bundle's warning is print_failed()'s heading already */
+	json_array_foreach(json_object_get(rep, "warnings"), i, x)
+		if (i || json_is_true(json_object_get(rep, "valid")))
+			printf("WARNING: %s\n", json_string_value(x));
+	if (json_array_size(json_object_get(rep, "warnings")) > (json_is_true(json_object_get(rep, "valid")) ? 0u : 1u))
+		printf("\n");
 	print_header(rep, NULL);
 	print_wall_time(rep);
+	print_host_load_one(json_object_get(rep, "host_load"));
 	printf("\ndominant cost: %s\n", sget(json_object_get(rep, "dominant_cost"), "statement"));
 	print_programs(rep);
 	printf("\n");
@@ -1141,6 +1168,7 @@ int main(int argc, char **argv)
 		if (!json_is_true(json_object_get(ra, "valid")))
 			json_array_append_new(json_object_get(report, "warnings"),
 					      json_string("the bundle is invalid and was analyzed on request (--allow-invalid)"));
+		json_object_set_new(report, "host_load", an_host_load_one(ra, json_object_get(report, "warnings")));
 	} else {
 		json_t *cmp = an_compare(ra, rb, &copts), *w = json_array(), *x, *gv;
 		bool regression = false, unusable = false;

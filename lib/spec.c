@@ -110,6 +110,8 @@ static const struct pmu_field host_load_f[] = {
 	N14("idle_ns", false, "ns", "idle time, summed over the CPUs; present when ok"),
 	N14("iowait_ns", false, "ns", "idle time with I/O outstanding, summed over the CPUs (proc(5): not reliable); "
 	    "present when ok"),
+	N14("recorder_cpu_ns", false, "ns", "the recorder's own CPU time (user + system of all its threads, "
+	    "getrusage RUSAGE_SELF) over the same interval: part of busy_ns, and not the cohort's; present when ok"),
 };
 OBJ(host_load, host_load_f);
 

@@ -319,7 +319,7 @@ bool pmu_v_check_doc(struct v *v, const struct pmu_docdef *d, const char *file, 
 static void check_host_load(struct v *v, const char *f, json_t *j)
 {
 	static const char *const measured[] = { "source", "interval_ns", "cpus", "resolution_ns", "busy_ns",
-						"steal_ns", "idle_ns", "iowait_ns" };
+						"steal_ns", "idle_ns", "iowait_ns", "recorder_cpu_ns" };
 	json_t *h = json_object_get(j, "host_load");
 	const char *st = json_string_value(json_object_get(h, "status"));
 	bool ok;

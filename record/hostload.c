@@ -16,7 +16,7 @@ static json_t *unavailable(const char *reason, const char *remedy)
 			 "remedy", remedy);
 }
 
-json_t *pmurec_host_load(const struct pmu_host_cpu *a, const struct pmu_host_cpu *b)
+json_t *pmurec_host_load(const struct pmu_host_cpu *a, const struct pmu_host_cpu *b, uint64_t recorder_cpu_ns)
 {
 	const char *back = NULL;
 
@@ -43,10 +43,11 @@ json_t *pmurec_host_load(const struct pmu_host_cpu *a, const struct pmu_host_cpu
 		return unavailable(why, "none: the kernel's counter is not monotonic here (proc(5)); "
 					"another repetition may have it");
 	}
-	return json_pack("{s:s,s:s,s:s,s:I,s:I,s:I,s:I,s:I,s:I,s:I}", "scope", "system", "status", "ok", "source",
+	return json_pack("{s:s,s:s,s:s,s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:I}", "scope", "system", "status", "ok", "source",
 			 a->source, "interval_ns", (json_int_t)(b->t_ns - a->t_ns), "cpus",
 			 (json_int_t)(b->cpus > a->cpus ? b->cpus : a->cpus), "resolution_ns",
 			 (json_int_t)b->resolution_ns, "busy_ns", (json_int_t)(b->busy_ns - a->busy_ns), "steal_ns",
 			 (json_int_t)(b->steal_ns - a->steal_ns), "idle_ns", (json_int_t)(b->idle_ns - a->idle_ns),
-			 "iowait_ns", (json_int_t)(b->iowait_ns - a->iowait_ns));
+			 "iowait_ns", (json_int_t)(b->iowait_ns - a->iowait_ns), "recorder_cpu_ns",
+			 (json_int_t)recorder_cpu_ns);
 }

@@ -12,6 +12,6 @@
  * read failed or a counter went backwards.  The caller owns the object
  * (json_decref).
  */
-json_t *pmurec_host_load(const struct pmu_host_cpu *a, const struct pmu_host_cpu *b);
+json_t *pmurec_host_load(const struct pmu_host_cpu *a, const struct pmu_host_cpu *b, uint64_t recorder_cpu_ns);
 
 #endif

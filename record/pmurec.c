@@ -1038,6 +1038,19 @@ static char *resolve_command(const char *name)
  * but its run.json, which is kept in b->runs.  Returns REP_OK, or
  * REP_ABORT (with *exit_code) when nothing is to be written at all.
  */
+/* The recorder's own CPU time so far (every thread of it): host_load's
+ * recorder_cpu_ns, so that a reader can tell the recorder's part of the
+ * host's busy time from other load. */
+static uint64_t self_cpu_ns(void)
+{
+	struct rusage ru;
+
+	if (getrusage(RUSAGE_SELF, &ru))
+		return 0;
+	return ((uint64_t)ru.ru_utime.tv_sec + (uint64_t)ru.ru_stime.tv_sec) * 1000000000ull +
+	       ((uint64_t)ru.ru_utime.tv_usec + (uint64_t)ru.ru_stime.tv_usec) * 1000ull;
+}
+
 static int record_repetition(struct opts *o, struct bundle_out *b, int k, int position, int *exit_code)
 {
 	struct pmu_launch l = { 0 };
@@ -1055,6 +1068,7 @@ static int record_repetition(struct opts *o, struct bundle_out *b, int k, int po
 	struct pmurec_loop loop = { 0 };
 	struct pmu_run_window win;
 	struct pmu_host_cpu hl0, hl1;
+	uint64_t self0, self1;
 	json_t *run, *list;
 	char cwd[4096], runid[33], reason[300] = "", note[160];
 	const char *result = "complete";
@@ -1067,6 +1081,7 @@ static int record_repetition(struct opts *o, struct bundle_out *b, int k, int po
 	/* the host's CPU time at the start of the run window: host_load is
 	 * the difference over exactly that window */
 	pmu_host_cpu_read(&hl0);
+	self0 = self_cpu_ns();
 	mono = hl0.ok ? hl0.t_ns : pmu_now_mono_ns();
 	pmu_bagw_init(&w, b->bag, k, PMU_SPEC_VERSION, PMU_SPEC_MINOR);
 	sink.ctx = &cw;
@@ -1148,6 +1163,7 @@ static int record_repetition(struct opts *o, struct bundle_out *b, int k, int po
 	/* the window holds the collectors' ends too; it ends with the host's
 	 * second reading */
 	pmu_host_cpu_read(&hl1);
+	self1 = self_cpu_ns();
 	lr.end_ns = hl1.ok ? hl1.t_ns : pmu_now_mono_ns();
 	if (err || pmu_backend_abort || lr.exec_failed) {
 		if (lr.exec_failed)
@@ -1223,7 +1239,7 @@ static int record_repetition(struct opts *o, struct bundle_out *b, int k, int po
 					      (json_int_t)lr.ru_maxrss_bytes, "minor_faults", (json_int_t)lr.ru_minflt,
 					      "major_faults", (json_int_t)lr.ru_majflt, "source",
 					      "wait4 rusage of the command (includes the descendants it waited for)"));
-	json_object_set_new(run, "host_load", pmurec_host_load(&hl0, &hl1));
+	json_object_set_new(run, "host_load", pmurec_host_load(&hl0, &hl1, self1 > self0 ? self1 - self0 : 0));
 	json_array_append_new(b->runs, run);
 
 	if (l.follower == PMU_FOLLOW_NONE && !o->attach) {

@@ -290,7 +290,7 @@ PYEOF
 	run pmuanalyze $ALLOW "$T/aa/light.bundle" "$T/aa/light-2.bundle"
 	assert_success
 	assert_line --regexp "^WARNING: host steal time \(system-wide, estimate\) was 0\.5% of the host's CPU time in A and 10\.0% in B .* unequally between A and B$"
-	assert_line --regexp "^WARNING: the host was busy outside the cohort for 5\.0% of its CPU time in A and 80\.0% in B \(system-wide estimate, the recorder included; .* unequally between A and B$"
+	assert_line --regexp "^WARNING: the host was busy outside the cohort for 5\.0% of its CPU time in A and 80\.0% in B \(system-wide estimate, the recorder's own CPU left out where recorded; .* unequally between A and B$"
 	pmuanalyze --json $ALLOW "$T/aa/light.bundle" "$T/aa/light-2.bundle" >"$T/r.json"
 	run field "$T/r.json" 'len([w for w in c["comparability"]["warnings"] if "host" in w]), "steal" in " ".join(d["warnings"])'
 	assert_output "(2, True)"
@@ -319,4 +319,25 @@ PYEOF
 	assert_line "  host load n/a: host load recorded in neither A nor B: whether other load or steal differed between A and B is unknown"
 	refute_line --partial "WARNING: host steal"
 	refute_line --partial "WARNING: the host was busy"
+}
+
+@test "one bundle: the host's load is shown as host-wide, and a busy host or steal above its level is warned of" {
+	needs_backend linux
+	pmurec --repeat 2 -o "$T/one.bundle" -- sh -c "$(loop 20000)"
+	set_host_load "$T/one.bundle" 5 0.5
+	run pmuanalyze $ALLOW "$T/one.bundle"
+	assert_success
+	assert_line "  host load    system-wide, not the cohort's (estimates from /proc/stat clock ticks; medians): busy outside the cohort 5.0% of the host's CPU time, steal 0.5%"
+	refute_line --partial "WARNING: host steal"
+	refute_line --partial "WARNING: the host was busy"
+	set_host_load "$T/one.bundle" 80 10
+	run pmuanalyze $ALLOW "$T/one.bundle"
+	assert_success
+	assert_line "WARNING: host steal time (system-wide, estimate) was 10.0% of the host's CPU time (median; warned above 2%): the hypervisor took CPU time from this machine, which lengthens the cohort's times"
+	assert_line --regexp "^WARNING: the host was busy outside the cohort for 80\.0% of its CPU time \(system-wide estimate"
+	pmuanalyze --json $ALLOW "$T/one.bundle" >"$T/r.json"
+	run field "$T/r.json" 'd["host_load"]["scope"], d["host_load"]["estimate"], d["host_load"]["status"], len(d["warnings"]) >= 2'
+	assert_output "('system', True, 'ok', True)"
+	run schema_check "$T/r.json"
+	assert_output "schema errors: 0"
 }
