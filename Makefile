@@ -33,6 +33,17 @@ PKG_LIBS   := $(shell pkg-config --libs $(filter-out libarchive,$(PKGS)) 2>/dev/
 ARCHIVE_SONAME := $(shell objdump -p "$$(pkg-config --variable=libdir libarchive 2>/dev/null)/libarchive.so" 2>/dev/null | sed -n 's/^ *SONAME *//p')
 REVISION   := $(shell git rev-parse --short=12 HEAD 2>/dev/null || echo unknown)
 
+# plain `make` builds the tools (the first rule below is a helper's)
+.DEFAULT_GOAL := all
+# Without the libraries' development packages, say which command installs
+# them instead of failing on a missing header; make check, demo, bench and
+# fuzz install them first (scripts/deps), and their sub-makes find them.
+ifeq ($(filter deps check demo bench fuzz clean,$(MAKECMDGOALS)),)
+ifneq ($(shell pkg-config --exists $(PKGS) 2>/dev/null && echo ok),ok)
+$(error the build needs Debian packages that are missing (pkg-config finds no $(PKGS)): `make check` or `make demo` installs them as root, or run scripts/deps, which prints the apt-get command)
+endif
+endif
+
 WARN       := -Wall -Wextra -Werror -Wshadow -Wformat=2 -Wno-missing-field-initializers
 CFLAGS     ?= -O2 -g
 BASE_CFLAGS := -std=gnu11 -D_GNU_SOURCE $(WARN) -Ilib -Ibackends -Iinclude $(PKG_CFLAGS) -pthread \

@@ -44,3 +44,13 @@ top="$BATS_TEST_DIRNAME/../.."
 	[ "$(first version <"$top/bundle-spec/README.md")" = "version $v" ] ||
 		fail "bundle-spec/README.md does not name version $v first"
 }
+
+@test "plain make builds the tools, and without the packages says which command installs them" {
+	command -v make >/dev/null || skip "make is not installed"
+	run make -n -C "$top" BUILD="$BATS_TEST_TMPDIR/b"
+	assert_success
+	assert_output --partial "$BATS_TEST_TMPDIR/b/pmurec"
+	PKG_CONFIG_LIBDIR=/nonexistent PKG_CONFIG_PATH= run make -n -C "$top" BUILD="$BATS_TEST_TMPDIR/b"
+	assert_failure
+	assert_output --partial '`make check` or `make demo` installs them as root'
+}
