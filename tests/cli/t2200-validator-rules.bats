@@ -208,11 +208,11 @@ open(p, 'w').write(''.join(L))"
 
 @test "SPEC-VERSION: a newer minor version is refused, not half-checked" {
 	b=$(mk b minimal)
-	sed -i "s/^PMU-Spec-Version: 1.3/PMU-Spec-Version: 1.4/" "$b/bag-info.txt"
+	sed -i "s/^PMU-Spec-Version: 1.4/PMU-Spec-Version: 1.5/" "$b/bag-info.txt"
 	rebag "$b"
 	run pmuvalidate "$b"
 	assert_failure 1
-	assert_output --partial "newer than this validator's 1.3"
+	assert_output --partial "newer than this validator's 1.4"
 }
 
 @test "SPEC-VERSION: malformed version strings are refused" {
