@@ -282,3 +282,46 @@ EOF
 	grep -qF 'argv_reason' "$top/man/pmu-bundle.5"
 	grep -qF 'secret passed on a' "$top/man/pmu-bundle.5"
 }
+
+# ---- the eBPF follower's exec record, as the decoder takes it ----------------
+
+@test "bpf decode: an exec record's argv_len, size and truncation must agree (untrusted bytes)" {
+	needs_backend linux
+	local seeds=$BATS_TEST_DIRNAME/../fuzz/corpus/bpfrec d=$BATS_TEST_TMPDIR
+	[ -x "$PMU_BUILD/bpf-follow-dump" ] || skip "bpf-follow-dump is not built (no eBPF toolchain)"
+	run "$PMU_BUILD/bpf-follow-dump" --decode "$seeds"/exec "$seeds"/exec-truncated
+	assert_success
+	[ "$(grep -c ' ok exec' <<<"$output")" -eq 2 ]
+	# the exec record: the header (24 bytes), fields to 320, argv_total at
+	# 320, argv_len at 324, argv from 328; flags at 36, h.size at 18
+	$PY - "$seeds" "$d" <<'PY'
+import struct, sys
+seeds, d = sys.argv[1], sys.argv[2]
+def put(name, seed, fn):
+    b = bytearray(open(f"{seeds}/{seed}", "rb").read())
+    b = fn(b) or b
+    open(f"{d}/{name}", "wb").write(bytes(b))
+put("len-lies", "exec", lambda b: struct.pack_into("<I", b, 324, 11))
+put("total-short", "exec", lambda b: struct.pack_into("<I", b, 320, 3))
+put("cut-unmarked", "exec", lambda b: struct.pack_into("<I", b, 320, 99))
+put("mark-unfounded", "exec", lambda b: struct.pack_into("<I", b, 36, 2))
+put("fault-with-argv", "exec", lambda b: struct.pack_into("<I", b, 36, 4))
+put("unknown-flag", "exec", lambda b: struct.pack_into("<I", b, 36, 8))
+def longer(b):
+    b += b"x"
+    struct.pack_into("<H", b, 18, len(b))
+    struct.pack_into("<I", b, 324, len(b) - 328)
+put("past-bound", "exec-truncated", longer)
+put("no-argv-fields", "exec", lambda b: b[:320])
+PY
+	run "$PMU_BUILD/bpf-follow-dump" --decode "$d"/len-lies "$d"/total-short "$d"/cut-unmarked "$d"/mark-unfounded \
+		"$d"/fault-with-argv "$d"/unknown-flag "$d"/past-bound "$d"/no-argv-fields
+	assert_success
+	refute_output --partial ' ok '
+	[ "$(grep -c ' corrupt: ' <<<"$output")" -eq 8 ]
+	assert_line --partial 'len-lies corrupt: bpf record seq 3: exec argv_len disagrees with the record'
+	assert_line --partial 'total-short corrupt: bpf record seq 3: exec argv longer than the process'
+	assert_line --partial 'cut-unmarked corrupt: bpf record seq 3: exec argv short of its length and of the bound'
+	assert_line --partial 'mark-unfounded corrupt: bpf record seq 3: exec argv truncation flag disagrees'
+	assert_line --partial 'fault-with-argv corrupt: bpf record seq 3: exec argv both unread and present'
+}

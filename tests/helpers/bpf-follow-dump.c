@@ -152,7 +152,7 @@ static int decode_files(int n, char **files)
 	static const char *kinds[] = {[PMU_BPF_REC_FORK] = "fork", [PMU_BPF_REC_EXEC] = "exec",
 	                              [PMU_BPF_REC_EXIT] = "exit"};
 	for (int k = 0; k < n; k++) {
-		unsigned char buf[4096];
+		unsigned char buf[sizeof(union pmu_bpf_rec) + 1]; /* one byte more: a longer file is refused */
 		union pmu_bpf_rec r;
 		FILE *fp = fopen(files[k], "rb");
 		if (!fp) {
