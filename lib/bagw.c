@@ -413,8 +413,11 @@ void pmu_bagw_argv(struct pmu_bagw_stream *s, const char *blob, size_t len, bool
 			break;
 		}
 		if (bytes + tl + 1 > PMU_ARGV_MAX_BYTES) {
-			part[np].off = off;
-			part[np++].n = fit;
+			/* the beginning of the string at the bound, if any fits */
+			if (fit) {
+				part[np].off = off;
+				part[np++].n = fit;
+			}
 			cut = true;
 			break;
 		}
