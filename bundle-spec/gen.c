@@ -618,7 +618,7 @@ static const char *type_word(const struct pmu_field *f, char *buf, size_t n)
 	case PMU_FT_ARR_INT:
 		return "array of integer";
 	case PMU_FT_ARGV:
-		return "array of string (empty allowed), at most " PMU_XSTR(PMU_ARGV_MAX_ARGS) " and " PMU_XSTR(
+		return "array of string (empty ones allowed): at most " PMU_XSTR(PMU_ARGV_MAX_ARGS) " strings, " PMU_XSTR(
 			PMU_ARGV_MAX_BYTES) " bytes";
 	case PMU_FT_ARR_OBJ:
 		snprintf(buf, n, "array of `%s`", f->sub->name);
