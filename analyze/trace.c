@@ -160,9 +160,27 @@ static json_t *exit_args(json_t *in)
 	return args;
 }
 
+/* An exec as instant-event args: its path and (spec 1.4) its argv, with
+ * argv_truncated when the recorder cut it, or argv_reason. */
+static json_t *exec_args(json_t *x)
+{
+	json_t *args = json_pack("{s:s}", "path", str(x, "path")), *v;
+
+	if (!args)
+		return NULL;
+	if (json_is_array(v = json_object_get(x, "argv")))
+		json_object_set(args, "argv", v);
+	if (json_is_true(json_object_get(x, "argv_truncated")))
+		json_object_set_new(args, "argv_truncated", json_true());
+	if (json_is_string(v = json_object_get(x, "argv_reason")))
+		json_object_set(args, "argv_reason", v);
+	return args;
+}
+
 /*
  * One incarnation: its process (named "comm (iN)", sorted in cohort order)
- * and thread names, its lifetime on its main thread, its execs.  An
+ * and thread names, its lifetime on its main thread (with the argv of its
+ * last exec), its execs (each with its argv).  An
  * incarnation alive at the end of the run lasts to the run's end.
  */
 static int put_incarnation(struct trace *t, json_t *in, size_t index)
@@ -212,9 +230,14 @@ static int put_incarnation(struct trace *t, json_t *in, size_t index)
 		if (alive)
 			end = t->end_ns;
 		if (end >= 0) {
+			json_t *execs = json_object_get(in, "exec"), *last, *av;
+
 			args = exit_args(in);
 			if (alive && args)
 				json_object_set_new(args, "alive_at_end", json_true());
+			last = json_array_get(execs, json_array_size(execs) ? json_array_size(execs) - 1 : 0);
+			if (args && json_is_array(av = json_object_get(last, "argv")))
+				json_object_set(args, "argv", av);
 			err = args ? emit_complete(t, name, "process", pid, pid, start, end, args)
 				   : pmu_error(PMU_ERR_NOMEM, "out of memory");
 		}
@@ -226,7 +249,7 @@ static int put_incarnation(struct trace *t, json_t *in, size_t index)
 			break;
 		if (!str(x, "path") || !uint_of(x, "t_ns", &at))
 			continue;
-		err = emit_instant(t, "exec", "exec", "p", pid, pid, at, json_pack("{s:s}", "path", str(x, "path")));
+		err = emit_instant(t, "exec", "exec", "p", pid, pid, at, exec_args(x));
 	}
 	free(name);
 	return err;

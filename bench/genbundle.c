@@ -186,6 +186,10 @@ static void put_docs(struct gen *g)
 		json_object_set_new(o, "tids", tids);
 		json_object_set_new(o, "exec", json_pack("[{s:I,s:s}]", "t_ns", (json_int_t)c->start + 500,
 							 "path", c->exe));
+		/* every exec has its argv from spec 1.4 */
+		if (g->w.minor >= 4)
+			json_object_set_new(json_array_get(json_object_get(o, "exec"), 0), "argv",
+					    json_pack("[s]", c->comm));
 		json_object_set_new(o, "exit", json_pack("{s:s,s:i}", "kind", "exited", "code", 0));
 		json_array_append_new(incs, o);
 	}

@@ -134,8 +134,10 @@ static void lint_obj(const struct pmu_objdef *o, const char *where, bool flat, i
 		     !pmu_objdef_field(o, "reason", 6) || !pmu_objdef_field(o, "remedy", 6)))
 			die("%s: '%s' has a status that is not the status vocabulary, or lacks the "
 			    "reason and remedy fields the status rule requires", where, o->name);
+		/* stream records are flat, save the one array the validator's
+		 * record check reads (PMU_FT_ARGV, pmu_json_strarr()) */
 		if (flat && f->type != PMU_FT_STR && f->type != PMU_FT_INT && f->type != PMU_FT_BOOL &&
-		    f->type != PMU_FT_ENUM && f->type != PMU_FT_HEX64 &&
+		    f->type != PMU_FT_ENUM && f->type != PMU_FT_HEX64 && f->type != PMU_FT_ARGV &&
 		    !(f->type == PMU_FT_UNITS && !strcmp(o->name, "header")))
 			die("%s: field '%s' of stream record '%s' is not a scalar", where, f->key, o->name);
 		if (f->sub)
@@ -355,6 +357,16 @@ static json_t *field_schema(const struct pmu_field *f, const struct ctx *c, int 
 			s = nn(json_object());
 			set(s, "type", json_string("array"));
 			set(s, "items", items);
+			break;
+		case PMU_FT_ARGV:
+			/* the byte bound (PMU_ARGV_MAX_BYTES) is the validator's:
+			 * JSON Schema cannot sum lengths */
+			items = nn(json_object());
+			set(items, "type", json_string("string"));
+			s = nn(json_object());
+			set(s, "type", json_string("array"));
+			set(s, "items", items);
+			set(s, "maxItems", json_integer(PMU_ARGV_MAX_ARGS));
 			break;
 		case PMU_FT_MAP_OBJ:
 			s = nn(json_object());
@@ -605,6 +617,9 @@ static const char *type_word(const struct pmu_field *f, char *buf, size_t n)
 		return "array of string";
 	case PMU_FT_ARR_INT:
 		return "array of integer";
+	case PMU_FT_ARGV:
+		return "array of string (empty ones allowed): at most " PMU_XSTR(PMU_ARGV_MAX_ARGS) " strings, " PMU_XSTR(
+			PMU_ARGV_MAX_BYTES) " bytes";
 	case PMU_FT_ARR_OBJ:
 		snprintf(buf, n, "array of `%s`", f->sub->name);
 		return buf;

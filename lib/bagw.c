@@ -7,6 +7,7 @@
 #include "bagw.h"
 #include "error.h"
 #include "jsonl.h"
+#include "spec.h"
 #include "spec_json.h"
 #include "util.h"
 
@@ -372,6 +373,74 @@ void pmu_bagw_bool(struct pmu_bagw_stream *s, const char *key, bool v)
 		return;
 	memcpy(s->buf + s->len, v ? "true" : "false", v ? 4 : 5);
 	s->len += v ? 4 : 5;
+}
+
+/* The UTF-8 bytes that p[0..n) is written as (each byte that does not begin
+ * a valid sequence becomes U+FFFD, 3 bytes), and in *fit the raw bytes of
+ * its longest prefix of whole characters written in at most room bytes. */
+static size_t text_len(const char *str, size_t n, size_t room, size_t *fit)
+{
+	const unsigned char *p = (const unsigned char *)str, *end = p + n;
+	size_t out = 0;
+
+	*fit = n;
+	while (p < end) {
+		size_t u = *p < 0x80 ? 1 : pmu_utf8_len(p, end), w = u ? u : 3;
+
+		if (out + w > room && *fit == n)
+			*fit = (size_t)(p - (const unsigned char *)str);
+		out += w;
+		p += u ? u : 1;
+	}
+	return out;
+}
+
+void pmu_bagw_argv(struct pmu_bagw_stream *s, const char *blob, size_t len, bool truncated)
+{
+	struct { size_t off, n; } part[PMU_ARGV_MAX_ARGS];
+	size_t np = 0, bytes = 0, off = 0, vmax = 2;
+	bool cut = false;
+
+	/* which strings, and how much of the last, fit the bounds */
+	while (off < len) {
+		const char *z = memchr(blob + off, '\0', len - off);
+		size_t n = z ? (size_t)(z - (blob + off)) : len - off, fit;
+		size_t room = bytes < PMU_ARGV_MAX_BYTES ? PMU_ARGV_MAX_BYTES - bytes - 1 : 0;
+		size_t tl = text_len(blob + off, n, room, &fit);
+
+		if (np == PMU_ARGV_MAX_ARGS || bytes + 1 > PMU_ARGV_MAX_BYTES) {
+			cut = true;
+			break;
+		}
+		if (bytes + tl + 1 > PMU_ARGV_MAX_BYTES) {
+			/* the beginning of the string at the bound, if any fits */
+			if (fit) {
+				part[np].off = off;
+				part[np++].n = fit;
+			}
+			cut = true;
+			break;
+		}
+		part[np].off = off;
+		part[np++].n = n;
+		bytes += tl + 1;
+		if (!z)
+			break;
+		off += n + 1;
+	}
+	for (size_t i = 0; i < np; i++)
+		vmax += PMU_BAGW_QUOTE_MAX(part[i].n) + 1;
+	if (member(s, "argv", vmax)) {
+		s->buf[s->len++] = '[';
+		for (size_t i = 0; i < np; i++) {
+			if (i)
+				s->buf[s->len++] = ',';
+			s->len += pmu_bagw_quote(s->buf + s->len, blob + part[i].off, part[i].n);
+		}
+		s->buf[s->len++] = ']';
+	}
+	if (cut || truncated)
+		pmu_bagw_bool(s, "argv_truncated", true);
 }
 
 int pmu_bagw_rec_end(struct pmu_bagw_stream *s)

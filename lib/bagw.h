@@ -111,6 +111,16 @@ void pmu_bagw_int(struct pmu_bagw_stream *s, const char *key, int64_t v);
 void pmu_bagw_bool(struct pmu_bagw_stream *s, const char *key, bool v);
 int pmu_bagw_rec_end(struct pmu_bagw_stream *s);
 
+/*
+ * The member "argv" of a cohort exec record (spec 1.4, 12.6): the strings of
+ * blob[0..len), each ended by a NUL (the last may lack it), escaped as
+ * pmu_bagw_str() does, within the spec's bounds (PMU_ARGV_MAX_ARGS strings,
+ * PMU_ARGV_MAX_BYTES bytes counting each string's UTF-8 bytes as written
+ * and its NUL), the string at the bound cut to fit; then
+ * "argv_truncated":true when it was cut here or truncated is set.
+ */
+void pmu_bagw_argv(struct pmu_bagw_stream *s, const char *blob, size_t len, bool truncated);
+
 /* Records written together (an incarnation's end records) are timed as one
  * span from pmu_bagw_batch() to pmu_bagw_batch_end(), not one by one. */
 void pmu_bagw_batch(struct pmu_bagw_stream *s);

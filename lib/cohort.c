@@ -21,6 +21,14 @@ static int add(json_t *recs, json_t *r)
 	return r && !json_array_append_new(recs, r) ? 0 : pmu_error(PMU_ERR_NOMEM, "out of memory");
 }
 
+static void copy(json_t *to, json_t *from, const char *key)
+{
+	json_t *x = json_object_get(from, key);
+
+	if (x)
+		json_object_set(to, key, x);
+}
+
 static json_t *rec(const char *type, json_t *id)
 {
 	return json_pack("{s:s,s:O}", "type", type, "inc", id);
@@ -58,6 +66,11 @@ int pmu_cohort_end_recs(json_t *inc, json_t *recs)
 	json_array_foreach(json_object_get(inc, "exec"), i, e) {
 		r = json_pack("{s:s,s:O,s:O,s:O}", "type", "exec", "inc", id, "t_ns", json_object_get(e, "t_ns"), "path",
 			      json_object_get(e, "path"));
+		if (r) {
+			copy(r, e, "argv");
+			copy(r, e, "argv_truncated");
+			copy(r, e, "argv_reason");
+		}
 		if (add(recs, r))
 			return PMU_ERR_NOMEM;
 	}
@@ -133,14 +146,6 @@ void pmu_cohort_asm_free(struct pmu_cohort_asm *a)
 const char *pmu_cohort_asm_root(const struct pmu_cohort_asm *a)
 {
 	return a->root;
-}
-
-static void copy(json_t *to, json_t *from, const char *key)
-{
-	json_t *x = json_object_get(from, key);
-
-	if (x)
-		json_object_set(to, key, x);
 }
 
 /* The document shape of an incarnation from what its records said; end is
@@ -233,6 +238,9 @@ int pmu_cohort_asm_add(struct pmu_cohort_asm *a, json_t *r, json_t **done, size_
 
 		copy(e, r, "t_ns");
 		copy(e, r, "path");
+		copy(e, r, "argv");
+		copy(e, r, "argv_truncated");
+		copy(e, r, "argv_reason");
 		json_array_append_new(json_object_get(p, "exec"), e);
 	} else if (!strcmp(type, "resource")) {
 		const char *field = json_string_value(json_object_get(r, "field"));

@@ -8,7 +8,7 @@
 /*
  * The cohort in its two forms: the document cohort.json of spec 1.0-1.2,
  * whose incarnations are objects (12.4: id, pid, start_ns, end_ns?,
- * parent?, preexisting, comm, tids[], exec[{t_ns,path}], exit{kind,
+ * parent?, preexisting, comm, tids[], exec[{t_ns,path,argv? (1.4),argv_truncated?,argv_reason?}], exit{kind,
  * code|signal}, resources?{<totals>, fields{<name>: {status, ...}}}), and
  * the stream cohort.jsonl of 1.3 (12.6), whose records are incarnation,
  * thread, exec, resource and end.

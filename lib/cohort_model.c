@@ -325,9 +325,10 @@ struct pmu_incarnation *pmu_cohort_add(struct pmu_cohort *c, pid_t pid, int pare
 	return in;
 }
 
-void pmu_cohort_exec(struct pmu_cohort *c, struct pmu_incarnation *in, uint64_t t, const char *path)
+void pmu_cohort_exec(struct pmu_cohort *c, struct pmu_incarnation *in, uint64_t t, const char *path,
+		     const struct pmu_exec_argv *argv)
 {
-	SINK(c, exec, in, t, path);
+	SINK(c, exec, in, t, path, argv);
 }
 
 void pmu_res_set(struct pmu_resource *r, uint64_t v, const char *source)

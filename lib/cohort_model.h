@@ -11,6 +11,7 @@
  * of every task that joins, execs or ends.
  */
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 #include <sys/types.h>
 
@@ -69,6 +70,22 @@ struct pmu_incarnation {
 };
 
 /*
+ * The argv of one exec as a follower read it from the kernel: blob[0..len)
+ * holds the strings, each ended by a NUL (the last one may lack it when the
+ * capture cut it), raw bytes that need not be UTF-8.  truncated: the
+ * follower's capture ended before the kernel's argv did.  When the argv
+ * could not be read, blob is NULL and reason (static or the follower's, valid
+ * for the call) says why.  The sink applies the spec's bounds
+ * (PMU_ARGV_MAX_ARGS / PMU_ARGV_MAX_BYTES, lib/spec.h).
+ */
+struct pmu_exec_argv {
+	const char *blob;
+	size_t len;
+	bool truncated;
+	const char *reason;
+};
+
+/*
  * Where the cohort goes as it grows.  The follower calls these in the
  * order the cohort stream needs (an incarnation before its threads, execs
  * and end; a parent before its children): joined when an incarnation
@@ -82,7 +99,8 @@ struct pmu_incarnation {
 struct pmu_cohort_sink {
 	int (*joined)(void *ctx, const struct pmu_incarnation *in);
 	int (*thread)(void *ctx, const struct pmu_incarnation *in, pid_t tid);
-	int (*exec)(void *ctx, const struct pmu_incarnation *in, uint64_t t, const char *path);
+	int (*exec)(void *ctx, const struct pmu_incarnation *in, uint64_t t, const char *path,
+		    const struct pmu_exec_argv *argv);
 	int (*object)(void *ctx, const char *path);
 	int (*ended)(void *ctx, const struct pmu_incarnation *in);
 	void *ctx;
@@ -162,8 +180,9 @@ int pmu_cohort_add_tid(struct pmu_cohort *c, struct pmu_incarnation *in, pid_t t
 /* The incarnation not yet ended that has tid among its threads / is pid. */
 struct pmu_incarnation *pmu_cohort_of_tid(struct pmu_cohort *c, pid_t tid);
 struct pmu_incarnation *pmu_cohort_of_pid(struct pmu_cohort *c, pid_t pid);
-/* A successful exec of path at t. */
-void pmu_cohort_exec(struct pmu_cohort *c, struct pmu_incarnation *in, uint64_t t, const char *path);
+/* A successful exec of path at t, with its argv (never NULL). */
+void pmu_cohort_exec(struct pmu_cohort *c, struct pmu_incarnation *in, uint64_t t, const char *path,
+		     const struct pmu_exec_argv *argv);
 /* Each of the listener's calls, as the follower sees them. */
 void pmu_cohort_task_joined(struct pmu_cohort *c, const struct pmu_incarnation *in, pid_t tid, uint64_t t);
 void pmu_cohort_task_exec(struct pmu_cohort *c, const struct pmu_incarnation *in, pid_t former_tid, uint64_t t);

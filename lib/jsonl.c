@@ -328,9 +328,17 @@ static int value(struct pj *j, struct pmu_jfield *f, int depth)
 		f->type = PMU_JV_STR;
 		return string(j, depth == 0, &f->s, &f->slen);
 	case '{':
-	case '[':
+	case '[': {
+		const char *at = j->p;
+		int err;
+
 		f->type = PMU_JV_NESTED;
-		return nested(j, depth);
+		err = nested(j, depth);
+		/* the raw text, for pmu_json_strarr() */
+		f->s = at;
+		f->slen = (size_t)(j->p - at);
+		return err;
+	}
 	case 't':
 		f->type = PMU_JV_BOOL, f->b = true;
 		return literal(j, "true");
@@ -583,4 +591,56 @@ const struct pmu_jfield *pmu_jrec_get(const struct pmu_jrec *r, const char *key)
 		    !memcmp(r->f[i].key, key, kl))
 			return &r->f[i];
 	return NULL;
+}
+
+int pmu_json_strarr(const char *raw, size_t len, size_t *n, size_t *bytes)
+{
+	/* unescaped strings are never longer than their source */
+	char *buf = malloc(len + 1);
+	struct pj j = { raw, raw + len, raw, NULL, buf };
+	int err = PMU_ERR_CORRUPT;
+
+	*n = 0;
+	*bytes = 0;
+	if (!buf)
+		return pmu_error(PMU_ERR_NOMEM, "out of memory");
+	ws(&j);
+	if (j.p >= j.end || *j.p++ != '[')
+		goto out;
+	ws(&j);
+	if (j.p < j.end && *j.p == ']') {
+		j.p++;
+		goto end;
+	}
+	for (;;) {
+		const char *s;
+		size_t sl;
+
+		ws(&j);
+		if (j.p >= j.end || *j.p != '"')
+			goto out;
+		j.p++;
+		j.out = buf;
+		if (string(&j, true, &s, &sl))
+			goto out;
+		(*n)++;
+		*bytes += sl + 1;
+		ws(&j);
+		if (j.p < j.end && *j.p == ',') {
+			j.p++;
+			continue;
+		}
+		if (j.p < j.end && *j.p == ']') {
+			j.p++;
+			break;
+		}
+		goto out;
+	}
+end:
+	ws(&j);
+	if (j.p == j.end)
+		err = 0;
+out:
+	free(buf);
+	return err ? pmu_error(PMU_ERR_CORRUPT, "not an array of strings") : 0;
 }

@@ -58,6 +58,15 @@ int pmu_jrec_parse(struct pmu_jrec *r, const char *line, size_t len, const char 
 
 const struct pmu_jfield *pmu_jrec_get(const struct pmu_jrec *r, const char *key);
 
+/*
+ * A PMU_JV_NESTED member's s[0..slen) is its raw JSON text, in the line.
+ * pmu_json_strarr() reads such text (untrusted: every byte is checked) as
+ * an array of strings: 0 with *n its strings and *bytes the sum of their
+ * unescaped UTF-8 lengths, each plus one (a NUL); PMU_ERR_CORRUPT when it
+ * is not an array of strings, PMU_ERR_NOMEM.
+ */
+int pmu_json_strarr(const char *raw, size_t len, size_t *n, size_t *bytes);
+
 /* 1 for a byte that a string may hold unescaped and that needs no UTF-8
  * check: printable ASCII other than '"' and '\\'; 0 for every other. */
 extern const unsigned char pmu_json_plain[256];

@@ -43,6 +43,8 @@ const char *const pmu_resource_fields[] = { "cpu_user_ns", "cpu_system_ns", "max
 #define N11(k, req, unit, doc) { k, PMU_FT_INT, req, unit, NULL, NULL, doc, 1 }
 #define O11(k, t, req, sub, doc) { k, PMU_FT_##t, req, NULL, &sub, NULL, doc, 1 }
 #define E11(k, req, ev, doc) { k, PMU_FT_ENUM, req, NULL, NULL, ev, doc, 1 }
+/* fields added in spec 1.4 */
+#define F14(k, t, req, doc) { k, PMU_FT_##t, req, NULL, NULL, NULL, doc, 4 }
 /* fields added in spec 1.2 */
 #define F12(k, t, req, doc) { k, PMU_FT_##t, req, NULL, NULL, NULL, doc, 2 }
 #define N12(k, req, unit, doc) { k, PMU_FT_INT, req, unit, NULL, NULL, doc, 2 }
@@ -505,6 +507,14 @@ static const struct pmu_field c_exec_f[] = {
 	F("inc", STR, true, "incarnation id"),
 	N("t_ns", true, "ns", "CLOCK_MONOTONIC of the exec"),
 	F("path", STR, true, "executed image"),
+	F14("argv", ARGV, false,
+	    "the argv of the exec as the kernel had it (invalid UTF-8 as U+FFFD), at most " PMU_XSTR(PMU_ARGV_MAX_ARGS)
+	    " strings and " PMU_XSTR(PMU_ARGV_MAX_BYTES) " bytes counting each string's NUL; exactly one of argv "
+	    "and argv_reason"),
+	F14("argv_truncated", BOOL, false,
+	    "true, present only when argv is cut at the bound or at the follower's capture (its last string may be cut "
+	    "short)"),
+	F14("argv_reason", STR, false, "why the argv could not be read, instead of argv"),
 };
 OBJ(c_exec, c_exec_f);
 

@@ -33,6 +33,17 @@
 #define PMU_COHORT_MAX_INCARNATIONS 262144
 #define PMU_COHORT_MAX_THREADS 1048576
 
+/*
+ * The argv of an exec (spec 1.4, the cohort stream's exec record): at most
+ * this many strings, and this many bytes counting each string's UTF-8 bytes
+ * as recorded plus one (its NUL).  Writer and validator share them: a
+ * writer cuts what is longer and marks the record argv_truncated.
+ */
+#define PMU_ARGV_MAX_ARGS 64
+#define PMU_ARGV_MAX_BYTES 4096
+#define PMU_XSTR_(x) #x
+#define PMU_XSTR(x) PMU_XSTR_(x)
+
 enum pmu_ftype {
 	PMU_FT_STR,     /* non-empty UTF-8 string */
 	PMU_FT_INT,     /* integer 0 .. 2^63-1, with a unit */
@@ -46,6 +57,7 @@ enum pmu_ftype {
 	PMU_FT_MAP_STR, /* object of string values, any keys */
 	PMU_FT_UNITS,   /* the units map: numeric field name -> unit */
 	PMU_FT_MAP_OBJ, /* object whose values are objects described by sub */
+	PMU_FT_ARGV,    /* array of UTF-8 strings, empty ones allowed, within PMU_ARGV_MAX_ARGS / _BYTES */
 };
 
 struct pmu_objdef;

@@ -557,6 +557,27 @@ static void cohort_end(struct v *v, struct stream_state *s, uint64_t rec, const 
 		       kind == 'e' ? "'code' alone" : kind == 's' ? "'signal' alone" : "neither 'code' nor 'signal'");
 }
 
+/* From 1.4 every exec says what its argv was, or why it is not known; a
+ * truncation mark goes with an argv only (the schema has checked types and
+ * bounds). */
+static void exec_argv(struct v *v, struct stream_state *s, uint64_t rec, const struct pmu_jrec *r,
+		      const struct inc *in)
+{
+	bool argv = pmu_jrec_get(r, "argv"), reason = pmu_jrec_get(r, "argv_reason");
+	const struct pmu_jfield *tr = pmu_jrec_get(r, "argv_truncated");
+
+	if (v->minor < 4)
+		return;
+	eval(v, PMU_CHECK_SCHEMA_FIELD);
+	if (argv == reason)
+		report(v, PMU_CHECK_SCHEMA_FIELD, s->file, rec,
+		       "incarnation '%s': an exec record has %s: it carries exactly one of 'argv' and 'argv_reason'",
+		       in->id, argv ? "both 'argv' and 'argv_reason'" : "neither 'argv' nor 'argv_reason'");
+	if (tr && (!argv || !tr->b))
+		report(v, PMU_CHECK_SCHEMA_FIELD, s->file, rec,
+		       "incarnation '%s': 'argv_truncated' is present only as true, with 'argv'", in->id);
+}
+
 void pmu_v_on_cohort(struct v *v, struct stream_state *s, uint64_t rec, const struct pmu_jrec *r, const char *type)
 {
 	struct inc *in;
@@ -595,6 +616,7 @@ void pmu_v_on_cohort(struct v *v, struct stream_state *s, uint64_t rec, const st
 			       (unsigned long long)t, (unsigned long long)in->last_exec);
 		if (t > in->last_exec)
 			in->last_exec = t;
+		exec_argv(v, s, rec, r, in);
 	} else if (type[0] == 'r') {
 		cohort_resource(v, s, rec, r, in);
 	} else {

@@ -28,6 +28,8 @@ const char *const pmu_v_type_names[] = {
 	[PMU_FT_ARR_INT] = "an array of integers >= 0", [PMU_FT_ARR_OBJ] = "an array of objects",
 	[PMU_FT_MAP_STR] = "an object of strings", [PMU_FT_UNITS] = "an object of units",
 	[PMU_FT_MAP_OBJ] = "an object of objects",
+	[PMU_FT_ARGV] = "an array of at most " PMU_XSTR(PMU_ARGV_MAX_ARGS) " strings of at most " PMU_XSTR(
+		PMU_ARGV_MAX_BYTES) " bytes, each counted with its NUL",
 };
 
 static bool str_ok(json_t *j)
@@ -131,6 +133,19 @@ int pmu_v_check_json_obj(struct v *v, const char *file, const struct pmu_objdef 
 				}
 			}
 			break;
+		case PMU_FT_ARGV: {
+			size_t bytes = 0;
+
+			ok = json_is_array(val) && json_array_size(val) <= PMU_ARGV_MAX_ARGS;
+			for (size_t i = 0; ok && i < json_array_size(val); i++) {
+				json_t *e = json_array_get(val, i);
+
+				ok = json_is_string(e);
+				bytes += ok ? json_string_length(e) + 1 : 0;
+			}
+			ok = ok && bytes <= PMU_ARGV_MAX_BYTES;
+			break;
+		}
 		case PMU_FT_MAP_STR:
 		case PMU_FT_UNITS:
 			ok = json_is_object(val);

@@ -189,6 +189,13 @@ int pmu_v_check_rec(struct v *v, const char *file, uint64_t rec, const struct pm
 			bad++;
 			continue;
 		}
+		if (f->since > v->minor) {
+			report(v, PMU_CHECK_SCHEMA_FIELD, file, rec,
+			       "unknown field '%s' in a %s record (added in a later minor version of the spec)",
+			       f->key, o->name);
+			bad++;
+			continue;
+		}
 		req_seen += f->required; /* member names are unique: each counts once */
 		switch (f->type) {
 		case PMU_FT_STR:
@@ -206,6 +213,13 @@ int pmu_v_check_rec(struct v *v, const char *file, uint64_t rec, const struct pm
 		case PMU_FT_HEX64:
 			ok = jf->type == PMU_JV_STR && is_hex64(jf->s, jf->slen);
 			break;
+		case PMU_FT_ARGV: {
+			size_t n, bytes;
+
+			ok = jf->type == PMU_JV_NESTED && !pmu_json_strarr(jf->s, jf->slen, &n, &bytes) &&
+			     n <= PMU_ARGV_MAX_ARGS && bytes <= PMU_ARGV_MAX_BYTES;
+			break;
+		}
 		default:
 			ok = false; /* stream records are flat */
 			break;

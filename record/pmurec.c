@@ -362,7 +362,8 @@ static int cohort_thread(void *ctx, const struct pmu_incarnation *in, pid_t tid)
 	return pmu_bagw_rec_end(&w->s);
 }
 
-static int cohort_exec(void *ctx, const struct pmu_incarnation *in, uint64_t t, const char *path)
+static int cohort_exec(void *ctx, const struct pmu_incarnation *in, uint64_t t, const char *path,
+		       const struct pmu_exec_argv *argv)
 {
 	struct cohort_out *w = ctx;
 	char id[24];
@@ -375,6 +376,13 @@ static int cohort_exec(void *ctx, const struct pmu_incarnation *in, uint64_t t, 
 	pmu_bagw_str(&w->s, "inc", id);
 	pmu_bagw_int(&w->s, "t_ns", (int64_t)t);
 	pmu_bagw_str(&w->s, "path", path);
+	/* spec 1.4: the argv as the follower read it, bounded, or why not;
+	 * secrets in it are recorded as the user gave them (pmurec(1)) */
+	if (argv && argv->blob)
+		pmu_bagw_argv(&w->s, argv->blob, argv->len, argv->truncated);
+	else
+		pmu_bagw_str(&w->s, "argv_reason",
+			     argv && argv->reason && argv->reason[0] ? argv->reason : "the follower did not read it");
 	return pmu_bagw_rec_end(&w->s);
 }
 

@@ -275,6 +275,7 @@ static int on_record(const union pmu_bpf_rec *r, void *arg)
 	}
 	case PMU_BPF_REC_EXEC: {
 		const struct pmu_bpf_exec *x = &r->exec;
+		struct pmu_exec_argv argv;
 		char path[PATH_MAX];
 
 		in = pmu_cohort_of_pid(c, (pid_t)x->tgid);
@@ -285,7 +286,12 @@ static int on_record(const union pmu_bpf_rec *r, void *arg)
 		if (x->old_tid != x->tid)
 			pmu_cohort_task_exec(c, in, (pid_t)x->old_tid, x->h.time_ns);
 		exec_path(x, in, path, sizeof(path));
-		pmu_cohort_exec(c, in, x->h.time_ns, path);
+		/* the argv the program read at the exec (decode checked its bounds) */
+		argv.blob = x->flags & PMU_BPF_EXEC_ARGV_FAULT ? NULL : x->argv;
+		argv.len = x->argv_len;
+		argv.truncated = x->flags & PMU_BPF_EXEC_ARGV_TRUNCATED;
+		argv.reason = "the new image's argv could not be read at the exec (bpf_probe_read_user failed)";
+		pmu_cohort_exec(c, in, x->h.time_ns, path, &argv);
 		if (in->d)
 			comm_of_path(x->filename, in->d->comm, sizeof(in->d->comm));
 		break;

@@ -116,9 +116,58 @@ static struct pmu_incarnation *join(struct pmu_cohort *c, pid_t pid, int parent,
 	return pmu_cohort_add(c, pid, parent, t, boot, comm, preexisting);
 }
 
+/*
+ * The argv of the exec that just happened: at PTRACE_EVENT_EXEC the tracee
+ * is stopped in its new image, so /proc/PID/cmdline is the new
+ * mm->arg_start .. arg_end (fs/proc/base.c proc_pid_cmdline_read), read
+ * here up to the spec's byte bound and one byte more, which tells that it
+ * went on.  buf must hold PMU_ARGV_MAX_BYTES + 1 bytes.
+ */
+struct argv_read {
+	struct pmu_exec_argv a;
+	char reason_buf[160];
+};
+
+static void read_argv(pid_t pid, char *buf, struct argv_read *r)
+{
+	struct pmu_exec_argv *a = &r->a;
+	char file[64];
+	size_t got = 0;
+	int fd;
+
+	memset(r, 0, sizeof(*r));
+	snprintf(file, sizeof(file), "/proc/%d/cmdline", (int)pid);
+	fd = open(file, O_RDONLY | O_CLOEXEC);
+	if (fd < 0) {
+		snprintf(r->reason_buf, sizeof(r->reason_buf), "cannot open '%s': %s", file, strerror(errno));
+		a->reason = r->reason_buf;
+		return;
+	}
+	while (got < PMU_ARGV_MAX_BYTES + 1) {
+		ssize_t n = read(fd, buf + got, PMU_ARGV_MAX_BYTES + 1 - got);
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0) {
+			snprintf(r->reason_buf, sizeof(r->reason_buf), "cannot read '%s': %s", file, strerror(errno));
+			a->reason = r->reason_buf;
+			close(fd);
+			return;
+		}
+		if (n == 0)
+			break;
+		got += (size_t)n;
+	}
+	close(fd);
+	a->blob = buf;
+	a->len = got > PMU_ARGV_MAX_BYTES ? PMU_ARGV_MAX_BYTES : got;
+	a->truncated = got > PMU_ARGV_MAX_BYTES;
+}
+
 static void add_exec(struct pmu_cohort *c, struct pmu_incarnation *in, pid_t pid, uint64_t t)
 {
-	char link[64], path[4096];
+	char link[64], path[4096], argv[PMU_ARGV_MAX_BYTES + 1];
+	struct argv_read a;
 	ssize_t n;
 
 	snprintf(link, sizeof(link), "/proc/%d/exe", (int)pid);
@@ -127,7 +176,8 @@ static void add_exec(struct pmu_cohort *c, struct pmu_incarnation *in, pid_t pid
 		snprintf(path, sizeof(path), "?");
 	else
 		path[n] = '\0';
-	pmu_cohort_exec(c, in, t, path);
+	read_argv(pid, argv, &a);
+	pmu_cohort_exec(c, in, t, path, &a.a);
 	read_comm(pid, in->d->comm, sizeof(in->d->comm));
 }
 

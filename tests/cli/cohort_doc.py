@@ -42,7 +42,8 @@ def load(path):
             i["tids"].append(r["tid"])
         elif t == "exec":
             assert not i["exec"] or i["exec"][-1]["t_ns"] <= r["t_ns"], "line %d: exec out of order" % n
-            i["exec"].append({"t_ns": r["t_ns"], "path": r["path"]})
+            i["exec"].append(dict({"t_ns": r["t_ns"], "path": r["path"]},
+                                  **{k: r[k] for k in ("argv", "argv_truncated", "argv_reason") if k in r}))
         elif t == "resource":
             f = r["field"]
             assert f in FIELDS and f not in i["resources"]["fields"], "line %d: field %s" % (n, f)

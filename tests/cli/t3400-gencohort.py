@@ -75,7 +75,10 @@ def main():
                     rec["parent"] = parent
                 w(rec)
                 w({"type": "thread", "inc": iid, "tid": pid})
-                w({"type": "exec", "inc": iid, "t_ns": start + 50, "path": path})
+                x = {"type": "exec", "inc": iid, "t_ns": start + 50, "path": path}
+                if minor >= 4:  # every exec has its argv from spec 1.4
+                    x["argv"] = [path.rsplit("/", 1)[-1]]
+                w(x)
                 return (iid, end, comm, res)
 
             def close(iid, end, comm, res):

@@ -14,6 +14,7 @@
  *      the same bytes (the decoder is a filter, not a transformer).
  *   3. refused   =>  PMU_ERR_CORRUPT with a detail that starts "bpf record".
  */
+#include <stddef.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -47,7 +48,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t len)
 			abort();
 		break;
 	case PMU_BPF_REC_EXEC:
-		if (len != sizeof(r.exec) || strlen(r.exec.filename) != r.exec.filename_len ||
+		if (len != offsetof(struct pmu_bpf_exec, argv) + r.exec.argv_len ||
+		    r.exec.argv_len > PMU_BPF_ARGV_MAX || r.exec.argv_total < r.exec.argv_len ||
+		    strlen(r.exec.filename) != r.exec.filename_len ||
 		    r.exec.filename_len >= PMU_BPF_FILENAME_MAX)
 			abort();
 		if ((r.exec.flags & PMU_BPF_EXEC_TRUNCATED) && r.exec.filename_len != PMU_BPF_FILENAME_MAX - 1)

@@ -82,9 +82,10 @@ static int on_rec(const union pmu_bpf_rec *r, void *arg)
 	case PMU_BPF_REC_EXEC: {
 		const struct pmu_bpf_exec *e = &r->exec;
 		printf("\"kind\":\"exec\",\"tgid\":%u,\"tid\":%u,\"old_tid\":%u,\"start_ticks\":%llu,\"truncated\":%s,"
-		       "\"filename\":",
+		       "\"argv_len\":%u,\"argv_total\":%u,\"argv_truncated\":%s,\"filename\":",
 		       e->tgid, e->tid, e->old_tid, (unsigned long long)e->start_ticks,
-		       e->flags & PMU_BPF_EXEC_TRUNCATED ? "true" : "false");
+		       e->flags & PMU_BPF_EXEC_TRUNCATED ? "true" : "false", e->argv_len, e->argv_total,
+		       e->flags & PMU_BPF_EXEC_ARGV_TRUNCATED ? "true" : "false");
 		jstr(e->filename);
 		printf("}\n");
 		break;
@@ -151,7 +152,7 @@ static int decode_files(int n, char **files)
 	static const char *kinds[] = {[PMU_BPF_REC_FORK] = "fork", [PMU_BPF_REC_EXEC] = "exec",
 	                              [PMU_BPF_REC_EXIT] = "exit"};
 	for (int k = 0; k < n; k++) {
-		unsigned char buf[4096];
+		unsigned char buf[sizeof(union pmu_bpf_rec) + 1]; /* one byte more: a longer file is refused */
 		union pmu_bpf_rec r;
 		FILE *fp = fopen(files[k], "rb");
 		if (!fp) {

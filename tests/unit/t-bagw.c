@@ -235,6 +235,118 @@ static void test_streams(void)
 	free(sa);
 }
 
+/* One exec record's argv member written by pmu_bagw_argv(blob, len,
+ * truncated) and read back: the array as JSON text (compact), and whether
+ * argv_truncated came with it. */
+struct argv_case {
+	const char *what, *blob;
+	size_t len;
+	bool truncated;
+};
+
+static void argv_bytes(json_t *a, size_t *n, size_t *bytes)
+{
+	size_t i;
+	json_t *e;
+
+	*n = json_array_size(a);
+	*bytes = 0;
+	json_array_foreach(a, i, e)
+		*bytes += json_string_length(e) + 1;
+}
+
+static void test_argv(void)
+{
+	struct pmu_bag_opts o = { .agent = "t-bagw", .spec = PMU_SPEC_VERSION, .date = 0 };
+	char path[256], many[400], *big = malloc(9000), *odd = malloc(6000), *line, *sa, *save = NULL;
+	struct pmu_bagw w;
+	struct pmu_bagw_stream s;
+	struct pmu_bag *bag;
+	size_t k = 0, na;
+	json_t *r[8] = { 0 };
+
+	for (int i = 0; i < 70; i++)
+		k += (size_t)snprintf(many + k, sizeof(many) - k, "%d", i) + 1;
+	memset(big, 'b', 9000);
+	memcpy(big, "tr\0", 3);
+	/* U+00E9 (2 bytes) 2500 times after "x" and an invalid byte (3 when written) */
+	memcpy(odd, "x\0\xff\0", 4);
+	for (int i = 0; i < 2500; i++)
+		memcpy(odd + 4 + 2 * i, "\xc3\xa9", 2);
+	const struct argv_case cases[] = {
+		{ "plain", "sh\0-c\0echo a b\0", 15, false },
+		{ "empty strings and no final NUL", "\0a\0\0b", 5, false },
+		{ "70 strings", many, k, false },
+		{ "a string past the byte bound", big, 9000, false },
+		{ "invalid UTF-8, and a cut between characters", odd, 5004, false },
+		{ "the follower's capture cut it", "a\0b", 3, true },
+		{ "nothing", "", 0, false },
+	};
+	snprintf(path, sizeof(path), "%s/c.bundle", dir);
+	if (!ok(pmu_bag_open(&bag, path, &o) == 0, "a bag for argv records")) {
+		free(big);
+		free(odd);
+		return;
+	}
+	pmu_bagw_init(&w, bag, 1, PMU_SPEC_VERSION, PMU_SPEC_MINOR);
+	ok(pmu_bagw_open(&w, &s, "argv.jsonl", "cohort") == 0, "a stream");
+	for (size_t i = 0; i < sizeof(cases) / sizeof(*cases); i++) {
+		pmu_bagw_rec(&s);
+		pmu_bagw_str(&s, "type", "exec");
+		pmu_bagw_argv(&s, cases[i].blob, cases[i].len, cases[i].truncated);
+		pmu_bagw_rec_end(&s);
+	}
+	ok(pmu_bagw_close(&s) == 0 && pmu_bag_finalize(bag) == 0, "written");
+	snprintf(path, sizeof(path), "%s/c.bundle/data/argv.jsonl", dir);
+	sa = NULL;
+	if (pmu_read_file(AT_FDCWD, path, 1 << 20, &sa, &na) || !sa) {
+		ok(0, "read back");
+		free(big);
+		free(odd);
+		return;
+	}
+	line = strtok_r(sa, "\n", &save); /* the header */
+	for (size_t i = 0; i < 7 && (line = strtok_r(NULL, "\n", &save)); i++)
+		r[i] = json_loads(line, JSON_REJECT_DUPLICATES, NULL);
+	{
+		size_t n, bytes;
+		char *t = json_dumps(json_object_get(r[0], "argv"), JSON_COMPACT);
+
+		is_str(t, "[\"sh\",\"-c\",\"echo a b\"]", "plain: the strings");
+		free(t);
+		ok(!json_object_get(r[0], "argv_truncated"), "plain: no truncation mark");
+		t = json_dumps(json_object_get(r[1], "argv"), JSON_COMPACT);
+		is_str(t, "[\"\",\"a\",\"\",\"b\"]", "empty strings kept, a last string without its NUL taken");
+		free(t);
+		argv_bytes(json_object_get(r[2], "argv"), &n, &bytes);
+		is_int((long long)n, PMU_ARGV_MAX_ARGS, "70 strings: the first 64 kept");
+		is_str(json_string_value(json_array_get(json_object_get(r[2], "argv"), 63)), "63", "in order");
+		ok(json_is_true(json_object_get(r[2], "argv_truncated")), "and marked");
+		argv_bytes(json_object_get(r[3], "argv"), &n, &bytes);
+		ok(n == 2 && bytes == PMU_ARGV_MAX_BYTES, "past the byte bound: the second string cut to fill 4096 bytes");
+		ok(json_is_true(json_object_get(r[3], "argv_truncated")), "and marked");
+		argv_bytes(json_object_get(r[4], "argv"), &n, &bytes);
+		is_str(json_string_value(json_array_get(json_object_get(r[4], "argv"), 1)), "\xef\xbf\xbd",
+		       "an invalid byte is U+FFFD");
+		ok(n == 3 && bytes <= PMU_ARGV_MAX_BYTES && bytes >= PMU_ARGV_MAX_BYTES - 1 &&
+			   (json_string_length(json_array_get(json_object_get(r[4], "argv"), 2)) & 1) == 0,
+		   "U+FFFD counted as 3 bytes, the cut between two-byte characters (%zu bytes)", bytes);
+		ok(json_is_true(json_object_get(r[4], "argv_truncated")), "and marked");
+		t = json_dumps(json_object_get(r[5], "argv"), JSON_COMPACT);
+		is_str(t, "[\"a\",\"b\"]", "a capture cut by the follower: what it has");
+		free(t);
+		ok(json_is_true(json_object_get(r[5], "argv_truncated")), "marked as the follower said");
+		ok(json_is_array(json_object_get(r[6], "argv")) && json_array_size(json_object_get(r[6], "argv")) == 0 &&
+			   !json_object_get(r[6], "argv_truncated"),
+		   "nothing: an empty array");
+	}
+	for (size_t i = 0; i < 8; i++)
+		json_decref(r[i]);
+	free(sa);
+	free(big);
+	free(odd);
+}
+
 int main(void)
 {
 	if (!mkdtemp(dir)) {
@@ -243,6 +355,7 @@ int main(void)
 	}
 	test_quote();
 	test_streams();
+	test_argv();
 	pmu_rm_rf(AT_FDCWD, dir);
 	return done_testing();
 }

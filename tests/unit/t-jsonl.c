@@ -69,5 +69,25 @@ int main(void)
 		ok(r.too_many && r.n == PMU_JREC_MAX, "members past the limit are flagged, not stored");
 	}
 	pmu_jrec_release(&r);
+	{
+		/* a nested member keeps its raw text, and an array of strings is counted */
+		const struct pmu_jfield *a;
+		size_t n = 9, bytes = 9;
+
+		ok(!parse("{\"argv\":[\"sh\", \"-c\",\"\",\"\\u00e9\"],\"x\":1}") && (a = pmu_jrec_get(&r, "argv")) &&
+			   a->type == PMU_JV_NESTED && a->slen == 24 && !memcmp(a->s, "[\"sh\", \"-c\",\"\",\"\\u00e9\"]", 24),
+		   "a nested member's s is its raw text");
+		a = pmu_jrec_get(&r, "argv");
+		is_int(a ? pmu_json_strarr(a->s, a->slen, &n, &bytes) : -1, 0, "an array of strings reads");
+		is_int((long long)n, 4, "four strings, the empty one included");
+		is_int((long long)bytes, 3 + 3 + 1 + 3, "bytes: unescaped UTF-8 plus a NUL each");
+		is_int(pmu_json_strarr("[]", 2, &n, &bytes), 0, "an empty array reads");
+		is_int((long long)n, 0, "with no strings");
+		is_int(pmu_json_strarr("[1]", 3, &n, &bytes), PMU_ERR_CORRUPT, "an array of a number is refused");
+		is_int(pmu_json_strarr("[\"a\",[\"b\"]]", 11, &n, &bytes), PMU_ERR_CORRUPT, "a nested array is refused");
+		is_int(pmu_json_strarr("{\"a\":\"b\"}", 9, &n, &bytes), PMU_ERR_CORRUPT, "an object is refused");
+		is_int(pmu_json_strarr("[\"a\"", 4, &n, &bytes), PMU_ERR_CORRUPT, "an unterminated array is refused");
+		is_int(pmu_json_strarr("[\"a\"]x", 6, &n, &bytes), PMU_ERR_CORRUPT, "bytes after the array are refused");
+	}
 	return done_testing();
 }

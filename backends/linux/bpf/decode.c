@@ -2,16 +2,20 @@
  * Decoding of the eBPF follower's ring records (bpf/follow.h).  The bytes
  * come from a BPF program, through a ring user space can also write to:
  * trust nothing.  The sample length, the header's size and the kind's
- * struct size must agree exactly; unknown flag bits, a zero seq, strings
+ * struct size must agree exactly (an exec record's size is its fixed part
+ * and argv_len bytes of argv, within PMU_BPF_ARGV_MAX); unknown flag bits, a zero seq, strings
  * without their NUL, a filename_len that is not the string's length and
  * group-only fields set on a non-last thread are all PMU_ERR_CORRUPT.
  */
+#include <stddef.h>
 #include <string.h>
 
 #include "error.h"
 #include "linux/follow_bpf.h"
 
 #define FORK_FLAGS (PMU_BPF_FORK_THREAD | PMU_BPF_FORK_NOTRACK | PMU_BPF_FORK_BY_CGROUP)
+#define EXEC_FLAGS (PMU_BPF_EXEC_TRUNCATED | PMU_BPF_EXEC_ARGV_TRUNCATED | PMU_BPF_EXEC_ARGV_FAULT)
+#define EXEC_MIN offsetof(struct pmu_bpf_exec, argv)
 #define EXIT_FLAGS (PMU_BPF_EXIT_GROUP_DEAD | PMU_BPF_EXIT_LEADER | PMU_BPF_EXIT_GROUP_EXIT | PMU_BPF_EXIT_EARLY)
 
 static int bad(const char *what, uint64_t seq)
@@ -29,7 +33,10 @@ int pmu_bpf_decode(const void *data, size_t len, union pmu_bpf_rec *out)
 	memcpy(&h, data, sizeof(h));
 	switch (h.kind) {
 	case PMU_BPF_REC_FORK: want = sizeof(struct pmu_bpf_fork); break;
-	case PMU_BPF_REC_EXEC: want = sizeof(struct pmu_bpf_exec); break;
+	case PMU_BPF_REC_EXEC:
+		/* variable: the fixed part, then argv_len bytes */
+		want = len >= EXEC_MIN && len <= sizeof(struct pmu_bpf_exec) ? len : EXEC_MIN;
+		break;
 	case PMU_BPF_REC_EXIT: want = sizeof(struct pmu_bpf_exit); break;
 	default: return bad("unknown kind", h.seq);
 	}
@@ -53,8 +60,19 @@ int pmu_bpf_decode(const void *data, size_t len, union pmu_bpf_rec *out)
 	case PMU_BPF_REC_EXEC: {
 		const struct pmu_bpf_exec *r = &out->exec;
 		const void *nul = memchr(r->filename, 0, sizeof(r->filename));
-		if (r->flags & ~PMU_BPF_EXEC_TRUNCATED)
+		if (r->flags & ~EXEC_FLAGS)
 			return bad("unknown exec flags", h.seq);
+		if (r->argv_len != len - EXEC_MIN)
+			return bad("exec argv_len disagrees with the record's size", h.seq);
+		if (r->argv_total < r->argv_len)
+			return bad("exec argv longer than the process's", h.seq);
+		if (!!(r->flags & PMU_BPF_EXEC_ARGV_TRUNCATED) !=
+		    (r->argv_total > r->argv_len && r->argv_len == PMU_BPF_ARGV_MAX))
+			return bad("exec argv truncation flag disagrees with its lengths", h.seq);
+		if ((r->flags & PMU_BPF_EXEC_ARGV_FAULT) && (r->argv_len || r->argv_total))
+			return bad("exec argv both unread and present", h.seq);
+		if (r->argv_total > r->argv_len && !(r->flags & PMU_BPF_EXEC_ARGV_TRUNCATED))
+			return bad("exec argv short of its length and of the bound", h.seq);
 		if (!nul || (size_t)((const char *)nul - r->filename) != r->filename_len)
 			return bad("exec filename not terminated at its length", h.seq);
 		if ((r->flags & PMU_BPF_EXEC_TRUNCATED) && r->filename_len != sizeof(r->filename) - 1)

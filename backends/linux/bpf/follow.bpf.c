@@ -102,6 +102,15 @@ static __always_inline void *reserve(__u32 size, __u16 kind)
 	return h;
 }
 
+/* exec records are built here (their argv makes them too large for the
+ * BPF stack) and sent with bpf_ringbuf_output(), whose size may vary */
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct pmu_bpf_exec);
+} exec_scratch SEC(".maps");
+
 static __always_inline void submit(void *rec)
 {
 	__u64 avail = bpf_ringbuf_query(&rb, BPF_RB_AVAIL_DATA);
@@ -163,15 +172,34 @@ int BPF_PROG(on_fork, struct task_struct *parent, struct task_struct *child)
 	return 0;
 }
 
+/*
+ * The exec record: the argv is read here, in the kernel, at the exec, from
+ * the new image's mm->arg_start .. arg_end (what /proc/PID/cmdline shows):
+ * current is the task that exec'd, and fs/exec.c copy_strings() has just
+ * written the strings to its new stack, so a non-faulting read finds them.
+ * Up to PMU_BPF_ARGV_MAX bytes are kept; the record is sent with its used
+ * length only.  The seq is taken before the ring is asked for space, as in
+ * reserve(), and a failed output is counted the same way.
+ */
 SEC("raw_tp/sched_process_exec")
 int BPF_PROG(on_exec, struct task_struct *p, pid_t old_pid, struct linux_binprm *bprm)
 {
 	__u32 tgid = BPF_CORE_READ(p, tgid);
+	__u32 k = 0;
 	if (!is_member(tgid))
 		return 0;
-	struct pmu_bpf_exec *r = reserve(sizeof(*r), PMU_BPF_REC_EXEC);
-	if (!r)
+	__u64 seq = __sync_fetch_and_add(&seq_next, 1) + 1;
+	struct pmu_bpf_exec *r = bpf_map_lookup_elem(&exec_scratch, &k);
+	if (!r) {
+		struct pmu_bpf_counters *c = ctr();
+		if (c)
+			__sync_fetch_and_add(&c->reserve_fail, 1);
 		return 0;
+	}
+	r->h.seq = seq;
+	r->h.time_ns = bpf_ktime_get_ns();
+	r->h.kind = PMU_BPF_REC_EXEC;
+	r->h.cpu = bpf_get_smp_processor_id();
 	r->tgid = tgid;
 	r->tid = BPF_CORE_READ(p, pid);
 	r->old_tid = old_pid;
@@ -195,7 +223,41 @@ int BPF_PROG(on_exec, struct task_struct *p, pid_t old_pid, struct linux_binprm 
 		if (next)
 			r->flags |= PMU_BPF_EXEC_TRUNCATED;
 	}
-	submit(r);
+
+	struct mm_struct *mm = BPF_CORE_READ(p, mm);
+	__u64 as = BPF_CORE_READ(mm, arg_start), ae = BPF_CORE_READ(mm, arg_end);
+	__u64 total = ae > as ? ae - as : 0;
+	__u32 len = total > PMU_BPF_ARGV_MAX ? PMU_BPF_ARGV_MAX : (__u32)total;
+	/* the verifier must see the bound on the register it checks */
+	barrier_var(len);
+	if (len > PMU_BPF_ARGV_MAX)
+		len = PMU_BPF_ARGV_MAX;
+	r->argv_total = total > 0xffffffffull ? 0xffffffffu : (__u32)total;
+	if (len && bpf_probe_read_user(r->argv, len, (const void *)as)) {
+		r->flags |= PMU_BPF_EXEC_ARGV_FAULT;
+		r->argv_total = 0;
+		len = 0;
+	}
+	if (total > PMU_BPF_ARGV_MAX && len)
+		r->flags |= PMU_BPF_EXEC_ARGV_TRUNCATED;
+	r->argv_len = len;
+
+	barrier_var(len);
+	if (len > PMU_BPF_ARGV_MAX)
+		len = PMU_BPF_ARGV_MAX;
+	__u32 size = (__u32)__builtin_offsetof(struct pmu_bpf_exec, argv) + len;
+	r->h.size = size;
+	__u64 avail = bpf_ringbuf_query(&rb, BPF_RB_AVAIL_DATA);
+	__u64 rsize = bpf_ringbuf_query(&rb, BPF_RB_RING_SIZE);
+	if (bpf_ringbuf_output(&rb, r, size, avail > rsize / 2 ? BPF_RB_FORCE_WAKEUP : BPF_RB_NO_WAKEUP)) {
+		struct pmu_bpf_counters *c = ctr();
+		if (c)
+			__sync_fetch_and_add(&c->reserve_fail, 1);
+		return 0;
+	}
+	struct pmu_bpf_counters *c = ctr();
+	if (c)
+		c->submitted++; /* per CPU: no other writer */
 	return 0;
 }
 

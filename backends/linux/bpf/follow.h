@@ -12,7 +12,7 @@
  * against the kind's struct before it reads a body (a malformed record is
  * counted, never decoded).  Bump PMU_BPF_WIRE_VERSION on any change.
  */
-#define PMU_BPF_WIRE_VERSION 1
+#define PMU_BPF_WIRE_VERSION 2
 
 #define PMU_BPF_REC_FORK 1
 #define PMU_BPF_REC_EXEC 2
@@ -20,6 +20,7 @@
 
 #define PMU_BPF_FILENAME_MAX 256 /* bytes kept of bprm->filename, NUL included */
 #define PMU_BPF_COMM_LEN 16      /* TASK_COMM_LEN */
+#define PMU_BPF_ARGV_MAX 4096    /* bytes kept of the new image's argv (PMU_ARGV_MAX_BYTES) */
 
 /* fork flags */
 #define PMU_BPF_FORK_THREAD   0x1 /* CLONE_THREAD: child joins the parent's tgid */
@@ -29,6 +30,8 @@
 #define PMU_BPF_FORK_BY_CGROUP 0x4 /* parent matched by the cohort cgroup, not the map */
 /* exec flags */
 #define PMU_BPF_EXEC_TRUNCATED 0x1 /* filename longer than PMU_BPF_FILENAME_MAX-1 */
+#define PMU_BPF_EXEC_ARGV_TRUNCATED 0x2 /* argv longer than PMU_BPF_ARGV_MAX: argv_total > argv_len */
+#define PMU_BPF_EXEC_ARGV_FAULT 0x4     /* the argv could not be read: argv_len 0 */
 /* exit flags */
 #define PMU_BPF_EXIT_GROUP_DEAD 0x1 /* last live thread of its group: group_status, maxrss valid */
 #define PMU_BPF_EXIT_LEADER     0x2 /* tid == tgid */
@@ -62,7 +65,9 @@ struct pmu_bpf_fork {
 };
 
 /* sched_process_exec (fs/exec.c exec_binprm, after de_thread: a non-leader
- * exec has already taken over the leader's pid and start time). */
+ * exec has already taken over the leader's pid and start time).  The one
+ * record of variable size: it ends after argv_len bytes of argv, so h.size
+ * is offsetof(struct pmu_bpf_exec, argv) + argv_len. */
 struct pmu_bpf_exec {
 	struct pmu_bpf_hdr h;
 	__u32 tgid, tid;
@@ -72,6 +77,9 @@ struct pmu_bpf_exec {
 	__u32 filename_len;          /* bytes in filename before its NUL */
 	__u32 pad;
 	char filename[PMU_BPF_FILENAME_MAX]; /* bprm->filename, NUL-terminated */
+	__u32 argv_total;            /* mm->arg_end - mm->arg_start of the new image */
+	__u32 argv_len;              /* bytes of argv below: min(argv_total, PMU_BPF_ARGV_MAX) */
+	char argv[PMU_BPF_ARGV_MAX]; /* the strings, each NUL-ended (the last cut when truncated) */
 };
 
 /* One per member thread, sent at its last context switch (h.time_ns);
