@@ -118,8 +118,10 @@ struct pmu_launch_result {
 	const char *follower;
 	char follower_why[300];
 	char follower_evidence[300];
-	/* eBPF: records lost (failed reserves, map updates) and undecodable */
+	/* eBPF: records lost (failed reserves, map updates) and undecodable,
+	 * and the first undecodable one described ("" when none) */
 	uint64_t lost, malformed;
+	char malformed_first[200];
 };
 
 /*

@@ -1041,7 +1041,7 @@ static int record_repetition(struct opts *o, struct bundle_out *b, int k, const 
 		code = REP_ABORT;
 		goto out;
 	}
-	pmurec_colls_follow_losses(colls, lr.lost, lr.malformed);
+	pmurec_colls_follow_losses(colls, lr.lost, lr.malformed, lr.malformed_first);
 	if (o->mode > 0 && !lr.follow_ok)
 		fprintf(stderr, "pmurec: the cohort was not followed: %s; the bundle records it\n", lr.follow_reason);
 	if (lr.lost)

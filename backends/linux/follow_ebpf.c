@@ -347,11 +347,15 @@ bool pmu_ebpf_done(struct pmu_ebpf_follow *e)
 	size_t n = 1;
 
 	/* once the root is reaped, the members left say whether more records
-	 * will come; none: every record is in the ring (drained by the caller) */
+	 * will come; none: every record is in the ring (drained by the caller).
+	 * Every incarnation seen to end is not enough: a thread's exit record
+	 * can still be on its way (an old leader's last switch may come after
+	 * the exec'd image it was replaced by has ended), so the threads
+	 * between their two exit hooks are waited for too. */
 	if (!e || !e->root_reaped)
 		return false;
 	if (e->c->live_incs == 0)
-		return true;
+		return pmu_bpf_follow_dying(e->bpf, &n) == 0 && n == 0;
 	return pmu_bpf_follow_members(e->bpf, &n) == 0 && n == 0;
 }
 
@@ -366,11 +370,13 @@ void pmu_ebpf_evidence(const struct pmu_ebpf_follow *e, char *out, size_t n)
 		 (int)e->root, st.load_ms, st.attach_ms, st.btf_source);
 }
 
-void pmu_ebpf_stats(const struct pmu_ebpf_follow *e, uint64_t *lost, uint64_t *malformed)
+void pmu_ebpf_stats(const struct pmu_ebpf_follow *e, uint64_t *lost, uint64_t *malformed, char *first, size_t n)
 {
 	struct pmu_bpf_follow_stats st;
 
 	*lost = *malformed = 0;
+	if (n)
+		first[0] = '\0';
 	if (!e)
 		return;
 	pmu_bpf_follow_stats(e->bpf, &st);
@@ -378,6 +384,7 @@ void pmu_ebpf_stats(const struct pmu_ebpf_follow *e, uint64_t *lost, uint64_t *m
 	 * reserves, and children not followed because the map was full */
 	*lost = st.dropped + st.map_fail + (st.gaps > st.dropped ? st.gaps - st.dropped : 0) + e->unknown;
 	*malformed = st.malformed;
+	snprintf(first, n, "%s", st.first_malformed);
 }
 
 void pmu_ebpf_close(struct pmu_ebpf_follow *e)

@@ -16,7 +16,8 @@
  *   pmu_ebpf_done        whether any record can still come;
  *   pmu_ebpf_evidence    what proves it attached;
  *   pmu_ebpf_stats       records lost (failed reserves and map updates, and
- *                        sequence gaps) and records undecodable;
+ *                        sequence gaps) and records undecodable, the first
+ *                        of them described;
  *   pmu_ebpf_close       detach and free (NULL: no-op).
  */
 #include <stdbool.h>
@@ -37,7 +38,7 @@ void pmu_ebpf_root_status(struct pmu_ebpf_follow *e, int status);
 /* After the root is reaped: no record will come any more (drain once more). */
 bool pmu_ebpf_done(struct pmu_ebpf_follow *e);
 void pmu_ebpf_evidence(const struct pmu_ebpf_follow *e, char *out, size_t n);
-void pmu_ebpf_stats(const struct pmu_ebpf_follow *e, uint64_t *lost, uint64_t *malformed);
+void pmu_ebpf_stats(const struct pmu_ebpf_follow *e, uint64_t *lost, uint64_t *malformed, char *first, size_t n);
 void pmu_ebpf_close(struct pmu_ebpf_follow *e);
 
 #endif
