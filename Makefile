@@ -54,6 +54,8 @@ Q := @
 msg = @printf '  %-7s %s\n' $(1) $(2)
 endif
 
+# plain `make` builds the tools: the eBPF rules below come before "all"
+.DEFAULT_GOAL := all
 .DELETE_ON_ERROR:
 .PHONY: all check units demo bench fuzz install clean deps fixtures
 
