@@ -15,6 +15,15 @@
  * A record that names a task the model does not have (its fork record was
  * lost) is not attributable: it is counted with the lost ones, never made up.
  *
+ * The group's last exit record is not always the last of its threads': each
+ * record is sent at the thread's last context switch, and a thread that
+ * left exit_notify() first may switch out for the last time after the last
+ * one did (a thread killed by a non-leader exec is released at once, and
+ * its last switch may come after the new image has run and ended).  So the
+ * group's end waits, held, until every thread's record is in; what is still
+ * missing once no record can come any more (pmu_ebpf_finish) is said so in
+ * the totals.
+ *
  * The totals and their sources (spec 12.5, resource records):
  *   cpu_user_ns, cpu_system_ns: sum_exec_runtime of the threads, split in
  *     the proportion of their utime:stime ticks, as /proc/PID/stat does
@@ -45,6 +54,13 @@
 struct acc {
 	uint64_t runtime, utime, stime, minflt, majflt, nvcsw, nivcsw, rchar, wchar;
 	uint32_t exits;
+	bool held;              /* its group's end waits in held[] */
+};
+
+/* A group's last exit record whose end waits for other threads' records. */
+struct held {
+	size_t inc;             /* incarnation index */
+	struct pmu_bpf_exit x;
 };
 
 struct pmu_ebpf_follow {
@@ -56,6 +72,8 @@ struct pmu_ebpf_follow {
 	struct acc *acc;        /* by incarnation index, grown with the cohort */
 	size_t nacc;
 	uint64_t unknown;       /* records naming a task the model does not have */
+	struct held *held;      /* few: only while a thread's last switch lags */
+	size_t nheld, held_cap;
 	int err;
 	long page;
 };
@@ -229,6 +247,39 @@ static void group_end(struct pmu_ebpf_follow *e, struct pmu_incarnation *in, con
 		       x->exit_ns ? x->exit_ns : x->h.time_ns);
 }
 
+/* Keep x until the incarnation's other threads' records are in; false
+ * without memory (the caller ends the group now). */
+static bool hold(struct pmu_ebpf_follow *e, struct pmu_incarnation *in, struct acc *a, const struct pmu_bpf_exit *x)
+{
+	if (e->nheld == e->held_cap) {
+		size_t n = e->held_cap ? 2 * e->held_cap : 8;
+		struct held *h = realloc(e->held, n * sizeof(*h));
+
+		if (!h)
+			return false;
+		e->held = h;
+		e->held_cap = n;
+	}
+	e->held[e->nheld++] = (struct held){ (size_t)(in - e->c->incs), *x };
+	a->held = true;
+	return true;
+}
+
+/* End the held group of incarnation index i (its record leaves held[]). */
+static void release(struct pmu_ebpf_follow *e, size_t i)
+{
+	for (size_t k = 0; k < e->nheld; k++) {
+		if (e->held[k].inc != i)
+			continue;
+		struct pmu_bpf_exit x = e->held[k].x;
+
+		e->held[k] = e->held[--e->nheld];
+		e->acc[i].held = false;
+		group_end(e, &e->c->incs[i], &x);
+		return;
+	}
+}
+
 static int on_record(const union pmu_bpf_rec *r, void *arg)
 {
 	struct pmu_ebpf_follow *e = arg;
@@ -312,8 +363,13 @@ static int on_record(const union pmu_bpf_rec *r, void *arg)
 			a->exits++;
 		}
 		pmu_cohort_task_ended(c, in, (pid_t)x->tid, x->h.time_ns);
-		if (x->flags & PMU_BPF_EXIT_GROUP_DEAD)
-			group_end(e, in, x);
+		if (x->flags & PMU_BPF_EXIT_GROUP_DEAD) {
+			/* a thread's record still to come: the end waits for it */
+			if (!a || a->exits >= in->ntids || !hold(e, in, a, x))
+				group_end(e, in, x);
+		} else if (a && a->held && a->exits >= in->ntids) {
+			release(e, (size_t)(in - c->incs));
+		}
 		break;
 	}
 	default:
@@ -332,6 +388,14 @@ int pmu_ebpf_drain(struct pmu_ebpf_follow *e)
 	if (n < 0)
 		return n;
 	return e->err;
+}
+
+void pmu_ebpf_finish(struct pmu_ebpf_follow *e)
+{
+	/* no record can come any more: a group still held lacks a thread's
+	 * record for good (group_end says how many arrived) */
+	while (e && e->nheld)
+		release(e, e->held[0].inc);
 }
 
 void pmu_ebpf_root_status(struct pmu_ebpf_follow *e, int status)
@@ -393,5 +457,6 @@ void pmu_ebpf_close(struct pmu_ebpf_follow *e)
 		return;
 	pmu_bpf_follow_close(e->bpf);
 	free(e->acc);
+	free(e->held);
 	free(e);
 }
