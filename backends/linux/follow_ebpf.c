@@ -434,19 +434,47 @@ void pmu_ebpf_evidence(const struct pmu_ebpf_follow *e, char *out, size_t n)
 		 (int)e->root, st.load_ms, st.attach_ms, st.btf_source);
 }
 
-void pmu_ebpf_stats(const struct pmu_ebpf_follow *e, uint64_t *lost, uint64_t *malformed, char *first, size_t n)
+/* "N on cpu0, N on cpu1": where a per-CPU counter counted */
+static void per_cpu(char *out, size_t n, const uint64_t *v, unsigned ncpu)
+{
+	size_t k = 0;
+
+	out[0] = '\0';
+	for (unsigned i = 0; i < ncpu && k < n; i++)
+		if (v[i])
+			k += (size_t)snprintf(out + k, n - k, "%s%llu on cpu%u", k ? ", " : "", (unsigned long long)v[i], i);
+}
+
+void pmu_ebpf_stats(const struct pmu_ebpf_follow *e, uint64_t *lost, char *why, size_t whyn, uint64_t *malformed,
+		    char *first, size_t n)
 {
 	struct pmu_bpf_follow_stats st;
+	char rcpu[120], mcpu[120];
+	uint64_t gaps;
 
 	*lost = *malformed = 0;
 	if (n)
 		first[0] = '\0';
+	if (whyn)
+		why[0] = '\0';
 	if (!e)
 		return;
 	pmu_bpf_follow_stats(e->bpf, &st);
 	/* every sequence number not delivered is a lost record: failed
 	 * reserves, and children not followed because the map was full */
-	*lost = st.dropped + st.map_fail + (st.gaps > st.dropped ? st.gaps - st.dropped : 0) + e->unknown;
+	gaps = st.gaps > st.dropped ? st.gaps - st.dropped : 0;
+	*lost = st.dropped + st.map_fail + gaps + e->unknown;
+	/* what it was made of, so that a failed run says which mechanism lost */
+	per_cpu(rcpu, sizeof(rcpu), st.dropped_cpu, st.ncpu);
+	per_cpu(mcpu, sizeof(mcpu), st.map_fail_cpu, st.ncpu);
+	if (*lost)
+		snprintf(why, whyn,
+			 "%llu failed ring reserve(s)%s%s%s, %llu failed map update(s)%s%s%s, %llu sequence gap(s) "
+			 "beyond them (%llu of %llu seqs delivered), %llu record(s) of tasks not followed",
+			 (unsigned long long)st.dropped, rcpu[0] ? " (" : "", rcpu, rcpu[0] ? ")" : "",
+			 (unsigned long long)st.map_fail, mcpu[0] ? " (" : "", mcpu, mcpu[0] ? ")" : "",
+			 (unsigned long long)gaps, (unsigned long long)st.delivered, (unsigned long long)st.assigned,
+			 (unsigned long long)e->unknown);
 	*malformed = st.malformed;
 	snprintf(first, n, "%s", st.first_malformed);
 }

@@ -44,7 +44,8 @@ bool pmu_ebpf_done(struct pmu_ebpf_follow *e);
  * with the count.  NULL: no-op. */
 void pmu_ebpf_finish(struct pmu_ebpf_follow *e);
 void pmu_ebpf_evidence(const struct pmu_ebpf_follow *e, char *out, size_t n);
-void pmu_ebpf_stats(const struct pmu_ebpf_follow *e, uint64_t *lost, uint64_t *malformed, char *first, size_t n);
+void pmu_ebpf_stats(const struct pmu_ebpf_follow *e, uint64_t *lost, char *why, size_t whyn, uint64_t *malformed,
+		    char *first, size_t n);
 void pmu_ebpf_close(struct pmu_ebpf_follow *e);
 
 #endif

@@ -1134,8 +1134,8 @@ int pmu_follow_end(struct pmu_follow *f, int err)
 	}
 	if (f->ebpf) {
 		pmu_ebpf_finish(f->ebpf); /* done or not: the groups held end */
-		pmu_ebpf_stats(f->ebpf, &f->res->lost, &f->res->malformed, f->res->malformed_first,
-			       sizeof(f->res->malformed_first));
+		pmu_ebpf_stats(f->ebpf, &f->res->lost, f->res->lost_why, sizeof(f->res->lost_why), &f->res->malformed,
+			       f->res->malformed_first, sizeof(f->res->malformed_first));
 		pmu_ebpf_close(f->ebpf);
 	}
 	keeper_stop(f);
