@@ -148,8 +148,12 @@ struct pmu_launch_result {
 	const char *follower;
 	char follower_why[300];
 	char follower_evidence[300];
-	/* eBPF: records lost (failed reserves, map updates) and undecodable */
+	/* eBPF: records lost (failed reserves, map updates) and undecodable;
+	 * what the loss was made of, and the first undecodable record
+	 * described ("" when none) */
 	uint64_t lost, malformed;
+	char lost_why[300];
+	char malformed_first[200];
 };
 
 /*

@@ -127,6 +127,8 @@ struct pmu_collector_env {
 	 * why this follower, what proves it attached, what it lost */
 	const char *follower_why, *follower_evidence;
 	uint64_t follow_lost, follow_malformed;
+	const char *follow_lost_why;        /* what the loss was made of */
+	const char *follow_malformed_first; /* the first undecodable record, described */
 	const char *cohort_note;       /* what writing cohort.jsonl took */
 	void *arg;                     /* the table row's argument (an external collector's spec) */
 };

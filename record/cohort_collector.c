@@ -64,7 +64,7 @@ static void cohort_stop(void *state, uint64_t t)
 
 static int cohort_emit(void *state, struct pmu_collector_env *env, const struct pmu_run_window *win)
 {
-	char ev[1400];
+	char ev[1400], bad[400], lost[500];
 
 	if (!state)
 		return 0;
@@ -76,10 +76,17 @@ static int cohort_emit(void *state, struct pmu_collector_env *env, const struct 
 	snprintf(ev, sizeof(ev), "%s follower (%s): %s; %zu incarnation(s) followed%s", env->follower,
 		 env->follower_why, env->follower_evidence, env->cohort->n, env->cohort_note ? env->cohort_note : "");
 	pmu_lc_set_evidence(env->lc, ev);
-	pmu_lc_lost(env->lc, "drop", win->end_ns, env->follow_lost,
-		    "records of the eBPF follower lost (failed ring reserves or map updates, or sequence gaps)");
-	pmu_lc_lost(env->lc, "malformed", win->end_ns, env->follow_malformed,
-		    "records of the eBPF follower that did not decode");
+	/* what the loss was made of: which kind, on which CPU */
+	snprintf(lost, sizeof(lost), "records of the eBPF follower lost: %s",
+		 env->follow_lost_why && env->follow_lost_why[0]
+			 ? env->follow_lost_why
+			 : "failed ring reserves or map updates, or sequence gaps");
+	pmu_lc_lost(env->lc, "drop", win->end_ns, env->follow_lost, lost);
+	/* the first refused record named: which seq, and which check */
+	snprintf(bad, sizeof(bad), "records of the eBPF follower that did not decode; the first: %s",
+		 env->follow_malformed_first && env->follow_malformed_first[0] ? env->follow_malformed_first
+									      : "not described");
+	pmu_lc_lost(env->lc, "malformed", win->end_ns, env->follow_malformed, bad);
 	pmu_lc_final(env->lc, win->end_ns, "ok", NULL);
 	return 0;
 }

@@ -165,11 +165,14 @@ void pmurec_colls_cgroup(struct pmurec_colls *cs, const struct pmu_cohort_cgroup
 	}
 }
 
-void pmurec_colls_follow_losses(struct pmurec_colls *cs, uint64_t lost, uint64_t malformed)
+void pmurec_colls_follow_losses(struct pmurec_colls *cs, uint64_t lost, const char *lost_why, uint64_t malformed,
+				 const char *malformed_first)
 {
 	for (size_t i = 0; i < cs->n; i++) {
 		cs->c[i].env.follow_lost = lost;
+		cs->c[i].env.follow_lost_why = lost_why;
 		cs->c[i].env.follow_malformed = malformed;
+		cs->c[i].env.follow_malformed_first = malformed_first;
 	}
 }
 

@@ -41,7 +41,8 @@ void pmurec_colls_followed(struct pmurec_colls *cs, const struct pmu_launch_resu
 void pmurec_colls_cgroup(struct pmurec_colls *cs, const struct pmu_cohort_cgroup *g, const char *why,
 			 const char *remedy);
 /* After the follow: what the follower lost and could not decode. */
-void pmurec_colls_follow_losses(struct pmurec_colls *cs, uint64_t lost, uint64_t malformed);
+void pmurec_colls_follow_losses(struct pmurec_colls *cs, uint64_t lost, const char *lost_why, uint64_t malformed,
+				 const char *malformed_first);
 int pmurec_colls_open(struct pmurec_colls *cs, pid_t root, uint64_t t);
 const struct pmu_task_listener *pmurec_colls_listener(struct pmurec_colls *cs);
 int pmurec_colls_fds(void *cs, int *fds, int max);

@@ -1185,12 +1185,12 @@ static int record_repetition(struct opts *o, struct bundle_out *b, int k, int po
 		code = REP_ABORT;
 		goto out;
 	}
-	pmurec_colls_follow_losses(colls, lr.lost, lr.malformed);
+	pmurec_colls_follow_losses(colls, lr.lost, lr.lost_why, lr.malformed, lr.malformed_first);
 	if (o->mode > 0 && !lr.follow_ok)
 		fprintf(stderr, "pmurec: the cohort was not followed: %s; the bundle records it\n", lr.follow_reason);
 	if (lr.lost)
-		fprintf(stderr, "pmurec: the eBPF follower lost %llu record(s); the bundle will not validate (LOSS)\n",
-			(unsigned long long)lr.lost);
+		fprintf(stderr, "pmurec: the eBPF follower lost %llu record(s) (%s); the bundle will not validate (LOSS)\n",
+			(unsigned long long)lr.lost, lr.lost_why);
 	random_hex(runid, 16);
 	list = json_array();
 	win = (struct pmu_run_window){ lr.start_ns < mono ? lr.start_ns : mono, lr.end_ns, lr.start_ns };

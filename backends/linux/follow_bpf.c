@@ -45,6 +45,7 @@ struct pmu_bpf_follow {
 	void *arg;
 	int cb_stop;
 	uint64_t delivered, malformed, seq_max;
+	char first_malformed[200]; /* what was wrong with the first refused record */
 	uint8_t *seen;          /* SEQ_WINDOW bits, by seq % SEQ_WINDOW */
 	unsigned ncpu;
 	uint64_t *dropped_cpu, *map_fail_cpu;
@@ -241,13 +242,27 @@ static void seen_clear(struct pmu_bpf_follow *f, uint64_t seq)
 	f->seen[i / 8] &= ~(1u << (i % 8));
 }
 
+/* count a refused record; the first one is described, so that the
+ * lifecycle's reason can name it */
+static void refuse(struct pmu_bpf_follow *f, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void refuse(struct pmu_bpf_follow *f, const char *fmt, ...)
+{
+	va_list ap;
+
+	if (!f->malformed++) {
+		va_start(ap, fmt);
+		vsnprintf(f->first_malformed, sizeof(f->first_malformed), fmt, ap);
+		va_end(ap);
+	}
+}
+
 static int on_sample(void *ctx, void *data, size_t len)
 {
 	struct pmu_bpf_follow *f = ctx;
 	union pmu_bpf_rec r;
 
 	if (pmu_bpf_decode(data, len, &r)) {
-		f->malformed++;
+		refuse(f, "%s", pmu_error_detail());
 		return 0;
 	}
 	uint64_t s = r.h.seq;
@@ -261,11 +276,13 @@ static int on_sample(void *ctx, void *data, size_t len)
 				seen_clear(f, q);
 		f->seq_max = s;
 	} else if (f->seq_max - s >= SEQ_WINDOW) {
-		f->malformed++; /* too old to check for a duplicate: not trusted */
+		/* too old to check for a duplicate: not trusted */
+		refuse(f, "bpf record seq %llu: %llu behind the newest, too old to check for a duplicate",
+		       (unsigned long long)s, (unsigned long long)(f->seq_max - s));
 		return 0;
 	}
 	if (seen_test_set(f, s)) {
-		f->malformed++; /* a seq delivered twice */
+		refuse(f, "bpf record seq %llu: delivered twice", (unsigned long long)s);
 		return 0;
 	}
 	f->delivered++;
@@ -442,9 +459,10 @@ int pmu_bpf_follow_drain(struct pmu_bpf_follow *f, pmu_bpf_record_fn cb, void *a
 	return n < 0 ? 0 : n;
 }
 
+/* keys of any size up to 8 bytes: members (a tgid), dying (a task's address) */
 static int count_keys(int fd, size_t *n)
 {
-	__u32 key, next;
+	__u64 key, next;
 	const void *prev = NULL;
 	while (bpf_map_get_next_key(fd, prev, &next) == 0) {
 		++*n;
@@ -461,6 +479,14 @@ int pmu_bpf_follow_members(struct pmu_bpf_follow *f, size_t *n)
 	*n = 0;
 	if (count_keys(bpf_map__fd(f->skel->maps.members), n) || count_keys(bpf_map__fd(f->skel->maps.dying), n))
 		return pmu_error(PMU_ERR_IO, "cannot walk the ebpf follower's members: %s", strerror(errno));
+	return 0;
+}
+
+int pmu_bpf_follow_dying(struct pmu_bpf_follow *f, size_t *n)
+{
+	*n = 0;
+	if (count_keys(bpf_map__fd(f->skel->maps.dying), n))
+		return pmu_error(PMU_ERR_IO, "cannot walk the ebpf follower's dying threads: %s", strerror(errno));
 	return 0;
 }
 
@@ -482,6 +508,7 @@ void pmu_bpf_follow_stats(struct pmu_bpf_follow *f, struct pmu_bpf_follow_stats 
 	}
 	st->delivered = f->delivered;
 	st->malformed = f->malformed;
+	snprintf(st->first_malformed, sizeof(st->first_malformed), "%s", f->first_malformed);
 	st->gaps = st->assigned > f->delivered ? st->assigned - f->delivered : 0;
 	st->dropped_cpu = f->dropped_cpu;
 	st->map_fail_cpu = f->map_fail_cpu;

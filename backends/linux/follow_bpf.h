@@ -86,6 +86,7 @@ struct pmu_bpf_follow_stats {
 	uint64_t dropped;      /* failed ring reserves, all CPUs */
 	uint64_t map_fail;     /* failed member map updates, all CPUs */
 	uint64_t malformed;    /* records refused by the decoder, duplicate or stale seqs */
+	char first_malformed[200]; /* the first of them: its seq and what was wrong; "" if none */
 	uint64_t gaps;         /* seqs up to assigned never delivered: == dropped when
 	                        * nothing was malformed */
 	unsigned ncpu;         /* possible CPUs: the per-CPU arrays below */
@@ -119,6 +120,9 @@ int pmu_bpf_follow_drain(struct pmu_bpf_follow *f, pmu_bpf_record_fn cb, void *a
  * cohort, and exited threads whose exit record is not yet sent.  0 after
  * the root is reaped: every record is in the ring; drain once more. */
 int pmu_bpf_follow_members(struct pmu_bpf_follow *f, size_t *n);
+/* Of those, the exited threads whose exit record is not yet sent: 0 when
+ * no exit record of a member is still to come. */
+int pmu_bpf_follow_dying(struct pmu_bpf_follow *f, size_t *n);
 void pmu_bpf_follow_stats(struct pmu_bpf_follow *f, struct pmu_bpf_follow_stats *st);
 void pmu_bpf_follow_close(struct pmu_bpf_follow *f);
 

@@ -15,6 +15,15 @@
  * A record that names a task the model does not have (its fork record was
  * lost) is not attributable: it is counted with the lost ones, never made up.
  *
+ * The group's last exit record is not always the last of its threads': each
+ * record is sent at the thread's last context switch, and a thread that
+ * left exit_notify() first may switch out for the last time after the last
+ * one did (a thread killed by a non-leader exec is released at once, and
+ * its last switch may come after the new image has run and ended).  So the
+ * group's end waits, held, until every thread's record is in; what is still
+ * missing once no record can come any more (pmu_ebpf_finish) is said so in
+ * the totals.
+ *
  * The totals and their sources (spec 12.5, resource records):
  *   cpu_user_ns, cpu_system_ns: sum_exec_runtime of the threads, split in
  *     the proportion of their utime:stime ticks, as /proc/PID/stat does
@@ -45,6 +54,13 @@
 struct acc {
 	uint64_t runtime, utime, stime, minflt, majflt, nvcsw, nivcsw, rchar, wchar;
 	uint32_t exits;
+	bool held;              /* its group's end waits in held[] */
+};
+
+/* A group's last exit record whose end waits for other threads' records. */
+struct held {
+	size_t inc;             /* incarnation index */
+	struct pmu_bpf_exit x;
 };
 
 struct pmu_ebpf_follow {
@@ -56,6 +72,8 @@ struct pmu_ebpf_follow {
 	struct acc *acc;        /* by incarnation index, grown with the cohort */
 	size_t nacc;
 	uint64_t unknown;       /* records naming a task the model does not have */
+	struct held *held;      /* few: only while a thread's last switch lags */
+	size_t nheld, held_cap;
 	int err;
 	long page;
 };
@@ -229,6 +247,39 @@ static void group_end(struct pmu_ebpf_follow *e, struct pmu_incarnation *in, con
 		       x->exit_ns ? x->exit_ns : x->h.time_ns);
 }
 
+/* Keep x until the incarnation's other threads' records are in; false
+ * without memory (the caller ends the group now). */
+static bool hold(struct pmu_ebpf_follow *e, struct pmu_incarnation *in, struct acc *a, const struct pmu_bpf_exit *x)
+{
+	if (e->nheld == e->held_cap) {
+		size_t n = e->held_cap ? 2 * e->held_cap : 8;
+		struct held *h = realloc(e->held, n * sizeof(*h));
+
+		if (!h)
+			return false;
+		e->held = h;
+		e->held_cap = n;
+	}
+	e->held[e->nheld++] = (struct held){ (size_t)(in - e->c->incs), *x };
+	a->held = true;
+	return true;
+}
+
+/* End the held group of incarnation index i (its record leaves held[]). */
+static void release(struct pmu_ebpf_follow *e, size_t i)
+{
+	for (size_t k = 0; k < e->nheld; k++) {
+		if (e->held[k].inc != i)
+			continue;
+		struct pmu_bpf_exit x = e->held[k].x;
+
+		e->held[k] = e->held[--e->nheld];
+		e->acc[i].held = false;
+		group_end(e, &e->c->incs[i], &x);
+		return;
+	}
+}
+
 static int on_record(const union pmu_bpf_rec *r, void *arg)
 {
 	struct pmu_ebpf_follow *e = arg;
@@ -318,8 +369,13 @@ static int on_record(const union pmu_bpf_rec *r, void *arg)
 			a->exits++;
 		}
 		pmu_cohort_task_ended(c, in, (pid_t)x->tid, x->h.time_ns);
-		if (x->flags & PMU_BPF_EXIT_GROUP_DEAD)
-			group_end(e, in, x);
+		if (x->flags & PMU_BPF_EXIT_GROUP_DEAD) {
+			/* a thread's record still to come: the end waits for it */
+			if (!a || a->exits >= in->ntids || !hold(e, in, a, x))
+				group_end(e, in, x);
+		} else if (a && a->held && a->exits >= in->ntids) {
+			release(e, (size_t)(in - c->incs));
+		}
 		break;
 	}
 	default:
@@ -340,6 +396,14 @@ int pmu_ebpf_drain(struct pmu_ebpf_follow *e)
 	return e->err;
 }
 
+void pmu_ebpf_finish(struct pmu_ebpf_follow *e)
+{
+	/* no record can come any more: a group still held lacks a thread's
+	 * record for good (group_end says how many arrived) */
+	while (e && e->nheld)
+		release(e, e->held[0].inc);
+}
+
 void pmu_ebpf_root_status(struct pmu_ebpf_follow *e, int status)
 {
 	if (!e)
@@ -353,11 +417,15 @@ bool pmu_ebpf_done(struct pmu_ebpf_follow *e)
 	size_t n = 1;
 
 	/* once the root is reaped, the members left say whether more records
-	 * will come; none: every record is in the ring (drained by the caller) */
+	 * will come; none: every record is in the ring (drained by the caller).
+	 * Every incarnation seen to end is not enough: a thread's exit record
+	 * can still be on its way (an old leader's last switch may come after
+	 * the exec'd image it was replaced by has ended), so the threads
+	 * between their two exit hooks are waited for too. */
 	if (!e || !e->root_reaped)
 		return false;
 	if (e->c->live_incs == 0)
-		return true;
+		return pmu_bpf_follow_dying(e->bpf, &n) == 0 && n == 0;
 	return pmu_bpf_follow_members(e->bpf, &n) == 0 && n == 0;
 }
 
@@ -372,18 +440,49 @@ void pmu_ebpf_evidence(const struct pmu_ebpf_follow *e, char *out, size_t n)
 		 (int)e->root, st.load_ms, st.attach_ms, st.btf_source);
 }
 
-void pmu_ebpf_stats(const struct pmu_ebpf_follow *e, uint64_t *lost, uint64_t *malformed)
+/* "N on cpu0, N on cpu1": where a per-CPU counter counted */
+static void per_cpu(char *out, size_t n, const uint64_t *v, unsigned ncpu)
+{
+	size_t k = 0;
+
+	out[0] = '\0';
+	for (unsigned i = 0; i < ncpu && k < n; i++)
+		if (v[i])
+			k += (size_t)snprintf(out + k, n - k, "%s%llu on cpu%u", k ? ", " : "", (unsigned long long)v[i], i);
+}
+
+void pmu_ebpf_stats(const struct pmu_ebpf_follow *e, uint64_t *lost, char *why, size_t whyn, uint64_t *malformed,
+		    char *first, size_t n)
 {
 	struct pmu_bpf_follow_stats st;
+	char rcpu[120], mcpu[120];
+	uint64_t gaps;
 
 	*lost = *malformed = 0;
+	if (n)
+		first[0] = '\0';
+	if (whyn)
+		why[0] = '\0';
 	if (!e)
 		return;
 	pmu_bpf_follow_stats(e->bpf, &st);
 	/* every sequence number not delivered is a lost record: failed
 	 * reserves, and children not followed because the map was full */
-	*lost = st.dropped + st.map_fail + (st.gaps > st.dropped ? st.gaps - st.dropped : 0) + e->unknown;
+	gaps = st.gaps > st.dropped ? st.gaps - st.dropped : 0;
+	*lost = st.dropped + st.map_fail + gaps + e->unknown;
+	/* what it was made of, so that a failed run says which mechanism lost */
+	per_cpu(rcpu, sizeof(rcpu), st.dropped_cpu, st.ncpu);
+	per_cpu(mcpu, sizeof(mcpu), st.map_fail_cpu, st.ncpu);
+	if (*lost)
+		snprintf(why, whyn,
+			 "%llu failed ring reserve(s)%s%s%s, %llu failed map update(s)%s%s%s, %llu sequence gap(s) "
+			 "beyond them (%llu of %llu seqs delivered), %llu record(s) of tasks not followed",
+			 (unsigned long long)st.dropped, rcpu[0] ? " (" : "", rcpu, rcpu[0] ? ")" : "",
+			 (unsigned long long)st.map_fail, mcpu[0] ? " (" : "", mcpu, mcpu[0] ? ")" : "",
+			 (unsigned long long)gaps, (unsigned long long)st.delivered, (unsigned long long)st.assigned,
+			 (unsigned long long)e->unknown);
 	*malformed = st.malformed;
+	snprintf(first, n, "%s", st.first_malformed);
 }
 
 void pmu_ebpf_close(struct pmu_ebpf_follow *e)
@@ -392,5 +491,6 @@ void pmu_ebpf_close(struct pmu_ebpf_follow *e)
 		return;
 	pmu_bpf_follow_close(e->bpf);
 	free(e->acc);
+	free(e->held);
 	free(e);
 }

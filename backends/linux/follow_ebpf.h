@@ -14,9 +14,12 @@
  *   pmu_ebpf_drain       consume the ring: every record into the model;
  *   pmu_ebpf_root_status the root's wait status (reaped by run.c);
  *   pmu_ebpf_done        whether any record can still come;
+ *   pmu_ebpf_finish      then: end the groups still waiting for a thread's
+ *                        exit record (it is not coming);
  *   pmu_ebpf_evidence    what proves it attached;
  *   pmu_ebpf_stats       records lost (failed reserves and map updates, and
- *                        sequence gaps) and records undecodable;
+ *                        sequence gaps) and records undecodable, the first
+ *                        of them described;
  *   pmu_ebpf_close       detach and free (NULL: no-op).
  */
 #include <stdbool.h>
@@ -36,8 +39,13 @@ int pmu_ebpf_drain(struct pmu_ebpf_follow *e);
 void pmu_ebpf_root_status(struct pmu_ebpf_follow *e, int status);
 /* After the root is reaped: no record will come any more (drain once more). */
 bool pmu_ebpf_done(struct pmu_ebpf_follow *e);
+/* After the last drain: the incarnations whose group exit came but some of
+ * whose threads' exit records did not are ended, their totals unavailable
+ * with the count.  NULL: no-op. */
+void pmu_ebpf_finish(struct pmu_ebpf_follow *e);
 void pmu_ebpf_evidence(const struct pmu_ebpf_follow *e, char *out, size_t n);
-void pmu_ebpf_stats(const struct pmu_ebpf_follow *e, uint64_t *lost, uint64_t *malformed);
+void pmu_ebpf_stats(const struct pmu_ebpf_follow *e, uint64_t *lost, char *why, size_t whyn, uint64_t *malformed,
+		    char *first, size_t n);
 void pmu_ebpf_close(struct pmu_ebpf_follow *e);
 
 #endif

@@ -824,6 +824,7 @@ int pmu_follow_drain(struct pmu_follow *f, bool *done)
 	if (f->kind == PMU_FOLLOW_EBPF && !err && f->root_reaped && (pmu_ebpf_done(f->ebpf) || ebpf_gone(f))) {
 		/* no member is left: the last records are in the ring */
 		err = pmu_ebpf_drain(f->ebpf);
+		pmu_ebpf_finish(f->ebpf);
 		*done = true;
 	}
 	return err;
@@ -1182,7 +1183,9 @@ int pmu_follow_end(struct pmu_follow *f, int err)
 		}
 	}
 	if (f->ebpf) {
-		pmu_ebpf_stats(f->ebpf, &f->res->lost, &f->res->malformed);
+		pmu_ebpf_finish(f->ebpf); /* done or not: the groups held end */
+		pmu_ebpf_stats(f->ebpf, &f->res->lost, f->res->lost_why, sizeof(f->res->lost_why), &f->res->malformed,
+			       f->res->malformed_first, sizeof(f->res->malformed_first));
 		pmu_ebpf_close(f->ebpf);
 	}
 	keeper_stop(f);

@@ -280,7 +280,19 @@ int BPF_PROG(on_exec, struct task_struct *p, pid_t old_pid, struct linux_binprm 
  *       every earlier mm in, do_exit() the last one just above;
  *     - group_dead itself (only this tracepoint knows it: two threads
  *       exiting at once may both see signal->live at 0 later).
- *    These wait in the dying map, keyed by tid, with the task's address.
+ *     - the thread's tid, tgid and its group's start, as it exits.
+ *    These wait in the dying map, keyed by the task's address.
+ *
+ *    Why not by tid: when a thread that is not the leader execs,
+ *    fs/exec.c de_thread() waits only until the old leader is a zombie
+ *    (exit_state, set in exit_notify()), then exchange_tids() swaps the two
+ *    tasks' pids.  The old leader's last switch can come after that swap:
+ *    there its task->pid is the exec'ing thread's former tid.  Keyed by
+ *    that tid, the lookup missed and the leader's exit was never sent; read
+ *    there, the record named the wrong thread with the leader's flags.
+ *    The identity is taken here, where tid == tgid decides LEADER, and the
+ *    address cannot be reused before the task's last switch (the
+ *    task_struct is freed after it, finish_task_switch()).
  *
  * 2. raw_tp/sched_switch with prev_state TASK_DEAD: the task's last switch
  *    (do_task_dead()).  __schedule() has already charged prev's last slice
@@ -302,8 +314,9 @@ int BPF_PROG(on_exec, struct task_struct *p, pid_t old_pid, struct linux_binprm 
 #define TASK_DEAD 0x00000080 /* include/linux/sched.h */
 
 struct dying {
-	__u64 task;           /* the task_struct's address: the tid may be reused */
 	__u64 exit_ns;
+	__u64 start_ns;       /* the group leader's start: the incarnation */
+	__u32 tgid, tid;      /* as it exited (see above: not read at the switch) */
 	__u32 flags;
 	__s32 exit_code, group_status;
 	__u32 pad;
@@ -314,7 +327,7 @@ struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
 	__uint(map_flags, BPF_F_NO_PREALLOC);
 	__uint(max_entries, 2048); /* threads between the two hooks at once */
-	__type(key, __u32);
+	__type(key, __u64);        /* the task_struct's address */
 	__type(value, struct dying);
 } dying SEC(".maps");
 
@@ -324,14 +337,14 @@ static __always_inline void send_exit(struct task_struct *p, const struct dying 
 	if (!r)
 		return;
 	r->exit_ns = d->exit_ns;
-	r->tgid = BPF_CORE_READ(p, tgid);
-	r->tid = BPF_CORE_READ(p, pid);
+	r->tgid = d->tgid;
+	r->tid = d->tid;
 	r->flags = d->flags;
 	r->exit_code = d->exit_code;
 	r->group_status = d->group_status;
 	r->maxrss_pages = d->maxrss_pages;
 	r->pad = 0;
-	r->start_ns = leader_start_ns(p);
+	r->start_ns = d->start_ns;
 	r->start_ticks = r->start_ns / ns_per_tick;
 	r->thread_start_ns = BPF_CORE_READ(p, start_boottime);
 	r->sum_exec_runtime_ns = BPF_CORE_READ(p, se.sum_exec_runtime);
@@ -361,10 +374,13 @@ int BPF_PROG(on_exit, struct task_struct *p, bool group_dead)
 		return 0;
 
 	struct dying d = {0};
+	__u64 task = (__u64)p;
 	__u32 tid = BPF_CORE_READ(p, pid);
 	unsigned int sflags = BPF_CORE_READ(p, signal, flags);
-	d.task = (__u64)p;
 	d.exit_ns = bpf_ktime_get_ns();
+	d.start_ns = leader_start_ns(p);
+	d.tgid = tgid;
+	d.tid = tid;
 	if (group_dead)
 		d.flags |= PMU_BPF_EXIT_GROUP_DEAD;
 	if (tid == tgid)
@@ -377,7 +393,7 @@ int BPF_PROG(on_exit, struct task_struct *p, bool group_dead)
 		                                              : BPF_CORE_READ(p, group_leader, exit_code);
 		d.maxrss_pages = BPF_CORE_READ(p, signal, maxrss);
 	}
-	if (bpf_map_update_elem(&dying, &tid, &d, BPF_ANY)) {
+	if (bpf_map_update_elem(&dying, &task, &d, BPF_ANY)) {
 		struct pmu_bpf_counters *c = ctr();
 		if (c)
 			__sync_fetch_and_add(&c->map_fail, 1);
@@ -394,18 +410,16 @@ int BPF_PROG(on_switch, bool preempt, struct task_struct *prev, struct task_stru
 {
 	if (prev_state != TASK_DEAD)
 		return 0;
-	__u32 tid = BPF_CORE_READ(prev, pid);
-	struct dying *d = bpf_map_lookup_elem(&dying, &tid);
-	if (!d || d->task != (__u64)prev)
+	__u64 task = (__u64)prev;
+	struct dying *d = bpf_map_lookup_elem(&dying, &task);
+	if (!d)
 		return 0;
 	struct dying copy = *d;
 	send_exit(prev, &copy);
 	/* after the record is committed: a consumer that sees both maps
 	 * empty has every exit in the ring */
-	bpf_map_delete_elem(&dying, &tid);
-	if (copy.flags & PMU_BPF_EXIT_GROUP_DEAD) {
-		__u32 tgid = BPF_CORE_READ(prev, tgid);
-		bpf_map_delete_elem(&members, &tgid);
-	}
+	bpf_map_delete_elem(&dying, &task);
+	if (copy.flags & PMU_BPF_EXIT_GROUP_DEAD)
+		bpf_map_delete_elem(&members, &copy.tgid);
 	return 0;
 }

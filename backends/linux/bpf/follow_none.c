@@ -55,6 +55,13 @@ int pmu_bpf_follow_members(struct pmu_bpf_follow *f, size_t *n)
 	return pmu_error(PMU_ERR_UNSUPPORTED, "the ebpf follower was not built");
 }
 
+int pmu_bpf_follow_dying(struct pmu_bpf_follow *f, size_t *n)
+{
+	(void)f;
+	*n = 0;
+	return pmu_error(PMU_ERR_UNSUPPORTED, "the ebpf follower was not built");
+}
+
 void pmu_bpf_follow_stats(struct pmu_bpf_follow *f, struct pmu_bpf_follow_stats *st)
 {
 	(void)f;
