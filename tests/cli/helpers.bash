@@ -69,3 +69,26 @@ needs_backend() {
 		fail "cannot tell the backend of $PMU_BUILD: no $PMU_BUILD/backend (rebuild with make)"
 	[ "$built" = "$1" ] || skip "needs BACKEND=$1 (this build: BACKEND=$built)"
 }
+
+# the eBPF follower opens here: root, BTF, built; else skip with the reason
+needs_ebpf() {
+	[ "$(id -u)" -eq 0 ] || skip "the eBPF follower needs root (CAP_BPF and CAP_PERFMON)"
+	[ -r /sys/kernel/btf/vmlinux ] || skip "the kernel has no BTF (/sys/kernel/btf/vmlinux)"
+	run pmurec --follower ebpf -o "$BATS_TEST_TMPDIR/probe.bundle" -- true
+	grep -q '"evidence":"ebpf follower' "$BATS_TEST_TMPDIR/probe.bundle/data/collectors/cohort/lifecycle.jsonl" ||
+		skip "the eBPF follower is unavailable: $(grep -o '"reason":"[^"]*' \
+			"$BATS_TEST_TMPDIR/probe.bundle/data/collectors/cohort/lifecycle.jsonl" | head -1)"
+}
+
+# schema_check FILE: the pmuanalyze --json report in FILE conforms to
+# bundle-spec/analysis/report.schema.json; prints "schema errors: N"
+schema_check() {
+	$PY - "$1" "$BATS_TEST_DIRNAME/../../bundle-spec/analysis/report.schema.json" <<'EOF'
+import json, sys, jsonschema
+s = json.load(open(sys.argv[2]))
+errs = list(jsonschema.Draft202012Validator(s).iter_errors(json.load(open(sys.argv[1]))))
+for e in errs[:5]:
+    print(list(e.absolute_path), e.message[:200])
+print("schema errors:", len(errs))
+EOF
+}

@@ -12,15 +12,6 @@ setup() {
 	DIFF="$PY $BATS_TEST_DIRNAME/followers_diff.py"
 }
 
-# the eBPF follower opens here: root, BTF, built
-needs_ebpf() {
-	[ "$(id -u)" -eq 0 ] || skip "the eBPF follower needs root (CAP_BPF and CAP_PERFMON)"
-	[ -r /sys/kernel/btf/vmlinux ] || skip "the kernel has no BTF (/sys/kernel/btf/vmlinux)"
-	run pmurec --follower ebpf -o "$BATS_TEST_TMPDIR/probe.bundle" -- true
-	grep -q '"evidence":"ebpf follower' "$BATS_TEST_TMPDIR/probe.bundle/data/collectors/cohort/lifecycle.jsonl" ||
-		skip "the eBPF follower is unavailable: $(grep -o '"reason":"[^"]*' \
-			"$BATS_TEST_TMPDIR/probe.bundle/data/collectors/cohort/lifecycle.jsonl" | head -1)"
-}
 
 # both CMD...: record CMD with each follower, validate both, compare
 both() {

@@ -14,16 +14,6 @@ slow_down() {
 	printf 'i=0; while [ $i -lt 90000 ]; do i=$((i+1)); done\n' >"$T/work.sh"
 }
 
-schema_check() { # FILE: the --json report conforms to bundle-spec/analysis/report.schema.json
-	$PY - "$1" "$BATS_TEST_DIRNAME/../../bundle-spec/analysis/report.schema.json" <<'EOF'
-import json, sys, jsonschema
-s = json.load(open(sys.argv[2]))
-errs = list(jsonschema.Draft202012Validator(s).iter_errors(json.load(open(sys.argv[1]))))
-for e in errs[:5]:
-    print(list(e.absolute_path), e.message[:200])
-print("schema errors:", len(errs))
-EOF
-}
 
 @test "an --ab campaign: the observer overhead with a confidence interval, in run order" {
 	needs_backend linux

@@ -70,16 +70,6 @@ m = {x["name"]: x for x in c.get("metrics", [])}
 print(eval(sys.argv[2]))' "$1" "$2"
 }
 
-schema_check() { # FILE: the --json report conforms to bundle-spec/analysis/report.schema.json
-	$PY - "$1" "$BATS_TEST_DIRNAME/../../bundle-spec/analysis/report.schema.json" <<'EOF'
-import json, sys, jsonschema
-s = json.load(open(sys.argv[2]))
-errs = list(jsonschema.Draft202012Validator(s).iter_errors(json.load(open(sys.argv[1]))))
-for e in errs[:5]:
-    print(list(e.absolute_path), e.message[:200])
-print("schema errors:", len(errs))
-EOF
-}
 
 # awk loops: CPU-bound, deterministic, no I/O
 loop() { echo "awk 'BEGIN{for(i=0;i<$1;i++)s+=i}'"; }
