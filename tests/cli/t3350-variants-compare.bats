@@ -3,63 +3,23 @@
 # pmurec --variants), on bundles recorded one after the other, with a
 # minimum effect, and with the host's load outside the cohort.
 #
-# Until pmurec has --variants (another branch adds it), a variant campaign
-# is made from a real interleaved recording: pmurec --ab light,light runs
-# one wrapper that alternates the two commands (A at even campaign
-# positions, B at odd ones, exactly pmurec's A B A B order), and each
-# run.json then gets the 1.4 campaign fields (kind, variants, variant) and
-# B its own argv, with the BagIt manifests recomputed.  A 1.3 validator
-# refuses those fields, so such bundles are analyzed with --allow-invalid
-# (ALLOW); with a 1.4 pmurec the bundles are recorded and valid as they are.
+# Every bundle here is recorded by pmurec and valid, except where a test
+# says otherwise (a run.json without host_load stands for a bundle
+# recorded before spec 1.4).
 
 load helpers
 
 setup() {
 	T=$BATS_TEST_TMPDIR
-	ALLOW=
-}
-
-have_variants() {
-	pmurec --help 2>&1 | grep -q -- '--variants'
-}
-
-# campaign_fields DIR NAME_A NAME_B ARGV_B_JSON: rewrite every repetition's
-# run.json of DIR/NAME_A.bundle and DIR/NAME_B.bundle into a variant campaign
-campaign_fields() {
-	$PY - "$@" <<'PYEOF'
-import glob, json, sys
-d, na, nb, argv_b = sys.argv[1], sys.argv[2], sys.argv[3], json.loads(sys.argv[4])
-for name in (na, nb):
-    for p in glob.glob(f"{d}/{name}.bundle/data/run.json") + glob.glob(f"{d}/{name}.bundle/data/repeats/*/run.json"):
-        r = json.load(open(p))
-        r["campaign"].update({"kind": "variants", "variants": [na, nb], "variant": name})
-        if name == nb:
-            r["argv"] = argv_b
-        json.dump(r, open(p, "w"), indent=2)
-PYEOF
-	rebag "$1/$2.bundle"
-	rebag "$1/$3.bundle"
 }
 
 # record_variants DIR REPEAT NAME_A NAME_B CMD_A CMD_B: an interleaved
 # variant campaign of two shell commands, DIR/NAME_A.bundle and
-# DIR/NAME_B.bundle; sets ALLOW when the bundles need --allow-invalid
+# DIR/NAME_B.bundle, both valid
 record_variants() {
 	local dir=$1 n=$2 a=$3 b=$4 ca=$5 cb=$6
-	if have_variants; then
-		pmurec --repeat "$n" -o "$dir" --variants "$a,$b" -- sh -c "$ca" ::: sh -c "$cb"
-		return
-	fi
-	echo 0 >"$T/pos"
-	cat >"$T/alt.sh" <<EOF
-p=\$(cat "$T/pos"); echo \$((p + 1)) >"$T/pos"
-if [ \$((p % 2)) -eq 0 ]; then $ca; else $cb; fi
-EOF
-	pmurec --ab light,light --repeat "$n" -o "$dir" -- sh "$T/alt.sh"
-	mv "$dir/light.bundle" "$dir/$a.bundle"
-	mv "$dir/light-2.bundle" "$dir/$b.bundle"
-	campaign_fields "$dir" "$a" "$b" "$($PY -c 'import json,sys; print(json.dumps(["sh", "-c", sys.argv[1]]))' "$cb")"
-	pmuvalidate -q "$dir/$b.bundle" >/dev/null 2>&1 || ALLOW=--allow-invalid
+	pmurec --repeat "$n" -o "$dir" --variants "$a,$b" -- sh -c "$ca" ::: sh -c "$cb"
+	pmuvalidate -q "$dir/$a.bundle" && pmuvalidate -q "$dir/$b.bundle"
 }
 
 # field JSON EXPR: evaluate a Python expression over the report d
@@ -77,21 +37,21 @@ loop() { echo "awk 'BEGIN{for(i=0;i<$1;i++)s+=i}'"; }
 @test "variants of one interleaved campaign are comparable although their commands differ" {
 	needs_backend linux
 	record_variants "$T/v" 4 base more "$(loop 300000)" "$(loop 330000)"
-	run pmuanalyze $ALLOW "$T/v/base.bundle" "$T/v/more.bundle"
+	run pmuanalyze "$T/v/base.bundle" "$T/v/more.bundle"
 	assert_success
 	assert_line "comparability: comparable"
 	assert_line --regexp '^  variants of one interleaved campaign \([0-9a-f]+\): A is variant .base., B variant .more.; their commands differ by design$'
 	assert_line --regexp '^  note +command \(argv\): A '
 	refute_line --partial 'WARNING: A and B were recorded one after the other'
-	pmuanalyze --json $ALLOW "$T/v/base.bundle" "$T/v/more.bundle" >"$T/r.json"
+	pmuanalyze --json "$T/v/base.bundle" "$T/v/more.bundle" >"$T/r.json"
 	run field "$T/r.json" 'c["comparable"], c["comparability"]["basis"], c["comparability"]["interleaved"], [x["refusing"] for x in c["differences"] if x["what"] == "command (argv)"]'
 	assert_output "(True, 'variants', True, [False])"
 	run schema_check "$T/r.json"
 	assert_output "schema errors: 0"
-	run pmuanalyze --csv $ALLOW "$T/v/base.bundle" "$T/v/more.bundle"
+	run pmuanalyze --csv "$T/v/base.bundle" "$T/v/more.bundle"
 	assert_success
 	assert_line --regexp '^comparability,variants,true,2,"?variants of one interleaved campaign '
-	pmuanalyze $ALLOW --junit "$T/j.xml" "$T/v/base.bundle" "$T/v/more.bundle" >/dev/null
+	pmuanalyze --junit "$T/j.xml" "$T/v/base.bundle" "$T/v/more.bundle" >/dev/null
 	run grep -c 'variants of one interleaved campaign' "$T/j.xml"
 	assert_output 1
 }
@@ -111,7 +71,7 @@ loop() { echo "awk 'BEGIN{for(i=0;i<$1;i++)s+=i}'"; }
 	for try in 1 2 3; do
 		rm -rf "$T/v"
 		record_variants "$T/v" 11 base more "$(loop 1000000)" "$(loop 2000000)"
-		pmuanalyze --json $ALLOW "$T/v/base.bundle" "$T/v/more.bundle" >"$T/r.json"
+		pmuanalyze --json "$T/v/base.bundle" "$T/v/more.bundle" >"$T/r.json"
 		run field "$T/r.json" 'm["task-clock"]["verdict_code"] in ("higher", "higher-maybe-below-min-effect") and m["task-clock"]["ci_low_percent"] > 0'
 		[ "$output" = True ] && break
 		echo "# campaign $try: task-clock $(field "$T/r.json" 'm["task-clock"]["verdict"], m["task-clock"]["a_values"], m["task-clock"]["b_values"]')" >&3
@@ -119,7 +79,7 @@ loop() { echo "awk 'BEGIN{for(i=0;i<$1;i++)s+=i}'"; }
 	assert_output True
 	run field "$T/r.json" 'm["wall"]["verdict_code"] not in ("lower", "lower-maybe-below-min-effect")'
 	assert_output True
-	run pmuanalyze $ALLOW "$T/v/base.bundle" "$T/v/more.bundle"
+	run pmuanalyze "$T/v/base.bundle" "$T/v/more.bundle"
 	assert_success
 	assert_line --regexp '^task-clock .* higher in B(, significant, but may be below the 2% minimum effect| by at least [0-9.]+%)$'
 }
@@ -131,13 +91,13 @@ loop() { echo "awk 'BEGIN{for(i=0;i<$1;i++)s+=i}'"; }
 	for try in 1 2; do
 		rm -rf "$T/v"
 		record_variants "$T/v" 9 a1 a2 "$(loop 600000)" "$(loop 600000)"
-		pmuanalyze --json $ALLOW "$T/v/a1.bundle" "$T/v/a2.bundle" >"$T/r.json"
+		pmuanalyze --json "$T/v/a1.bundle" "$T/v/a2.bundle" >"$T/r.json"
 		run field "$T/r.json" 'all(m[k]["verdict_code"] in ("no-practical-difference", "no-significant-difference") for k in ("wall", "task-clock"))'
 		[ "$output" = True ] && break
 		echo "# campaign $try flagged a difference by chance" >&3
 	done
 	assert_output True
-	run pmuanalyze $ALLOW --fail-if wall:+5% --fail-if task-clock:+5% "$T/v/a1.bundle" "$T/v/a2.bundle"
+	run pmuanalyze --fail-if wall:+5% --fail-if task-clock:+5% "$T/v/a1.bundle" "$T/v/a2.bundle"
 	assert_success
 	assert_line --regexp '^  pass +wall:\+5%: '
 }
@@ -148,7 +108,7 @@ loop() { echo "awk 'BEGIN{for(i=0;i<$1;i++)s+=i}'"; }
 	for try in 1 2 3; do
 		rm -rf "$T/v"
 		record_variants "$T/v" 9 base more "$(loop 1000000)" "$(loop 2000000)"
-		run pmuanalyze $ALLOW --fail-if task-clock:+5% "$T/v/base.bundle" "$T/v/more.bundle"
+		run pmuanalyze --fail-if task-clock:+5% "$T/v/base.bundle" "$T/v/more.bundle"
 		[ "$status" -eq 3 ] && break
 		echo "# campaign $try: exit $status" >&3
 	done
@@ -156,7 +116,7 @@ loop() { echo "awk 'BEGIN{for(i=0;i<$1;i++)s+=i}'"; }
 	refute_output --partial "not comparable"
 	assert_line --regexp '^pmuanalyze: regression: task-clock: \+[0-9.]+% \(95% CI \+[0-9.]+% \.\. \+[0-9.]+%, p [0-9.]+\) against a threshold of \+5\.00%: crossed$'
 	# the other way round, a speed-up does not trip an increase gate
-	run pmuanalyze $ALLOW --fail-if task-clock:+5% "$T/v/more.bundle" "$T/v/base.bundle"
+	run pmuanalyze --fail-if task-clock:+5% "$T/v/more.bundle" "$T/v/base.bundle"
 	assert_success
 }
 
@@ -170,10 +130,10 @@ r = json.load(open(sys.argv[1])); r["campaign"]["id"] = "0" * 32
 json.dump(r, open(sys.argv[1], "w"), indent=2)
 PYEOF
 	rebag "$T/v/more.bundle"
-	run pmuanalyze $ALLOW "$T/v/base.bundle" "$T/v/more.bundle"
+	run pmuanalyze "$T/v/base.bundle" "$T/v/more.bundle"
 	assert_failure 4
 	assert_output --partial "command (argv): A"
-	run pmuanalyze $ALLOW --force "$T/v/base.bundle" "$T/v/more.bundle"
+	run pmuanalyze --force "$T/v/base.bundle" "$T/v/more.bundle"
 	assert_success
 	assert_line --partial "different commands, not variants of one campaign: not comparable"
 }
@@ -245,18 +205,20 @@ import glob, json, sys
 b, outside, steal = sys.argv[1], float(sys.argv[2]), float(sys.argv[3])
 for p in glob.glob(b + "/data/run.json") + glob.glob(b + "/data/repeats/*/run.json"):
     r = json.load(open(p))
-    iv, cpus = 1000000000, 2
+    # inside the run window (TIME-WINDOW), a round number so that the
+    # shares below come out exact
+    iv, cpus = (r["end_ns"] - r["start_ns"]) // 1000 * 1000, 2
     cap = iv * cpus
     own = r["command_rusage"]["cpu_user_ns"] + r["command_rusage"]["cpu_system_ns"]
     busy = own + int(cap * outside / 100)
     st = int(cap * steal / 100)
     r["host_load"] = {"scope": "system", "status": "ok", "source": "/proc/stat", "interval_ns": iv, "cpus": cpus,
                       "resolution_ns": 10000000, "busy_ns": busy, "steal_ns": st,
-                      "idle_ns": max(0, cap - busy - st), "iowait_ns": 0}
+                      "idle_ns": max(0, cap - busy - st), "iowait_ns": 0, "recorder_cpu_ns": 0}
     json.dump(r, open(p, "w"), indent=2)
 PYEOF
 	rebag "$1"
-	pmuvalidate -q "$1" >/dev/null 2>&1 || ALLOW=--allow-invalid
+	pmuvalidate -q "$1"
 }
 
 @test "host load outside the cohort: equal and low, no warning; steal and other load in B only, warned as host-wide" {
@@ -267,26 +229,26 @@ PYEOF
 	pmurec --ab light,light --repeat 4 -o "$T/aa" -- sh -c "$(loop 20000)"
 	set_host_load "$T/aa/light.bundle" 5 0.5
 	set_host_load "$T/aa/light-2.bundle" 5 0.5
-	pmuanalyze --json $ALLOW "$T/aa/light.bundle" "$T/aa/light-2.bundle" >"$T/r.json"
+	pmuanalyze --json "$T/aa/light.bundle" "$T/aa/light-2.bundle" >"$T/r.json"
 	run field "$T/r.json" 'c["host_load"]["status"], c["host_load"]["scope"], c["host_load"]["estimate"], round(c["host_load"]["a"]["outside_busy_percent_median"], 3), round(c["host_load"]["b"]["steal_percent_median"], 3), [w for w in c["comparability"]["warnings"] if "host" in w]'
 	assert_output "('ok', 'system', True, 5.0, 0.5, [])"
-	run pmuanalyze $ALLOW "$T/aa/light.bundle" "$T/aa/light-2.bundle"
+	run pmuanalyze "$T/aa/light.bundle" "$T/aa/light-2.bundle"
 	assert_success
 	assert_line "host load (system-wide, not the cohort's; estimates from /proc/stat clock ticks; medians)"
 	assert_line "  A busy outside the cohort 5.0% of the host's CPU time, steal 0.5% (4 repetitions)"
 	refute_line --partial "WARNING: host steal"
 
 	set_host_load "$T/aa/light-2.bundle" 80 10
-	run pmuanalyze $ALLOW "$T/aa/light.bundle" "$T/aa/light-2.bundle"
+	run pmuanalyze "$T/aa/light.bundle" "$T/aa/light-2.bundle"
 	assert_success
 	assert_line --regexp "^WARNING: host steal time \(system-wide, estimate\) was 0\.5% of the host's CPU time in A and 10\.0% in B .* unequally between A and B$"
 	assert_line --regexp "^WARNING: the host was busy outside the cohort for 5\.0% of its CPU time in A and 80\.0% in B \(system-wide estimate, the recorder's own CPU left out where recorded; .* unequally between A and B$"
-	pmuanalyze --json $ALLOW "$T/aa/light.bundle" "$T/aa/light-2.bundle" >"$T/r.json"
+	pmuanalyze --json "$T/aa/light.bundle" "$T/aa/light-2.bundle" >"$T/r.json"
 	run field "$T/r.json" 'len([w for w in c["comparability"]["warnings"] if "host" in w]), "steal" in " ".join(d["warnings"])'
 	assert_output "(2, True)"
 	run schema_check "$T/r.json"
 	assert_output "schema errors: 0"
-	run pmuanalyze --csv $ALLOW "$T/aa/light.bundle" "$T/aa/light-2.bundle"
+	run pmuanalyze --csv "$T/aa/light.bundle" "$T/aa/light-2.bundle"
 	assert_success
 	assert_line "table,side,repetition,outside_busy_percent,steal_percent,cohort_cpu_source,scope,estimate"
 	assert_line "host_load,A,1,5,0.5,command.cpu,system,true"
@@ -303,8 +265,10 @@ for p in glob.glob(sys.argv[1] + "/*.bundle/data/run.json") + glob.glob(sys.argv
 PYEOF
 	rebag "$T/aa/light.bundle"
 	rebag "$T/aa/light-2.bundle"
-	pmuvalidate -q "$T/aa/light.bundle" >/dev/null 2>&1 || ALLOW=--allow-invalid
-	run pmuanalyze $ALLOW "$T/aa/light.bundle" "$T/aa/light-2.bundle"
+	# a 1.4 run.json without host_load is invalid: it stands for an older bundle
+	run pmuvalidate -q "$T/aa/light.bundle"
+	assert_failure 1
+	run pmuanalyze --allow-invalid "$T/aa/light.bundle" "$T/aa/light-2.bundle"
 	assert_success
 	assert_line "  host load n/a: host load recorded in neither A nor B: whether other load or steal differed between A and B is unknown"
 	refute_line --partial "WARNING: host steal"
@@ -315,17 +279,17 @@ PYEOF
 	needs_backend linux
 	pmurec --repeat 2 -o "$T/one.bundle" -- sh -c "$(loop 20000)"
 	set_host_load "$T/one.bundle" 5 0.5
-	run pmuanalyze $ALLOW "$T/one.bundle"
+	run pmuanalyze "$T/one.bundle"
 	assert_success
 	assert_line "  host load    system-wide, not the cohort's (estimates from /proc/stat clock ticks; medians): busy outside the cohort 5.0% of the host's CPU time, steal 0.5%"
 	refute_line --partial "WARNING: host steal"
 	refute_line --partial "WARNING: the host was busy"
 	set_host_load "$T/one.bundle" 80 10
-	run pmuanalyze $ALLOW "$T/one.bundle"
+	run pmuanalyze "$T/one.bundle"
 	assert_success
 	assert_line "WARNING: host steal time (system-wide, estimate) was 10.0% of the host's CPU time (median; warned above 2%): the hypervisor took CPU time from this machine, which lengthens the cohort's times"
 	assert_line --regexp "^WARNING: the host was busy outside the cohort for 80\.0% of its CPU time \(system-wide estimate"
-	pmuanalyze --json $ALLOW "$T/one.bundle" >"$T/r.json"
+	pmuanalyze --json "$T/one.bundle" >"$T/r.json"
 	run field "$T/r.json" 'd["host_load"]["scope"], d["host_load"]["estimate"], d["host_load"]["status"], len(d["warnings"]) >= 2'
 	assert_output "('system', True, 'ok', True)"
 	run schema_check "$T/r.json"
