@@ -113,6 +113,12 @@ sums = all(val(coh(c)) == sum(val(tot(i, c)) for i in INC) for c in ("task-clock
 # task-clock at most that of perf stat around pmurec, and short of it by no more
 # than the CPU of pmurec itself: 50 ms plus 10%
 print(sums, abs(pf - ppf) <= 0.10 * ppf, clk <= wrap * 1.001 and wrap - clk <= 50 + 0.10 * wrap, pf, ppf, clk, wrap)'
+	# pmurec's own CPU is held to its bound in the plain build (make check);
+	# a sanitized build's instrumentation says nothing about the code's own
+	# cost, so there the test ends skipped, with the number
+	if sanitized && [[ $output =~ ^True\ True\ False ]]; then
+		skip "pmurec's own CPU (perf stat around it minus the cohort's task-clock: $output) is not held to a bound in a sanitized build"
+	fi
 	assert_output --regexp '^True True True '
 }
 
