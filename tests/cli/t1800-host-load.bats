@@ -142,6 +142,18 @@ print(sorted({r["pid"] for r in map(json.loads, open(sys.argv[1])) if r.get("typ
 	assert_output --partial "status 'ok' but 'steal_ns' is absent"
 }
 
+@test "host_load's recorder_cpu_ns: pmurec's own CPU, inside busy_ns; absent while ok is refused (FIELD-STATUS)" {
+	[ -r /proc/stat ] || skip "no readable /proc/stat"
+	pmurec -o r.bundle -- true
+	run py 'd["host_load"]["status"], 0 < d["host_load"]["recorder_cpu_ns"] <= d["host_load"]["busy_ns"] + d["host_load"]["cpus"] * d["host_load"]["resolution_ns"]' r.bundle/data/run.json
+	assert_output "('ok', True)"
+	b=$(mk b minimal)
+	edit_run "$b" "del h['recorder_cpu_ns']"
+	run pmuvalidate "$b"
+	assert_failure 1
+	assert_output --partial "status 'ok' but 'recorder_cpu_ns' is absent"
+}
+
 @test "pmuvalidate: host_load's interval longer than the run window is refused (TIME-WINDOW)" {
 	b=$(mk b minimal)
 	edit_run "$b" "h['interval_ns'] = r['end_ns'] - r['start_ns'] + 1"
