@@ -30,7 +30,8 @@ PKG_CFLAGS := $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
 # libarchive is loaded on first use (lib/archive_dl.h says why), not linked:
 # the headers come from pkg-config, the soname from the library built against
 PKG_LIBS   := $(shell pkg-config --libs $(filter-out libarchive,$(PKGS)) 2>/dev/null)
-ARCHIVE_SONAME := $(shell objdump -p "$$(pkg-config --variable=libdir libarchive 2>/dev/null)/libarchive.so" 2>/dev/null | sed -n 's/^ *SONAME *//p')
+OBJDUMP    ?= objdump
+ARCHIVE_SONAME := $(shell $(OBJDUMP) -p "$$(pkg-config --variable=libdir libarchive 2>/dev/null)/libarchive.so" 2>/dev/null | sed -n 's/^ *SONAME *//p')
 REVISION   := $(shell git rev-parse --short=12 HEAD 2>/dev/null || echo unknown)
 
 # plain `make` builds the tools (the first rule below is a helper's)
@@ -46,7 +47,7 @@ endif
 
 WARN       := -Wall -Wextra -Werror -Wshadow -Wformat=2 -Wno-missing-field-initializers
 CFLAGS     ?= -O2 -g
-BASE_CFLAGS := -std=gnu11 -D_GNU_SOURCE $(WARN) -Ilib -Ibackends -Iinclude $(PKG_CFLAGS) -pthread \
+BASE_CFLAGS := -std=gnu11 -D_GNU_SOURCE $(WARN) -Ilib -Ibackends -Iinclude $(PKG_CFLAGS) $(CPPFLAGS) -pthread \
 	-DPMU_VERSION='"$(VERSION)"' -DPMU_REVISION='"$(REVISION)"' \
 	$(if $(ARCHIVE_SONAME),-DPMU_LIBARCHIVE_SONAME='"$(ARCHIVE_SONAME)"') \
 	-DPMU_BUILD_FLAGS='"$(strip $(CFLAGS) $(if $(SANITIZE),-fsanitize=$(SANITIZE)))"'
@@ -289,4 +290,4 @@ install: all
 clean:
 	rm -rf $(BUILD)
 
--include $(shell find $(BUILD) -name '*.d' 2>/dev/null)
+-include $(shell find $(BUILD) -path $(BUILD)/arm64 -prune -o -type f -name '*.d' -print 2>/dev/null)

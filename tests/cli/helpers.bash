@@ -80,6 +80,16 @@ needs_ebpf() {
 			"$BATS_TEST_TMPDIR/probe.bundle/data/collectors/cohort/lifecycle.jsonl" | head -1)"
 }
 
+# needs_hw_pmu: skip unless this host has a hardware PMU that opens
+# (pmurec --probe's hardware-events capability), with the probe's reason.
+# The reason starts "no hardware PMU": make check-pmu runs these suites in
+# the emulated arm64 guest, where such a skip is a failure.
+needs_hw_pmu() {
+	local st
+	st=$(pmurec --probe --json | jq -r '.capabilities[] | select(.name == "hardware-events") | "\(.status)\t\(.reason // "")"')
+	[ "${st%%$'\t'*}" = ok ] || skip "no hardware PMU: ${st#*$'\t'}"
+}
+
 # schema_check FILE: the pmuanalyze --json report in FILE conforms to
 # bundle-spec/analysis/report.schema.json; prints "schema errors: N"
 schema_check() {
