@@ -1,6 +1,8 @@
 # pmu: one non-recursive Makefile.
 #   make            build the tools into build/
 #   make check      unit (TAP) + CLI (bats) tests, ends with "N passed, N failed"
+#   make check-pmu  pmu built for aarch64 and its hardware tests run in an emulated arm64
+#                   guest with QEMU's PMUv3 (tests/pmu/check); ends with the same line
 #   make demo       validate and describe the built-in demo bundle
 #   make bench      validation vs sha256sum (bench/validate), recorder cost vs true/perf (bench/record),
 #                   following the cohort vs perf stat (bench/follower),
@@ -39,7 +41,7 @@ REVISION   := $(shell git rev-parse --short=12 HEAD 2>/dev/null || echo unknown)
 # Without the libraries' development packages, say which command installs
 # them instead of failing on a missing header; make check, demo, bench and
 # fuzz install them first (scripts/deps), and their sub-makes find them.
-ifeq ($(filter deps check demo bench fuzz clean,$(MAKECMDGOALS)),)
+ifeq ($(filter deps check check-pmu demo bench fuzz clean,$(MAKECMDGOALS)),)
 ifneq ($(shell pkg-config --exists $(PKGS) 2>/dev/null && echo ok),ok)
 $(error the build needs Debian packages that are missing (pkg-config finds no $(PKGS)): `make check` or `make demo` installs them as root, or run scripts/deps, which prints the apt-get command)
 endif
@@ -67,7 +69,7 @@ msg = @printf '  %-7s %s\n' $(1) $(2)
 endif
 
 .DELETE_ON_ERROR:
-.PHONY: all check units demo bench fuzz install clean deps fixtures
+.PHONY: all check check-pmu units demo bench fuzz install clean deps fixtures
 
 
 LIB_SRC  := $(sort $(wildcard lib/*.c))
@@ -246,6 +248,12 @@ deps:
 check: deps
 	@$(MAKE) --no-print-directory all units
 	@tests/run $(BUILD)
+
+# the hardware paths against QEMU's emulated arm64 PMU (tests/pmu/check)
+check-pmu: deps
+	$(Q)scripts/deps pmu
+	$(Q)$(MAKE) --no-print-directory all
+	$(Q)BUILD=$(BUILD) tests/pmu/check
 
 demo: deps
 	@$(MAKE) --no-print-directory all
