@@ -85,8 +85,10 @@ needs_ebpf() {
 # The reason starts "no hardware PMU": make check-pmu runs these suites in
 # the emulated arm64 guest, where such a skip is a failure.
 needs_hw_pmu() {
-	local st
-	st=$(pmurec --probe --json | jq -r '.capabilities[] | select(.name == "hardware-events") | "\(.status)\t\(.reason // "")"')
+	local st p="${BATS_FILE_TMPDIR:-$BATS_TEST_TMPDIR}/hw-probe.json"
+	# one probe per file: each costs seconds under the guest's emulation
+	[ -s "$p" ] || pmurec --probe --json >"$p"
+	st=$(jq -r '.capabilities[] | select(.name == "hardware-events") | "\(.status)\t\(.reason // "")"' "$p")
 	[ "${st%%$'\t'*}" = ok ] || skip "no hardware PMU: ${st#*$'\t'}"
 }
 
