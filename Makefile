@@ -92,7 +92,7 @@ BE_UNIT_SRC := $(sort $(wildcard tests/unit/$(BACKEND)/t-*.c))
 BE_UNITS := $(BE_UNIT_SRC:tests/unit/%.c=$(BUILD)/tests/%)
 
 TOOLS    := $(BUILD)/pmurec $(BUILD)/pmuvalidate $(BUILD)/pmuanalyze
-HELPERS  := $(BUILD)/mkfixture $(BUILD)/failing-collector $(BUILD)/specgen $(BUILD)/test-collector $(BUILD)/test-marker $(BUILD)/spin-threads $(BUILD)/hw-loop $(BUILD)/thread-exec $(BUILD)/sync-writes $(BUILD)/bench-sideband
+HELPERS  := $(BUILD)/mkfixture $(BUILD)/failing-collector $(BUILD)/specgen $(BUILD)/test-collector $(BUILD)/test-marker $(BUILD)/spin-threads $(BUILD)/hw-loop $(BUILD)/thread-exec $(BUILD)/sync-writes $(BUILD)/bench-sideband $(BUILD)/bench-rdpmc
 HELPERS_linux := $(BUILD)/cg-smoke
 HELPERS  += $(HELPERS_$(BACKEND))
 UNIT_SRC := $(sort $(wildcard tests/unit/t-*.c))
@@ -201,6 +201,7 @@ $(BUILD)/test-collector: $(BUILD)/tests/helpers/test-collector.o
 $(BUILD)/test-marker: $(BUILD)/tests/helpers/test-marker.o
 $(BUILD)/cg-smoke: $(BUILD)/tests/helpers/cg-smoke.o $(BE_A) $(LIB_A)
 $(BUILD)/bench-sideband: $(BUILD)/bench/sideband.o
+$(BUILD)/bench-rdpmc: $(BUILD)/bench/rdpmc.o
 
 # a workload, not pmu code: never sanitized (LeakSanitizer cannot run under
 # the recorder's ptrace)
