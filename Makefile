@@ -111,7 +111,16 @@ BPF_DIR         := $(BUILD)/bpf
 BPF_CLANG       ?= clang
 BPF_VMLINUX_BTF ?= /sys/kernel/btf/vmlinux
 BPFTOOL         ?= $(firstword $(shell command -v bpftool 2>/dev/null) $(wildcard /usr/sbin/bpftool /sbin/bpftool))
-BPF_ARCH        := $(patsubst x86_64,x86,$(patsubst aarch64,arm64,$(shell uname -m)))
+# libbpf's __TARGET_ARCH_<name> (bpf/bpf_tracing.h) for the build host's
+# uname -m, one row per architecture; a cross build gives BPF_ARCH=
+BPF_ARCH_x86_64      := x86
+BPF_ARCH_aarch64     := arm64
+BPF_ARCH_riscv64     := riscv
+BPF_ARCH_s390x       := s390
+BPF_ARCH_ppc64le     := powerpc
+BPF_ARCH_loongarch64 := loongarch
+BPF_UNAME_M     := $(shell uname -m)
+BPF_ARCH        := $(or $(BPF_ARCH_$(BPF_UNAME_M)),$(BPF_UNAME_M))
 BPF_MISSING     := $(strip $(if $(filter 1,$(BPF)),,disabled with BPF=$(BPF);) \
 	$(if $(shell command -v $(BPF_CLANG) 2>/dev/null),,'$(BPF_CLANG)' not found;) \
 	$(if $(BPFTOOL),,bpftool not found;) \
