@@ -765,22 +765,30 @@ int pmu_backend_probe(json_t *host, json_t *caps)
 
 int pmu_backend_settings(json_t *st)
 {
+	/* path, else alt: a second source of the same fact where drivers
+	 * differ (intel_pstate's no_turbo on Intel; cpufreq's boost on
+	 * acpi-cpufreq, amd-pstate and arm64's cppc-cpufreq, read inverted:
+	 * boost 1 is turbo not disabled) */
 	static const struct {
-		const char *name, *path, *reason, *remedy;
+		const char *name, *path, *alt, *reason, *remedy;
+		bool alt_inverted;
 	} t[] = {
-		{ "cpufreq-governor", "/sys/devices/system/cpu/cpu0/cpufreq/scaling_governor",
-		  "no cpufreq driver exposes a governor (virtual machine?)", "none: the host controls CPU frequency" },
-		{ "smt-active", "/sys/devices/system/cpu/smt/active", "the kernel does not report SMT state",
-		  "none: a kernel without SMT control" },
-		{ "turbo-disabled", "/sys/devices/system/cpu/intel_pstate/no_turbo",
-		  "no intel_pstate driver reports turbo state", "none: the frequency driver does not expose it" },
-		{ "clocksource", "/sys/devices/system/clocksource/clocksource0/current_clocksource",
-		  "the kernel does not report its clocksource", "none" },
+		{ "cpufreq-governor", "/sys/devices/system/cpu/cpu0/cpufreq/scaling_governor", NULL,
+		  "no cpufreq driver exposes a governor (virtual machine?)", "none: the host controls CPU frequency", false },
+		{ "smt-active", "/sys/devices/system/cpu/smt/active", NULL, "the kernel does not report SMT state",
+		  "none: a kernel without SMT control", false },
+		{ "turbo-disabled", "/sys/devices/system/cpu/intel_pstate/no_turbo", "/sys/devices/system/cpu/cpufreq/boost",
+		  "neither intel_pstate (no_turbo) nor cpufreq (boost) reports turbo state",
+		  "none: the frequency driver does not expose it", true },
+		{ "clocksource", "/sys/devices/system/clocksource/clocksource0/current_clocksource", NULL,
+		  "the kernel does not report its clocksource", "none", false },
 	};
 
 	for (size_t i = 0; i < sizeof(t) / sizeof(*t); i++) {
 		char *s = line_of(t[i].path);
 
+		if (!s && t[i].alt && (s = line_of(t[i].alt)) && t[i].alt_inverted && (!strcmp(s, "0") || !strcmp(s, "1")))
+			s[0] = s[0] == '0' ? '1' : '0';
 		if (s)
 			cap(st, t[i].name, "ok", s, NULL, NULL);
 		else
