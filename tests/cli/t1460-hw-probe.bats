@@ -127,3 +127,23 @@ row() {
 		mkdir -p /out/bundles && rm -rf /out/bundles/probe.bundle && cp -a "$B" /out/bundles/probe.bundle
 	fi
 }
+
+@test "unprivileged where perf_event_paranoid forbids it: the PMU rows say refused and how to allow it, not 'no PMU'" {
+	hw_pmu
+	nobody_setup
+	[ "$(cat /proc/sys/kernel/perf_event_paranoid)" -ge 3 ] ||
+		skip "perf_event_paranoid is $(cat /proc/sys/kernel/perf_event_paranoid) here: unprivileged counting is allowed (the guest's Debian kernel has 3)"
+	run as_nobody "$PMU_BUILD/pmurec" --probe --json
+	nobody_teardown
+	assert_success
+	echo "$output" >"$BATS_TEST_TMPDIR/n.json"
+	jq -e '.capabilities[] | select(.name == "hardware-events") | .status == "unavailable" and
+		(.reason | contains("Permission denied") and (contains("no hardware PMU") | not)) and
+		(.remedy | contains("perf_event_paranoid"))' "$BATS_TEST_TMPDIR/n.json"
+	# the core PMU is still named: it is there, only refused
+	jq -e '.capabilities[] | select(.name == "core-pmu") | .status == "ok"' "$BATS_TEST_TMPDIR/n.json"
+	for n in pmu-counters pmu-events rdpmc; do
+		jq -e --arg n $n '.capabilities[] | select(.name == $n) | .status == "unavailable" and (.reason | contains("Permission denied"))' \
+			"$BATS_TEST_TMPDIR/n.json"
+	done
+}
