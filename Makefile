@@ -94,7 +94,7 @@ BE_UNIT_SRC := $(sort $(wildcard tests/unit/$(BACKEND)/t-*.c))
 BE_UNITS := $(BE_UNIT_SRC:tests/unit/%.c=$(BUILD)/tests/%)
 
 TOOLS    := $(BUILD)/pmurec $(BUILD)/pmuvalidate $(BUILD)/pmuanalyze
-HELPERS  := $(BUILD)/mkfixture $(BUILD)/failing-collector $(BUILD)/specgen $(BUILD)/test-collector $(BUILD)/test-marker $(BUILD)/spin-threads $(BUILD)/hw-loop $(BUILD)/thread-exec $(BUILD)/sync-writes $(BUILD)/bench-sideband
+HELPERS  := $(BUILD)/mkfixture $(BUILD)/failing-collector $(BUILD)/specgen $(BUILD)/test-collector $(BUILD)/test-marker $(BUILD)/spin-threads $(BUILD)/hw-loop $(BUILD)/thread-exec $(BUILD)/sync-writes $(BUILD)/bench-sideband $(BUILD)/bench-rdpmc
 HELPERS_linux := $(BUILD)/cg-smoke
 HELPERS  += $(HELPERS_$(BACKEND))
 UNIT_SRC := $(sort $(wildcard tests/unit/t-*.c))
@@ -113,7 +113,16 @@ BPF_DIR         := $(BUILD)/bpf
 BPF_CLANG       ?= clang
 BPF_VMLINUX_BTF ?= /sys/kernel/btf/vmlinux
 BPFTOOL         ?= $(firstword $(shell command -v bpftool 2>/dev/null) $(wildcard /usr/sbin/bpftool /sbin/bpftool))
-BPF_ARCH        := $(patsubst x86_64,x86,$(patsubst aarch64,arm64,$(shell uname -m)))
+# libbpf's __TARGET_ARCH_<name> (bpf/bpf_tracing.h) for the build host's
+# uname -m, one row per architecture; a cross build gives BPF_ARCH=
+BPF_ARCH_x86_64      := x86
+BPF_ARCH_aarch64     := arm64
+BPF_ARCH_riscv64     := riscv
+BPF_ARCH_s390x       := s390
+BPF_ARCH_ppc64le     := powerpc
+BPF_ARCH_loongarch64 := loongarch
+BPF_UNAME_M     := $(shell uname -m)
+BPF_ARCH        := $(or $(BPF_ARCH_$(BPF_UNAME_M)),$(BPF_UNAME_M))
 BPF_MISSING     := $(strip $(if $(filter 1,$(BPF)),,disabled with BPF=$(BPF);) \
 	$(if $(shell command -v $(BPF_CLANG) 2>/dev/null),,'$(BPF_CLANG)' not found;) \
 	$(if $(BPFTOOL),,bpftool not found;) \
@@ -203,6 +212,7 @@ $(BUILD)/test-collector: $(BUILD)/tests/helpers/test-collector.o
 $(BUILD)/test-marker: $(BUILD)/tests/helpers/test-marker.o
 $(BUILD)/cg-smoke: $(BUILD)/tests/helpers/cg-smoke.o $(BE_A) $(LIB_A)
 $(BUILD)/bench-sideband: $(BUILD)/bench/sideband.o
+$(BUILD)/bench-rdpmc: $(BUILD)/bench/rdpmc.o
 
 # a workload, not pmu code: never sanitized (LeakSanitizer cannot run under
 # the recorder's ptrace)

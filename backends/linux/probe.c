@@ -9,11 +9,13 @@
 #include <elfutils/libdwfl.h>
 #include <linux/bpf.h>
 #include <linux/perf_event.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <dirent.h>
 #include <dlfcn.h>
+#include <sys/ioctl.h>
 #include <sys/mman.h>
 #include <sys/statfs.h>
 #include <sys/syscall.h>
@@ -21,6 +23,7 @@
 #include <unistd.h>
 
 #include "backend.h"
+#include "corepmu.h"
 #include "error.h"
 #include "util.h"
 
@@ -129,11 +132,390 @@ static char *cpuinfo_field(const char *s, const char *key)
 	return out;
 }
 
-static void probe_perf(json_t *caps, long long paranoid, bool privileged)
+/*
+ * What differs per architecture, one row per uname -m, sorted.  identity:
+ * how the CPU names itself in /proc/cpuinfo.  hypervisor_flag: whether
+ * cpuinfo's "flags" can say "hypervisor" (x86's CPUID leaf 1 ECX bit 31;
+ * nothing like it on arm64).  rdpmc_term: the core PMU's format term that
+ * asks for user-space counter reads (arm64: "rdpmc" = attr.config1 bit 1,
+ * Linux 5.17 and later), NULL where the counter needs no asking (x86).
+ * rdpmc_gate: the sysctl that allows them, or NULL: the core PMU's sysfs
+ * file rdpmc (x86: 0 never, 1 for mmapped events, 2 always);
+ * rdpmc_remedy: how to allow them, NULL: write 2 to that file.
+ */
+struct probe_arch {
+	const char *machine;
+	void (*identity)(json_t *host, json_t *caps, const char *cpuinfo);
+	bool hypervisor_flag;
+	const char *rdpmc_term, *rdpmc_gate, *rdpmc_remedy;
+};
+
+static void identity_midr(json_t *host, json_t *caps, const char *cpuinfo);
+static void identity_x86(json_t *host, json_t *caps, const char *cpuinfo);
+
+static const struct probe_arch arches[] = {
+	{ "aarch64", identity_midr, false, "rdpmc", "/proc/sys/kernel/perf_user_access",
+	  "allow it: sysctl -w kernel.perf_user_access=1 (as root); the counter must also ask for it with the "
+	  "core PMU's format term rdpmc (attr.config1 bit 1), as pmu does" },
+	{ "i686", identity_x86, true, NULL, NULL, NULL },
+	{ "x86_64", identity_x86, true, NULL, NULL, NULL },
+};
+
+/* This machine's row, or NULL: pmu has none for it. */
+static const struct probe_arch *arch_of(const char *machine)
 {
-	char v[256], why[512];
+	for (size_t i = 0; i < sizeof(arches) / sizeof(*arches); i++)
+		if (!strcmp(arches[i].machine, machine))
+			return &arches[i];
+	return NULL;
+}
+
+/* x86: vendor, family, model and stepping as /proc/cpuinfo prints them
+ * (decoded from CPUID by the kernel). */
+static void identity_x86(json_t *host, json_t *caps, const char *cpuinfo)
+{
+	char v[512];
+	char *vendor = cpuinfo_field(cpuinfo, "vendor_id"), *family = cpuinfo_field(cpuinfo, "cpu family"),
+	     *model = cpuinfo_field(cpuinfo, "model"), *stepping = cpuinfo_field(cpuinfo, "stepping");
+
+	(void)host;
+	if (vendor) {
+		snprintf(v, sizeof(v), "%s family %s model %s stepping %s", vendor, family ? family : "?",
+			 model ? model : "?", stepping ? stepping : "?");
+		cap(caps, "cpu-identity", "ok", v, NULL, NULL);
+	} else {
+		cap(caps, "cpu-identity", "unavailable", NULL, "/proc/cpuinfo has no vendor_id",
+		    "none needed: counting uses the PMUs listed under pmu-devices");
+	}
+	free(vendor);
+	free(family);
+	free(model);
+	free(stepping);
+}
+
+/* MIDR_EL1's implementer codes (Arm ARM, D19.2 "MIDR_EL1"), sorted. */
+static const struct { unsigned code; const char *name; } implementers[] = {
+	{ 0x00, "reserved for software use: an emulator or simulator, e.g. QEMU" },
+	{ 0x41, "Arm Limited" },
+	{ 0x42, "Broadcom" },
+	{ 0x43, "Cavium" },
+	{ 0x46, "Fujitsu" },
+	{ 0x48, "HiSilicon" },
+	{ 0x4e, "NVIDIA" },
+	{ 0x50, "Applied Micro" },
+	{ 0x51, "Qualcomm" },
+	{ 0x61, "Apple" },
+	{ 0x6d, "Microsoft" },
+	{ 0xc0, "Ampere Computing" },
+};
+
+/* arm64: the fields of MIDR_EL1 as /proc/cpuinfo prints them for the
+ * first CPU listed (arch/arm64/kernel/cpuinfo.c: "CPU implementer",
+ * "CPU variant", "CPU part", "CPU revision"), and the register itself
+ * from sysfs where the kernel exports it.  /proc/cpuinfo has no model
+ * name on arm64: host.cpu says the implementer and part. */
+static void identity_midr(json_t *host, json_t *caps, const char *cpuinfo)
+{
+	char v[512], name[160];
+	char *impl = cpuinfo_field(cpuinfo, "CPU implementer"), *var = cpuinfo_field(cpuinfo, "CPU variant"),
+	     *part = cpuinfo_field(cpuinfo, "CPU part"), *rev = cpuinfo_field(cpuinfo, "CPU revision"),
+	     *midr = line_of("/sys/devices/system/cpu/cpu0/regs/identification/midr_el1");
+
+	if (impl && part) {
+		unsigned code = (unsigned)strtoul(impl, NULL, 0);
+		const char *who = NULL;
+
+		for (size_t i = 0; i < sizeof(implementers) / sizeof(*implementers); i++)
+			if (implementers[i].code == code)
+				who = implementers[i].name;
+		snprintf(v, sizeof(v), "implementer %s (%s) part %s variant %s revision %s%s%s", impl,
+			 who ? who : "not in pmu's table", part, var ? var : "?", rev ? rev : "?",
+			 midr ? "; MIDR_EL1 " : "", midr ? midr : "");
+		cap(caps, "cpu-identity", "ok", v, NULL, NULL);
+		if (!json_object_get(host, "cpu")) {
+			snprintf(name, sizeof(name), "%s%simplementer %s part %s", who && code ? who : "",
+				 who && code ? " " : "", impl, part);
+			json_object_set_new(host, "cpu", json_string(name));
+		}
+	} else {
+		cap(caps, "cpu-identity", "unavailable", NULL, "/proc/cpuinfo has no \"CPU implementer\" and \"CPU part\"",
+		    "none needed: counting uses the PMUs listed under pmu-devices");
+	}
+	free(impl);
+	free(var);
+	free(part);
+	free(rev);
+	free(midr);
+}
+
+/* The bit of attr.config1 that a core PMU's format term names
+ * ("config1:1" in <sysfs>/<pmu>/format/<term>); -1 when it has none. */
+static int config1_bit(const char *pmu, const char *term)
+{
+	char path[512], *s;
+	unsigned bit;
+	int r = -1;
+
+	snprintf(path, sizeof(path), "/sys/bus/event_source/devices/%s/format/%s", pmu, term);
+	if ((s = line_of(path)) && sscanf(s, "config1:%u", &bit) == 1 && bit < 64)
+		r = (int)bit;
+	free(s);
+	return r;
+}
+
+/* The group read of a counting group: PERF_FORMAT_GROUP with both times
+ * (perf_event_open(2), "Reading results"). */
+struct group_read {
+	uint64_t nr, enabled, running, v[33];
+};
+
+/* Whether a group of k hardware events (cycles, then k-1 instructions),
+ * user space only, is counted on this thread for all of its enabled time.
+ * 0: yes; otherwise errno of the open that failed, or -1: it opened but
+ * the PMU did not schedule it whole. */
+static int group_fits(int k)
+{
+	int fds[33], n = 0, r = 0;
+	struct group_read g;
+	volatile unsigned long sink = 0;
+
+	for (; n < k; n++) {
+		struct perf_event_attr a;
+
+		memset(&a, 0, sizeof(a));
+		a.size = sizeof(a);
+		a.type = PERF_TYPE_HARDWARE;
+		a.config = n ? PERF_COUNT_HW_INSTRUCTIONS : PERF_COUNT_HW_CPU_CYCLES;
+		a.disabled = !n;
+		a.exclude_kernel = 1;
+		a.exclude_hv = 1;
+		a.read_format = PERF_FORMAT_GROUP | PERF_FORMAT_TOTAL_TIME_ENABLED | PERF_FORMAT_TOTAL_TIME_RUNNING;
+		fds[n] = (int)syscall(SYS_perf_event_open, &a, 0, -1, n ? fds[0] : -1, PERF_FLAG_FD_CLOEXEC);
+		if (fds[n] < 0) {
+			r = errno;
+			break;
+		}
+	}
+	if (!r) {
+		ioctl(fds[0], PERF_EVENT_IOC_ENABLE, PERF_IOC_FLAG_GROUP);
+		for (unsigned long i = 0; i < 20000; i++)
+			sink += i;
+		ioctl(fds[0], PERF_EVENT_IOC_DISABLE, PERF_IOC_FLAG_GROUP);
+		if (read(fds[0], &g, sizeof(g)) < (ssize_t)(3 + k) * 8 || g.nr != (uint64_t)k || !g.running ||
+		    g.running != g.enabled)
+			r = -1;
+	}
+	while (n--)
+		close(fds[n]);
+	return r;
+}
+
+/* The PMU: which core PMU counts, how many counters it gives this thread
+ * at once (measured: the largest group that is scheduled whole), which
+ * generic hardware events it implements, and whether it samples and
+ * records branches. */
+static void probe_pmu(json_t *caps, const char *core, int hw_err)
+{
+	static const struct { const char *name; unsigned long long config; } generic[] = {
+		{ "cycles", PERF_COUNT_HW_CPU_CYCLES },
+		{ "instructions", PERF_COUNT_HW_INSTRUCTIONS },
+		{ "cache-references", PERF_COUNT_HW_CACHE_REFERENCES },
+		{ "cache-misses", PERF_COUNT_HW_CACHE_MISSES },
+		{ "branches", PERF_COUNT_HW_BRANCH_INSTRUCTIONS },
+		{ "branch-misses", PERF_COUNT_HW_BRANCH_MISSES },
+		{ "bus-cycles", PERF_COUNT_HW_BUS_CYCLES },
+		{ "stalled-cycles-frontend", PERF_COUNT_HW_STALLED_CYCLES_FRONTEND },
+		{ "stalled-cycles-backend", PERF_COUNT_HW_STALLED_CYCLES_BACKEND },
+		{ "ref-cycles", PERF_COUNT_HW_REF_CPU_CYCLES },
+	};
+	char v[1024], why[512], no[512] = "";
+	const char *what = core[0] ? core : "the hardware PMU";
+	int k, e = 0, fd;
+	struct perf_event_attr a;
+
+	if (hw_err) {
+		snprintf(why, sizeof(why), "no hardware event opens (cycles: %s)", strerror(hw_err));
+		cap(caps, "pmu-counters", "unavailable", NULL, why, "see hardware-events");
+		cap(caps, "pmu-events", "unavailable", NULL, why, "see hardware-events");
+		cap(caps, "pmu-sampling", "unavailable", NULL, why, "see hardware-events");
+		cap(caps, "pmu-branch-stack", "unavailable", NULL, why, "see hardware-events");
+		return;
+	}
+	for (k = 1; k <= 32 && !(e = group_fits(k)); k++)
+		;
+	k--;
+	if (e > 0)
+		snprintf(why, sizeof(why), "a group of %d is refused: %s", k + 1, strerror(e));
+	else
+		snprintf(why, sizeof(why), "a group of %d opens but is not scheduled whole", k + 1);
+	if (k) {
+		snprintf(v, sizeof(v), "%d: the largest group of hardware events (cycles and %d instructions, user "
+			 "space) %s counted at once on one thread for all of its enabled time; %s; counters another user "
+			 "holds (e.g. the NMI watchdog) are not in the number", k, k - 1, what,
+			 e || k < 32 ? why : "32 is as far as the probe tries");
+		cap(caps, "pmu-counters", "ok", v, NULL, NULL);
+	} else {
+		cap(caps, "pmu-counters", "unavailable", NULL, why,
+		    "free the counters (another perf user, the NMI watchdog: sysctl kernel.nmi_watchdog=0)");
+	}
+
+	snprintf(v, sizeof(v), "%s counts:", what);
+	for (size_t i = 0; i < sizeof(generic) / sizeof(*generic); i++) {
+		int err = try_event(PERF_TYPE_HARDWARE, generic[i].config, true);
+		char *t = err ? no : v;
+		size_t n = err ? sizeof(no) : sizeof(v), l = strlen(t);
+
+		if (err)
+			snprintf(t + l, n - l, "%s%s (%s)", l ? ", " : "", generic[i].name,
+				 err == ENOENT || err == EOPNOTSUPP ? "not implemented by this PMU" : strerror(err));
+		else
+			snprintf(t + l, n - l, " %s", generic[i].name);
+	}
+	if (no[0] && strlen(v) + strlen(no) + 16 < sizeof(v))
+		snprintf(v + strlen(v), sizeof(v) - strlen(v), "; not: %s", no);
+	cap(caps, "pmu-events", "ok", v, NULL, NULL);
+
+	/* sampling: the PMU raises an overflow interrupt (the kernel refuses a
+	 * sampling event with EOPNOTSUPP on PMUs flagged
+	 * PERF_PMU_CAP_NO_INTERRUPT) */
+	memset(&a, 0, sizeof(a));
+	a.size = sizeof(a);
+	a.type = PERF_TYPE_HARDWARE;
+	a.config = PERF_COUNT_HW_CPU_CYCLES;
+	a.disabled = 1;
+	a.exclude_kernel = 1;
+	a.exclude_hv = 1;
+	a.sample_period = 1000000;
+	a.sample_type = PERF_SAMPLE_IP | PERF_SAMPLE_TID;
+	fd = (int)syscall(SYS_perf_event_open, &a, 0, -1, -1, PERF_FLAG_FD_CLOEXEC);
+	if (fd >= 0) {
+		close(fd);
+		snprintf(v, sizeof(v), "a cycles sampling event opens on %s (overflow interrupts)", what);
+		cap(caps, "pmu-sampling", "ok", v, NULL, NULL);
+	} else {
+		snprintf(why, sizeof(why), "perf_event_open(cycles, sample_period): %s%s", strerror(errno),
+			 errno == EOPNOTSUPP ? ": the PMU raises no overflow interrupt" : "");
+		cap(caps, "pmu-sampling", "unavailable", NULL, why,
+		    "count instead of sampling, or record where the PMU has its overflow interrupt");
+	}
+	/* a branch stack (x86 LBR, Arm BRBE): PERF_SAMPLE_BRANCH_STACK */
+	a.sample_type |= PERF_SAMPLE_BRANCH_STACK;
+	a.branch_sample_type = PERF_SAMPLE_BRANCH_ANY | PERF_SAMPLE_BRANCH_USER;
+	fd = (int)syscall(SYS_perf_event_open, &a, 0, -1, -1, PERF_FLAG_FD_CLOEXEC);
+	if (fd >= 0) {
+		close(fd);
+		snprintf(v, sizeof(v), "%s samples a branch stack (PERF_SAMPLE_BRANCH_STACK)", what);
+		cap(caps, "pmu-branch-stack", "ok", v, NULL, NULL);
+	} else {
+		snprintf(why, sizeof(why), "perf_event_open(cycles, PERF_SAMPLE_BRANCH_STACK): %s", strerror(errno));
+		cap(caps, "pmu-branch-stack", "unavailable", NULL, why,
+		    "record on a CPU with a branch record buffer the kernel drives (x86 LBR; Arm BRBE)");
+	}
+}
+
+/* rdpmc self-monitoring: a hardware counter's mmap page must allow it
+ * (cap_user_rdpmc).  Per architecture: what the counter asks with, and
+ * which setting allows it. */
+static void probe_rdpmc(json_t *caps, const struct probe_arch *arch, const char *core)
+{
+	char why[1024], gate[512] = "", remedy[512], *gv = NULL;
+	struct perf_event_attr a;
+	int fd, bit = -1;
+
+	if (!arch) {
+		struct utsname u;
+
+		uname(&u);
+		snprintf(why, sizeof(why), "pmu knows how to read counters from user space on x86-64 and aarch64, not "
+			 "on %s", u.machine);
+		cap(caps, "rdpmc", "unavailable", NULL, why, "read the counters with read(2) (what pmurec does)");
+		return;
+	}
+	if (arch->rdpmc_gate)
+		snprintf(gate, sizeof(gate), "%s", arch->rdpmc_gate);
+	else
+		snprintf(gate, sizeof(gate), "/sys/bus/event_source/devices/%s/rdpmc", core[0] ? core : "cpu");
+	if (arch->rdpmc_remedy)
+		snprintf(remedy, sizeof(remedy), "%s", arch->rdpmc_remedy);
+	else
+		snprintf(remedy, sizeof(remedy), "allow it: echo 2 > %s (as root)", gate);
+	if (arch->rdpmc_term && (bit = config1_bit(core, arch->rdpmc_term)) < 0) {
+		snprintf(why, sizeof(why), "the core PMU %s has no format term %s (user-space counter reads need Linux "
+			 "5.17 or later on arm64)", core[0] ? core : "(none)", arch->rdpmc_term);
+		cap(caps, "rdpmc", "unavailable", NULL, why, "use a newer kernel");
+		return;
+	}
+	memset(&a, 0, sizeof(a));
+	a.size = sizeof(a);
+	a.type = PERF_TYPE_HARDWARE;
+	a.config = PERF_COUNT_HW_INSTRUCTIONS;
+	a.disabled = 1;
+	a.exclude_kernel = 1;
+	a.exclude_hv = 1;
+	if (bit >= 0)
+		a.config1 = 1ull << bit;
+	fd = (int)syscall(SYS_perf_event_open, &a, 0, -1, -1, PERF_FLAG_FD_CLOEXEC);
+	if (fd < 0) {
+		snprintf(why, sizeof(why), "no hardware counter opens (instructions: %s): rdpmc reads hardware counters",
+			 strerror(errno));
+		cap(caps, "rdpmc", "unavailable", NULL, why,
+		    "record on hardware with a PMU the kernel exposes (bare metal, or a VM with a virtual PMU)");
+		return;
+	}
+	struct perf_event_mmap_page *pg = mmap(NULL, (size_t)sysconf(_SC_PAGESIZE), PROT_READ, MAP_SHARED, fd, 0);
+
+	gv = line_of(gate);
+	if (pg == MAP_FAILED) {
+		snprintf(why, sizeof(why), "mmap of the counter page: %s", strerror(errno));
+		cap(caps, "rdpmc", "unavailable", NULL, why, "see perf_event_open(2)");
+	} else {
+		uint32_t index;
+
+		/* the page's index is the counter's number + 1 while it runs on
+		 * this CPU, 0 when user space may not read it: arm64 sets
+		 * cap_user_rdpmc for a counter that asked, and gives index 0
+		 * while kernel.perf_user_access is 0 */
+		ioctl(fd, PERF_EVENT_IOC_ENABLE, 0);
+		index = pg->index;
+		ioctl(fd, PERF_EVENT_IOC_DISABLE, 0);
+		if (pg->cap_user_rdpmc && index) {
+			snprintf(why, sizeof(why), "cap_user_rdpmc and counter index %u on %s", index,
+				 core[0] ? core : "the core PMU");
+			if (bit >= 0)
+				snprintf(why + strlen(why), sizeof(why) - strlen(why), ", asked with attr.config1 bit %d",
+					 bit);
+			snprintf(why + strlen(why), sizeof(why) - strlen(why), " (%s: %s)", gate, gv ? gv : "unreadable");
+			cap(caps, "rdpmc", "ok", why, NULL, NULL);
+		} else if (pg->cap_user_rdpmc) {
+			snprintf(why, sizeof(why), "cap_user_rdpmc is 1 but the page's counter index is 0 while it counts: "
+				 "the kernel lends user space no counter (%s: %s)", gate, gv ? gv : "unreadable");
+			cap(caps, "rdpmc", "unavailable", NULL, why, remedy);
+		} else {
+			snprintf(why, sizeof(why), "cap_user_rdpmc is 0 in the counter's mmap page (%s: %s)", gate,
+				 gv ? gv : "unreadable");
+			cap(caps, "rdpmc", "unavailable", NULL, why, remedy);
+		}
+		munmap(pg, (size_t)sysconf(_SC_PAGESIZE));
+	}
+	free(gv);
+	close(fd);
+}
+
+static void probe_perf(json_t *caps, long long paranoid, bool privileged, const struct probe_arch *arch)
+{
+	char v[256], why[512], core[256];
 	int e;
 	bool user_only = !privileged && paranoid >= 2;
+
+	pmu_core_pmus(NULL, core, sizeof(core));
+	if (core[0])
+		cap(caps, "core-pmu", "ok", core, NULL, NULL);
+	else
+		cap(caps, "core-pmu", "unavailable", NULL,
+		    "no core PMU under /sys/bus/event_source/devices (none named cpu, none with a cpus file)",
+		    "record on bare metal, or enable the hypervisor's virtual PMU (vPMU)");
+	/* the first core PMU names the files below; hybrid x86 has two */
+	core[strcspn(core, " ")] = '\0';
 
 	e = try_event(PERF_TYPE_SOFTWARE, PERF_COUNT_SW_TASK_CLOCK, user_only);
 	if (!e)
@@ -149,42 +531,22 @@ static void probe_perf(json_t *caps, long long paranoid, bool privileged)
 	if (!e) {
 		cap(caps, "hardware-events", "ok", "cycles opened", NULL, NULL);
 	} else {
-		snprintf(why, sizeof(why), "perf_event_open(cycles): %s: %s", strerror(e),
-			 e == ENOENT || e == EOPNOTSUPP || e == ENODEV
-				 ? "no hardware PMU is exposed to this system (virtual machine without a virtual PMU?)"
-				 : "refused");
+		/* ENOENT with a core PMU present: the PMU is there and does not
+		 * implement the event; without one, there is no PMU */
+		if ((e == ENOENT || e == EOPNOTSUPP || e == ENODEV) && core[0])
+			snprintf(why, sizeof(why), "perf_event_open(cycles): %s: the core PMU %s does not count cycles",
+				 strerror(e), core);
+		else
+			snprintf(why, sizeof(why), "perf_event_open(cycles): %s: %s", strerror(e),
+				 e == ENOENT || e == EOPNOTSUPP || e == ENODEV
+					 ? "no hardware PMU is exposed to this system (virtual machine without a virtual PMU?)"
+					 : "refused");
 		cap(caps, "hardware-events", "unavailable", NULL, why,
 		    e == EACCES || e == EPERM ? "run as root or lower kernel.perf_event_paranoid"
 					      : "record on bare metal, or enable the hypervisor's virtual PMU (vPMU)");
 	}
-	/* rdpmc self-monitoring: a hardware counter's mmap page must allow it */
-	{
-		int fd = open_event(PERF_TYPE_HARDWARE, PERF_COUNT_HW_INSTRUCTIONS, true);
-
-		if (fd < 0) {
-			snprintf(why, sizeof(why), "no hardware counter opens (instructions: %s): rdpmc reads hardware "
-				 "counters", strerror(errno));
-			cap(caps, "rdpmc", "unavailable", NULL, why,
-			    "record on hardware with a PMU the kernel exposes (bare metal, or a VM with a virtual PMU)");
-		} else {
-			struct perf_event_mmap_page *pg = mmap(NULL, (size_t)sysconf(_SC_PAGESIZE), PROT_READ, MAP_SHARED,
-							      fd, 0);
-
-			if (pg == MAP_FAILED) {
-				snprintf(why, sizeof(why), "mmap of the counter page: %s", strerror(errno));
-				cap(caps, "rdpmc", "unavailable", NULL, why, "see perf_event_open(2)");
-			} else {
-				if (pg->cap_user_rdpmc)
-					cap(caps, "rdpmc", "ok", "cap_user_rdpmc", NULL, NULL);
-				else
-					cap(caps, "rdpmc", "unavailable", NULL,
-					    "cap_user_rdpmc is 0 in the counter's mmap page",
-					    "allow it: echo 2 > /sys/bus/event_source/devices/cpu/rdpmc (as root)");
-				munmap(pg, (size_t)sysconf(_SC_PAGESIZE));
-			}
-			close(fd);
-		}
-	}
+	probe_pmu(caps, core, e);
+	probe_rdpmc(caps, arch, core);
 	if (privileged || paranoid <= 1) {
 		snprintf(v, sizeof(v), "perf_event_paranoid=%lld%s", paranoid, privileged ? ", privileged" : "");
 		cap(caps, "kernel-counting", "ok", v, NULL, NULL);
@@ -208,7 +570,8 @@ int pmu_backend_probe(json_t *host, json_t *caps)
 {
 	struct utsname u;
 	struct statfs sf;
-	char v[1024], why[1200], *s, *vendor, *family, *model, *stepping, *flags, *cpuinfo = NULL;
+	char v[1024], why[1200], *s, *flags, *dt, *hv, *cpuinfo = NULL;
+	const struct probe_arch *arch;
 	long long paranoid;
 	unsigned long long eff = cap_eff();
 	bool root = geteuid() == 0, perfmon = has_cap(eff, 38) || has_cap(eff, 21),
@@ -226,30 +589,33 @@ int pmu_backend_probe(json_t *host, json_t *caps)
 		json_object_set_new(host, "cpu", json_string(s));
 	free(s);
 
-	vendor = cpuinfo_field(cpuinfo, "vendor_id");
-	family = cpuinfo_field(cpuinfo, "cpu family");
-	model = cpuinfo_field(cpuinfo, "model");
-	stepping = cpuinfo_field(cpuinfo, "stepping");
-	if (vendor) {
-		snprintf(v, sizeof(v), "%s family %s model %s stepping %s", vendor, family ? family : "?",
-			 model ? model : "?", stepping ? stepping : "?");
-		cap(caps, "cpu-identity", "ok", v, NULL, NULL);
-	} else {
-		cap(caps, "cpu-identity", "unavailable", NULL, "/proc/cpuinfo has no vendor_id (not x86?)",
+	arch = arch_of(u.machine);
+	if (arch)
+		arch->identity(host, caps, cpuinfo);
+	else {
+		snprintf(why, sizeof(why), "pmu has no CPU identification for %s", u.machine);
+		cap(caps, "cpu-identity", "unavailable", NULL, why,
 		    "none needed: counting uses the PMUs listed under pmu-devices");
 	}
-	free(vendor);
-	free(family);
-	free(model);
-	free(stepping);
 	flags = cpuinfo_field(cpuinfo, "flags");
 	s = line_of("/sys/class/dmi/id/sys_vendor");
-	snprintf(v, sizeof(v), "%s%s%s", flags && strstr(flags, " hypervisor") ? "guest of a hypervisor" : "no hypervisor flag",
-		 s ? "; DMI vendor " : "", s ? s : "");
+	dt = line_of("/sys/firmware/devicetree/base/compatible");
+	hv = line_of("/sys/hypervisor/type");
+	/* x86 says it in a CPU flag; elsewhere only the firmware's names
+	 * (DMI, the device tree: QEMU's virt machine is linux,dummy-virt) and
+	 * Xen's /sys/hypervisor hint at it */
+	if (arch && arch->hypervisor_flag)
+		snprintf(v, sizeof(v), "%s", flags && strstr(flags, " hypervisor") ? "guest of a hypervisor" : "no hypervisor flag");
+	else
+		snprintf(v, sizeof(v), "no CPU flag tells it on %s", u.machine);
+	snprintf(v + strlen(v), sizeof(v) - strlen(v), "%s%s%s%s%s%s", s ? "; DMI vendor " : "", s ? s : "",
+		 dt ? "; device tree " : "", dt ? dt : "", hv ? "; hypervisor " : "", hv ? hv : "");
 	cap(caps, "virtualization", "ok", v, NULL, NULL);
 	free(flags);
 	free(cpuinfo);
 	free(s);
+	free(dt);
+	free(hv);
 
 	v[0] = '\0';
 	d = opendir("/sys/bus/event_source/devices");
@@ -266,7 +632,7 @@ int pmu_backend_probe(json_t *host, json_t *caps)
 	cap(caps, "perf_event_paranoid", paranoid == -1 && access("/proc/sys/kernel/perf_event_paranoid", R_OK) ? "unavailable" : "ok",
 	    v, paranoid == -1 && access("/proc/sys/kernel/perf_event_paranoid", R_OK) ? "not readable" : NULL,
 	    paranoid == -1 && access("/proc/sys/kernel/perf_event_paranoid", R_OK) ? "mount /proc" : NULL);
-	probe_perf(caps, paranoid, root || perfmon);
+	probe_perf(caps, paranoid, root || perfmon, arch);
 
 	static const struct { const char *name, *path; } sysctls[] = {
 		{ "kptr_restrict", "/proc/sys/kernel/kptr_restrict" },
@@ -399,22 +765,30 @@ int pmu_backend_probe(json_t *host, json_t *caps)
 
 int pmu_backend_settings(json_t *st)
 {
+	/* path, else alt: a second source of the same fact where drivers
+	 * differ (intel_pstate's no_turbo on Intel; cpufreq's boost on
+	 * acpi-cpufreq, amd-pstate and arm64's cppc-cpufreq, read inverted:
+	 * boost 1 is turbo not disabled) */
 	static const struct {
-		const char *name, *path, *reason, *remedy;
+		const char *name, *path, *alt, *reason, *remedy;
+		bool alt_inverted;
 	} t[] = {
-		{ "cpufreq-governor", "/sys/devices/system/cpu/cpu0/cpufreq/scaling_governor",
-		  "no cpufreq driver exposes a governor (virtual machine?)", "none: the host controls CPU frequency" },
-		{ "smt-active", "/sys/devices/system/cpu/smt/active", "the kernel does not report SMT state",
-		  "none: a kernel without SMT control" },
-		{ "turbo-disabled", "/sys/devices/system/cpu/intel_pstate/no_turbo",
-		  "no intel_pstate driver reports turbo state", "none: the frequency driver does not expose it" },
-		{ "clocksource", "/sys/devices/system/clocksource/clocksource0/current_clocksource",
-		  "the kernel does not report its clocksource", "none" },
+		{ "cpufreq-governor", "/sys/devices/system/cpu/cpu0/cpufreq/scaling_governor", NULL,
+		  "no cpufreq driver exposes a governor (virtual machine?)", "none: the host controls CPU frequency", false },
+		{ "smt-active", "/sys/devices/system/cpu/smt/active", NULL, "the kernel does not report SMT state",
+		  "none: a kernel without SMT control", false },
+		{ "turbo-disabled", "/sys/devices/system/cpu/intel_pstate/no_turbo", "/sys/devices/system/cpu/cpufreq/boost",
+		  "neither intel_pstate (no_turbo) nor cpufreq (boost) reports turbo state",
+		  "none: the frequency driver does not expose it", true },
+		{ "clocksource", "/sys/devices/system/clocksource/clocksource0/current_clocksource", NULL,
+		  "the kernel does not report its clocksource", "none", false },
 	};
 
 	for (size_t i = 0; i < sizeof(t) / sizeof(*t); i++) {
 		char *s = line_of(t[i].path);
 
+		if (!s && t[i].alt && (s = line_of(t[i].alt)) && t[i].alt_inverted && (!strcmp(s, "0") || !strcmp(s, "1")))
+			s[0] = s[0] == '0' ? '1' : '0';
 		if (s)
 			cap(st, t[i].name, "ok", s, NULL, NULL);
 		else

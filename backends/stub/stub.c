@@ -46,7 +46,8 @@
  * it only reads (sysctls, virtualization, privileges): what pmu would
  * measure with, each unavailable here. */
 static const char *const caps_known[] = {
-	"cpu-identity", "pmu-devices", "software-events", "hardware-events", "rdpmc", "kernel-counting",
+	"cpu-identity", "pmu-devices", "core-pmu", "software-events", "hardware-events", "pmu-counters",
+	"pmu-events", "pmu-sampling", "pmu-branch-stack", "rdpmc", "kernel-counting",
 	"cpu-wide-events", "tracefs", "cgroup-v2", "cgroup-delegation", "bpf", "libpfm4", "libdw",
 };
 

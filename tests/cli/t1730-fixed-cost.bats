@@ -90,7 +90,8 @@ scope_used() {
 	run $PY -c 'import json,re,sys
 d=json.load(open(sys.argv[1]))
 row=[c for c in d["capabilities"] if c["name"]=="cpu-identity"][0]
-ok=row["status"]=="ok" and re.search(r" family \S+ model \S+ stepping \S+$",row["value"]) and d["host"].get("cpu")
+# x86: vendor family model stepping; aarch64: the MIDR fields (no model name there: host.cpu says them)
+ok=row["status"]=="ok" and re.search(r"( family \S+ model \S+ stepping \S+$|^implementer 0x\S+ .* part 0x\S+ variant)",row["value"]) and d["host"].get("cpu")
 sys.exit(0 if ok or (row["status"]=="unavailable" and row["reason"]) else 1)' "$B/data/capabilities.json"
 	assert_success
 }
