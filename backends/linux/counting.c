@@ -24,6 +24,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
+#include <limits.h>
 #include <linux/perf_event.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -190,26 +191,72 @@ static void add_fallback(struct pmu_counting *k, const char *what, const char *c
 	va_end(ap);
 }
 
+/*
+ * The core (CPU) PMU this host exposes, as perf(1) finds it
+ * (tools/perf/util/pmu.c is_pmu_core()): "cpu" on x86, "cpu_core" and
+ * "cpu_atom" on hybrid x86, and on Arm every PMU whose sysfs directory has
+ * a "cpus" file (armv8_pmuv3, armv8_cortex_a72, ...; uncore PMUs have a
+ * "cpumask" instead).  name gets the first one; false when there is none.
+ */
+static bool core_pmu(char *name, size_t n)
+{
+	static const char *const x86[] = { "cpu", "cpu_core", "cpu_atom" };
+	DIR *d;
+	struct dirent *de;
+	char path[PATH_MAX];
+
+	for (size_t i = 0; i < PMU_ARRAY_SIZE(x86); i++) {
+		snprintf(path, sizeof(path), "/sys/bus/event_source/devices/%s", x86[i]);
+		if (!access(path, F_OK)) {
+			snprintf(name, n, "%s", x86[i]);
+			return true;
+		}
+	}
+	if (!(d = opendir("/sys/bus/event_source/devices")))
+		return false;
+	while ((de = readdir(d))) {
+		if (de->d_name[0] == '.')
+			continue;
+		snprintf(path, sizeof(path), "/sys/bus/event_source/devices/%s/cpus", de->d_name);
+		if (!access(path, F_OK)) {
+			pmu_setf(name, n, "%s", de->d_name);
+			closedir(d);
+			return true;
+		}
+	}
+	closedir(d);
+	return false;
+}
+
 /* errno of perf_event_open(2) → why and what to do, where it happens. */
 static void explain(const struct pmu_evspec *s, int e, bool cpu_wide, long long paranoid, char *why, size_t n,
 		    char *remedy, size_t rn)
 {
 	const char *r;
+	char pmu[64], rbuf[200];
 
 	switch (e) {
 	case ENOENT:
 	case ENODEV:
+		/* ENOENT means "no PMU took this event": either there is no
+		 * hardware PMU at all, or there is one and its driver maps no
+		 * event of this CPU to the generic one (armv8_pmuv3 on a CPU
+		 * without BR_RETIRED for 'branches').  Only sysfs tells which. */
 		if (cpu_wide && s->kind == PMU_EV_SOFTWARE) {
 			snprintf(why, n, "perf_event_open of the cohort cgroup: %s: the perf_event controller is not on "
 				 "cgroup v2 (bound to a cgroup v1 hierarchy?)", strerror(e));
 			r = "unmount the v1 perf_event hierarchy, or boot with systemd.unified_cgroup_hierarchy=1";
-		} else if (s->kind == PMU_EV_HARDWARE ||
-			   ((s->kind == PMU_EV_RAW || s->kind == PMU_EV_PFM) &&
-			    access("/sys/bus/event_source/devices/cpu", F_OK) &&
-			    access("/sys/bus/event_source/devices/cpu_core", F_OK))) {
+		} else if ((s->kind == PMU_EV_HARDWARE || s->kind == PMU_EV_RAW || s->kind == PMU_EV_PFM) &&
+			   !core_pmu(pmu, sizeof(pmu))) {
 			snprintf(why, n, "perf_event_open: %s: this host exposes no hardware PMU that counts '%s' "
 				 "(a virtual machine without a virtual PMU?)", strerror(e), s->name);
 			r = "record on bare metal, or on a VM that exposes its PMU (KVM: -cpu host,pmu=on)";
+		} else if (s->kind == PMU_EV_HARDWARE) {
+			pmu_setf(why, n, "perf_event_open: %s: the hardware PMU '%s' does not implement '%s' on this CPU "
+				 "(its driver maps the generic event to no event of this CPU)", strerror(e), pmu, s->name);
+			pmu_setf(rbuf, sizeof(rbuf), "count another event (the PMU's own are listed in "
+				 "/sys/bus/event_source/devices/%s/events)", pmu);
+			r = rbuf;
 		} else {
 			snprintf(why, n, "perf_event_open: %s: the PMU does not know '%s' on this CPU", strerror(e),
 				 s->name);
