@@ -142,6 +142,7 @@ struct pmu_counting {
 	char cg_count_reason[400];
 	const char *cg_count_remedy;
 	bool cg_count_ok;
+	bool cg_hw_left;        /* hardware groups left off the cgroup: per-thread groups need the counters */
 	struct pmu_cgsnap cg_a, cg_b, sys_a, sys_b;
 	bool cg_snap_ok, sys_snap_ok;
 	uint64_t t_probe, t_stop;
@@ -897,8 +898,20 @@ void pmu_counting_cgroup(struct pmu_counting *k, const struct pmu_cg *cg, const 
 	}
 	for (int i = 0; i < k->ncpus * k->nev; i++)
 		k->cgfd[i] = -1;
+	/*
+	 * The kernel schedules a CPU's own events (these cgroup groups) before
+	 * the running task's, so hardware groups here would take the PMU's
+	 * counters from the per-thread groups, which would then never run
+	 * ("not counted" for every incarnation).  With per-thread groups (the
+	 * ptrace follower) the cgroup counts the software events only, and the
+	 * cohort's hardware total is the incarnations' sum.
+	 */
 	for (int c = 0; c < k->ncpus; c++)
 		for (int gi = 0; gi < k->ngrp; gi++) {
+			if (!k->no_stops && k->ev[k->grp[gi].ev[0]].s->on_pmu) {
+				k->cg_hw_left = true;
+				continue;
+			}
 			int err = open_group(k, &k->grp[gi], k->cgp->dirfd, k->cpus[c], PERF_FLAG_PID_CGROUP, false,
 					     &k->cgfd[c * k->nev]);
 
@@ -1330,7 +1343,16 @@ int pmu_counting_finish(struct pmu_counting *k, uint64_t run_end, char *evidence
 			put(k, NULL);
 			continue;
 		}
-		if (!k->cg_ok || !k->cg_count_ok) {
+		if (k->cg_ok && k->cg_count_ok && k->cg_hw_left && e->s->on_pmu) {
+			json_object_set_new(o, "status", json_string("unavailable"));
+			json_object_set_new(o, "reason", json_string(
+				"not counted on the cohort's cgroup: CPU-wide hardware counters are scheduled before "
+				"the per-thread ones and would take the PMU's counters from them; the cohort's total "
+				"is the incarnations' sum"));
+			json_object_set_new(o, "remedy", json_string(
+				"none needed: use the incarnations' sum (with --follower ebpf the cgroup counts "
+				"hardware events)"));
+		} else if (!k->cg_ok || !k->cg_count_ok) {
 			json_object_set_new(o, "status", json_string("unavailable"));
 			json_object_set_new(o, "reason", pmu_json_text(!k->cg_ok ? k->cg_reason : k->cg_count_reason));
 			json_object_set_new(o, "remedy",
@@ -1378,7 +1400,9 @@ int pmu_counting_finish(struct pmu_counting *k, uint64_t run_end, char *evidence
 		snprintf(evidence, en,
 			 "perf_event_open per thread at its first ptrace stop: %zu thread(s) of %zu incarnation(s) "
 			 "counted in %d group(s)%s%s",
-			 k->threads_counted, k->incs_counted, k->ngrp, k->cg_count_ok ? "; cgroup counted on every CPU" : "",
+			 k->threads_counted, k->incs_counted, k->ngrp,
+			 !k->cg_count_ok ? "" : k->cg_hw_left ? "; cgroup counted on every CPU (software events only)"
+							     : "; cgroup counted on every CPU",
 			 k->open_failures ? "; some opens failed (see the count records)" : "");
 	return k->err;
 }
