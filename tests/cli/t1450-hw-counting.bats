@@ -119,7 +119,7 @@ many() {
 	assert_output true
 }
 
-@test "--scaled estimates agree with the unmultiplexed count of the same work within 20%" {
+@test "--scaled estimates agree with the unmultiplexed count of the same work within 5%" {
 	run pmurec --follower ptrace --scaled -e "$(many)" -o "$B" -- "$L" 20000000
 	assert_success
 	run pmurec --follower ptrace -e instructions -o "$BATS_TEST_TMPDIR/one.bundle" -- "$L" 20000000
@@ -128,13 +128,14 @@ many() {
 		| if .estimate == false and .running_ppm == 1000000 then .value else "inexact" end')
 	run q "$B" --argjson one "$one" '
 $R[] | select(.type == "total" and .counter == "instructions")
-| [.estimate, .running_ppm < 1000000, ((.value - $one) | fabs) <= 0.20 * $one, .value, $one, .running_ppm]
+| [.estimate, .running_ppm < 1000000, ((.value - $one) | fabs) <= 0.05 * $one, .value, $one, .running_ppm]
 | map(tostring) | join(" ")'
 	# The kernel rotates the groups every perf_event_mux_interval_ms (4 ms)
-	# and scales each count by enabled/running; a uniform loop of ~150 ms
+	# and scales each count by enabled/running; a uniform loop of ~120 ms
 	# sees dozens of rotations, but its start (exec, dynamic loading) runs
-	# at another rate in whichever events happened to be on: 20% bounds
-	# that (instructions themselves are deterministic under -icount)
+	# at another rate in whichever events happened to be on: 5% bounds
+	# that (instructions themselves are deterministic under -icount; the
+	# guest measured 0.03%: 121071009 at 51.7% running vs 121101650)
 	assert_output --regexp '^true true true '
 }
 
