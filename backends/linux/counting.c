@@ -452,6 +452,52 @@ static void shrink_group(struct pmu_counting *k, struct kgroup *g)
 	}
 }
 
+/*
+ * Whether the PMU has room for the hardware groups twice over: a CPU's
+ * cgroup groups and the running thread's at once.  Every hardware group is
+ * opened twice on the recorder, run past one multiplexing interval and
+ * read: room when every copy ran all the time (as shrink_group() decides).
+ */
+static bool hw_room_twice(struct pmu_counting *k)
+{
+	int fds[2 * MAXEV], lead[2 * MAXEV], nfd = 0, nl = 0;
+	bool ok = true, any = false;
+
+	for (int copy = 0; copy < 2 && ok; copy++)
+		for (int gi = 0; gi < k->ngrp && ok; gi++) {
+			const struct kgroup *g = &k->grp[gi];
+
+			if (!k->ev[g->ev[0]].s->on_pmu)
+				continue;
+			any = true;
+			for (int i = 0; i < g->n; i++) {
+				struct perf_event_attr a;
+				long fd;
+
+				fill_attr(k, &k->ev[g->ev[i]], false, &a);
+				fd = perf_open(&a, 0, -1, i ? lead[nl - 1] : -1, PERF_FLAG_FD_CLOEXEC);
+				if (fd < 0) {
+					ok = false;
+					break;
+				}
+				fds[nfd++] = (int)fd;
+				if (!i)
+					lead[nl++] = (int)fd;
+			}
+		}
+	if (ok && any) {
+		busy_ms(6);
+		for (int i = 0; i < nl && ok; i++) {
+			uint64_t buf[3 + 3 * MAXEV];
+
+			ok = read(lead[i], buf, sizeof(buf)) >= 24 && buf[2] == buf[1] && buf[2] > 0;
+		}
+	}
+	for (int i = 0; i < nfd; i++)
+		close(fds[i]);
+	return ok;
+}
+
 int pmu_counting_new(const struct pmu_counting_opts *o, struct pmu_counting **out)
 {
 	struct pmu_counting *k = calloc(1, sizeof(*k));
@@ -903,12 +949,15 @@ void pmu_counting_cgroup(struct pmu_counting *k, const struct pmu_cg *cg, const 
 	 * the running task's, so hardware groups here would take the PMU's
 	 * counters from the per-thread groups, which would then never run
 	 * ("not counted" for every incarnation).  With per-thread groups (the
-	 * ptrace follower) the cgroup counts the software events only, and the
+	 * ptrace follower) the cgroup counts the hardware events only when the
+	 * PMU has room for both; otherwise the software events only, and the
 	 * cohort's hardware total is the incarnations' sum.
 	 */
+	bool hw_left = !k->no_stops && !hw_room_twice(k);
+
 	for (int c = 0; c < k->ncpus; c++)
 		for (int gi = 0; gi < k->ngrp; gi++) {
-			if (!k->no_stops && k->ev[k->grp[gi].ev[0]].s->on_pmu) {
+			if (hw_left && k->ev[k->grp[gi].ev[0]].s->on_pmu) {
 				k->cg_hw_left = true;
 				continue;
 			}
@@ -1346,12 +1395,13 @@ int pmu_counting_finish(struct pmu_counting *k, uint64_t run_end, char *evidence
 		if (k->cg_ok && k->cg_count_ok && k->cg_hw_left && e->s->on_pmu) {
 			json_object_set_new(o, "status", json_string("unavailable"));
 			json_object_set_new(o, "reason", json_string(
-				"not counted on the cohort's cgroup: CPU-wide hardware counters are scheduled before "
-				"the per-thread ones and would take the PMU's counters from them; the cohort's total "
-				"is the incarnations' sum"));
+				"not counted on the cohort's cgroup: the PMU has no room for the hardware events twice "
+				"(the cgroup's on each CPU and each thread's), and CPU-wide counters are scheduled "
+				"before the per-thread ones, whose counters they would take; the cohort's total is the "
+				"incarnations' sum"));
 			json_object_set_new(o, "remedy", json_string(
-				"none needed: use the incarnations' sum (with --follower ebpf the cgroup counts "
-				"hardware events)"));
+				"none needed: use the incarnations' sum (count fewer hardware events to have the "
+				"cgroup's too)"));
 		} else if (!k->cg_ok || !k->cg_count_ok) {
 			json_object_set_new(o, "status", json_string("unavailable"));
 			json_object_set_new(o, "reason", pmu_json_text(!k->cg_ok ? k->cg_reason : k->cg_count_reason));
