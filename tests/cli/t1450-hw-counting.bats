@@ -78,6 +78,7 @@ many() {
        | .status == "ok" and .running_ppm == 1000000] | all)'
 	assert_output "$(printf 'ok\ntrue')"
 	# the exact-or-drop group fills the PMU: no room for the cgroup's copy
+	B=$BATS_TEST_TMPDIR/full.bundle
 	run pmurec --follower ptrace --cohort cgroup -e "task-clock,$(many)" -o "$B" -- "$L" 1000000
 	assert_success
 	run pmuvalidate -q "$B"
