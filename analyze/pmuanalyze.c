@@ -643,9 +643,14 @@ static void print_single(json_t *rep)
 		json_array_foreach(json_object_get(counting, "cohort"), i, x) {
 			char v[200];
 
+			const char *why = json_string_value(json_object_get(x, "reason"));
+
 			an_fmt_count(x, v, sizeof(v));
-			printf("  %-26s %-13s %s\n", sget(x, "counter"),
-			       !strcmp(sget(x, "scope"), "cgroup") ? "cgroup" : "sum of procs", v);
+			/* a cohort value not counted says why (a hardware event
+			 * left off the cgroup, parts not counted) */
+			printf("  %-26s %-13s %s%s%s\n", sget(x, "counter"),
+			       !strcmp(sget(x, "scope"), "cgroup") ? "cgroup" : "sum of procs", v, why ? ": " : "",
+			       why ? why : "");
 		}
 	}
 	if (json_array_size(json_object_get(counting, "cgroup_stats"))) {

@@ -24,6 +24,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
+#include <limits.h>
 #include <linux/perf_event.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -141,6 +142,7 @@ struct pmu_counting {
 	char cg_count_reason[400];
 	const char *cg_count_remedy;
 	bool cg_count_ok;
+	bool cg_hw_left;        /* hardware groups left off the cgroup: per-thread groups need the counters */
 	struct pmu_cgsnap cg_a, cg_b, sys_a, sys_b;
 	bool cg_snap_ok, sys_snap_ok;
 	uint64_t t_probe, t_stop;
@@ -190,26 +192,72 @@ static void add_fallback(struct pmu_counting *k, const char *what, const char *c
 	va_end(ap);
 }
 
+/*
+ * The core (CPU) PMU this host exposes, as perf(1) finds it
+ * (tools/perf/util/pmu.c is_pmu_core()): "cpu" on x86, "cpu_core" and
+ * "cpu_atom" on hybrid x86, and on Arm every PMU whose sysfs directory has
+ * a "cpus" file (armv8_pmuv3, armv8_cortex_a72, ...; uncore PMUs have a
+ * "cpumask" instead).  name gets the first one; false when there is none.
+ */
+static bool core_pmu(char *name, size_t n)
+{
+	static const char *const x86[] = { "cpu", "cpu_core", "cpu_atom" };
+	DIR *d;
+	struct dirent *de;
+	char path[PATH_MAX];
+
+	for (size_t i = 0; i < PMU_ARRAY_SIZE(x86); i++) {
+		snprintf(path, sizeof(path), "/sys/bus/event_source/devices/%s", x86[i]);
+		if (!access(path, F_OK)) {
+			snprintf(name, n, "%s", x86[i]);
+			return true;
+		}
+	}
+	if (!(d = opendir("/sys/bus/event_source/devices")))
+		return false;
+	while ((de = readdir(d))) {
+		if (de->d_name[0] == '.')
+			continue;
+		snprintf(path, sizeof(path), "/sys/bus/event_source/devices/%s/cpus", de->d_name);
+		if (!access(path, F_OK)) {
+			pmu_setf(name, n, "%s", de->d_name);
+			closedir(d);
+			return true;
+		}
+	}
+	closedir(d);
+	return false;
+}
+
 /* errno of perf_event_open(2) → why and what to do, where it happens. */
 static void explain(const struct pmu_evspec *s, int e, bool cpu_wide, long long paranoid, char *why, size_t n,
 		    char *remedy, size_t rn)
 {
 	const char *r;
+	char pmu[64], rbuf[200];
 
 	switch (e) {
 	case ENOENT:
 	case ENODEV:
+		/* ENOENT means "no PMU took this event": either there is no
+		 * hardware PMU at all, or there is one and its driver maps no
+		 * event of this CPU to the generic one (armv8_pmuv3 on a CPU
+		 * without BR_RETIRED for 'branches').  Only sysfs tells which. */
 		if (cpu_wide && s->kind == PMU_EV_SOFTWARE) {
 			snprintf(why, n, "perf_event_open of the cohort cgroup: %s: the perf_event controller is not on "
 				 "cgroup v2 (bound to a cgroup v1 hierarchy?)", strerror(e));
 			r = "unmount the v1 perf_event hierarchy, or boot with systemd.unified_cgroup_hierarchy=1";
-		} else if (s->kind == PMU_EV_HARDWARE ||
-			   ((s->kind == PMU_EV_RAW || s->kind == PMU_EV_PFM) &&
-			    access("/sys/bus/event_source/devices/cpu", F_OK) &&
-			    access("/sys/bus/event_source/devices/cpu_core", F_OK))) {
+		} else if ((s->kind == PMU_EV_HARDWARE || s->kind == PMU_EV_RAW || s->kind == PMU_EV_PFM) &&
+			   !core_pmu(pmu, sizeof(pmu))) {
 			snprintf(why, n, "perf_event_open: %s: this host exposes no hardware PMU that counts '%s' "
 				 "(a virtual machine without a virtual PMU?)", strerror(e), s->name);
 			r = "record on bare metal, or on a VM that exposes its PMU (KVM: -cpu host,pmu=on)";
+		} else if (s->kind == PMU_EV_HARDWARE) {
+			pmu_setf(why, n, "perf_event_open: %s: the hardware PMU '%s' does not implement '%s' on this CPU "
+				 "(its driver maps the generic event to no event of this CPU)", strerror(e), pmu, s->name);
+			pmu_setf(rbuf, sizeof(rbuf), "count another event (the PMU's own are listed in "
+				 "/sys/bus/event_source/devices/%s/events)", pmu);
+			r = rbuf;
 		} else {
 			snprintf(why, n, "perf_event_open: %s: the PMU does not know '%s' on this CPU", strerror(e),
 				 s->name);
@@ -402,6 +450,52 @@ static void shrink_group(struct pmu_counting *k, struct kgroup *g)
 				  : "stop other users of the PMU (or set kernel.nmi_watchdog=0)");
 		g->n--;
 	}
+}
+
+/*
+ * Whether the PMU has room for the hardware groups twice over: a CPU's
+ * cgroup groups and the running thread's at once.  Every hardware group is
+ * opened twice on the recorder, run past one multiplexing interval and
+ * read: room when every copy ran all the time (as shrink_group() decides).
+ */
+static bool hw_room_twice(struct pmu_counting *k)
+{
+	int fds[2 * MAXEV], lead[2 * MAXEV], nfd = 0, nl = 0;
+	bool ok = true, any = false;
+
+	for (int copy = 0; copy < 2 && ok; copy++)
+		for (int gi = 0; gi < k->ngrp && ok; gi++) {
+			const struct kgroup *g = &k->grp[gi];
+
+			if (!k->ev[g->ev[0]].s->on_pmu)
+				continue;
+			any = true;
+			for (int i = 0; i < g->n; i++) {
+				struct perf_event_attr a;
+				long fd;
+
+				fill_attr(k, &k->ev[g->ev[i]], false, &a);
+				fd = perf_open(&a, 0, -1, i ? lead[nl - 1] : -1, PERF_FLAG_FD_CLOEXEC);
+				if (fd < 0) {
+					ok = false;
+					break;
+				}
+				fds[nfd++] = (int)fd;
+				if (!i)
+					lead[nl++] = (int)fd;
+			}
+		}
+	if (ok && any) {
+		busy_ms(6);
+		for (int i = 0; i < nl && ok; i++) {
+			uint64_t buf[3 + 3 * MAXEV];
+
+			ok = read(lead[i], buf, sizeof(buf)) >= 24 && buf[2] == buf[1] && buf[2] > 0;
+		}
+	}
+	for (int i = 0; i < nfd; i++)
+		close(fds[i]);
+	return ok;
 }
 
 int pmu_counting_new(const struct pmu_counting_opts *o, struct pmu_counting **out)
@@ -850,8 +944,23 @@ void pmu_counting_cgroup(struct pmu_counting *k, const struct pmu_cg *cg, const 
 	}
 	for (int i = 0; i < k->ncpus * k->nev; i++)
 		k->cgfd[i] = -1;
+	/*
+	 * The kernel schedules a CPU's own events (these cgroup groups) before
+	 * the running task's, so hardware groups here would take the PMU's
+	 * counters from the per-thread groups, which would then never run
+	 * ("not counted" for every incarnation).  With per-thread groups (the
+	 * ptrace follower) the cgroup counts the hardware events only when the
+	 * PMU has room for both; otherwise the software events only, and the
+	 * cohort's hardware total is the incarnations' sum.
+	 */
+	bool hw_left = !k->no_stops && !hw_room_twice(k);
+
 	for (int c = 0; c < k->ncpus; c++)
 		for (int gi = 0; gi < k->ngrp; gi++) {
+			if (hw_left && k->ev[k->grp[gi].ev[0]].s->on_pmu) {
+				k->cg_hw_left = true;
+				continue;
+			}
 			int err = open_group(k, &k->grp[gi], k->cgp->dirfd, k->cpus[c], PERF_FLAG_PID_CGROUP, false,
 					     &k->cgfd[c * k->nev]);
 
@@ -1283,7 +1392,17 @@ int pmu_counting_finish(struct pmu_counting *k, uint64_t run_end, char *evidence
 			put(k, NULL);
 			continue;
 		}
-		if (!k->cg_ok || !k->cg_count_ok) {
+		if (k->cg_ok && k->cg_count_ok && k->cg_hw_left && e->s->on_pmu) {
+			json_object_set_new(o, "status", json_string("unavailable"));
+			json_object_set_new(o, "reason", json_string(
+				"not counted on the cohort's cgroup: the PMU has no room for the hardware events twice "
+				"(the cgroup's on each CPU and each thread's), and CPU-wide counters are scheduled "
+				"before the per-thread ones, whose counters they would take; the cohort's total is the "
+				"incarnations' sum"));
+			json_object_set_new(o, "remedy", json_string(
+				"none needed: use the incarnations' sum (count fewer hardware events to have the "
+				"cgroup's too)"));
+		} else if (!k->cg_ok || !k->cg_count_ok) {
 			json_object_set_new(o, "status", json_string("unavailable"));
 			json_object_set_new(o, "reason", pmu_json_text(!k->cg_ok ? k->cg_reason : k->cg_count_reason));
 			json_object_set_new(o, "remedy",
@@ -1331,7 +1450,9 @@ int pmu_counting_finish(struct pmu_counting *k, uint64_t run_end, char *evidence
 		snprintf(evidence, en,
 			 "perf_event_open per thread at its first ptrace stop: %zu thread(s) of %zu incarnation(s) "
 			 "counted in %d group(s)%s%s",
-			 k->threads_counted, k->incs_counted, k->ngrp, k->cg_count_ok ? "; cgroup counted on every CPU" : "",
+			 k->threads_counted, k->incs_counted, k->ngrp,
+			 !k->cg_count_ok ? "" : k->cg_hw_left ? "; cgroup counted on every CPU (software events only)"
+							     : "; cgroup counted on every CPU",
 			 k->open_failures ? "; some opens failed (see the count records)" : "");
 	return k->err;
 }

@@ -421,6 +421,7 @@ struct pfmlib {
 	char note[256];
 	char reason[320];
 	char remedy[200];
+	char force_remedy[200]; /* no core PMU and no table for this CPU: what to do, "" otherwise */
 };
 
 /* The first present core PMU.  Ids past this header's PFM_PMU_MAX are asked
@@ -459,32 +460,32 @@ static void pfm_version(struct pfmlib *p)
 		pmu_setf(p->version, sizeof(p->version), "%s", base + 10);
 }
 
-static void hexfam(char *out, size_t size, unsigned family)
-{
-	pmu_setf(out, size, family < 10 ? "%u" : "0x%x", family);
-}
-
 /*
- * libpfm4 finds the core PMU from CPUID leaf 0xa and the model; a VM that
- * hides the architectural PMU leaves it with only the perf:: generic table.
- * Then the model's table is forced (LIBPFM_FORCE_PMU, read by
- * pfm_initialize()) so that the CPU's own event names still encode; perf::
- * names stay available.  A user's own LIBPFM_FORCE_PMU is left alone.
+ * libpfm4 finds the core PMU from the CPU's identity: on x86 CPUID leaf 0xa
+ * and the model, which a VM that hides the architectural PMU leaves it
+ * without; on Arm /proc/cpuinfo's implementer and part, which it knows for
+ * a few parts only (not the Cortex-A72, nor an emulated CPU).  Either way
+ * it is left with only the perf:: generic table.  Then the table that
+ * perfev-cpu.def (CPUID) or perfev-midr.def (MIDR_EL1) names is forced
+ * (LIBPFM_FORCE_PMU, read by pfm_initialize()) so that the CPU's own event
+ * names still encode; perf:: names stay available.  A user's own
+ * LIBPFM_FORCE_PMU is left alone.  Without a table the note says which CPU
+ * this is, and resolve_pfm() gives the LIBPFM_FORCE_PMU remedy.
  */
-static void pfm_cpuid_fallback(struct pfmlib *p)
+static void pfm_cpu_fallback(struct pfmlib *p)
 {
-	char vendor[13], fam[16];
-	unsigned family, model, stepping;
-	const char *table;
+	char ident[96];
+	const char *table, *example;
 	int ret;
 
-	if (getenv("LIBPFM_FORCE_PMU") || pmu_cpuid_host(vendor, &family, &model, &stepping))
+	if (getenv("LIBPFM_FORCE_PMU") || pmu_cpu_pfm_table(ident, sizeof(ident), &table, &example))
 		return;
-	hexfam(fam, sizeof(fam), family);
-	table = pmu_cpuid_pfm_table(vendor, family, model, stepping);
 	if (!table) {
-		pmu_setf(p->note, sizeof(p->note), "libpfm4 detected no core PMU, and CPUID %s family %s model 0x%x "
-		     "stepping %u has no libpfm4 table in perfev-cpu.def", vendor, fam, model, stepping);
+		pmu_setf(p->note, sizeof(p->note), "libpfm4 detected no core PMU, and %s has no libpfm4 table in "
+		     "perfev-cpu.def or perfev-midr.def", ident);
+		pmu_setf(p->force_remedy, sizeof(p->force_remedy), "name libpfm4's table for this CPU in "
+		     "LIBPFM_FORCE_PMU (e.g. LIBPFM_FORCE_PMU=%s; showevtinfo -L lists them), or give a raw r<hex> "
+		     "selector", example);
 		return;
 	}
 	p->terminate();
@@ -506,11 +507,11 @@ static void pfm_cpuid_fallback(struct pfmlib *p)
 	}
 	pfm_find_core(p);
 	if (!strcmp(p->core, table))
-		pmu_setf(p->note, sizeof(p->note), "libpfm4 detected no core PMU; using its '%s' table from CPUID "
-		     "%s family %s model 0x%x", table, vendor, fam, model);
+		pmu_setf(p->note, sizeof(p->note), "libpfm4 detected no core PMU; using its '%s' table from %s",
+		     table, ident);
 	else
 		pmu_setf(p->note, sizeof(p->note), "libpfm4 detected no core PMU, and libpfm4 %s has no '%s' table "
-		     "for CPUID %s family %s model 0x%x", p->version, table, vendor, fam, model);
+		     "for %s", p->version, table, ident);
 }
 
 static void pfm_load(struct pfmlib *p, const char *path)
@@ -552,7 +553,7 @@ static void pfm_load(struct pfmlib *p, const char *path)
 	p->state = 1;
 	pfm_find_core(p);
 	if (!p->core[0])
-		pfm_cpuid_fallback(p);
+		pfm_cpu_fallback(p);
 }
 
 static void pfm_unload(struct pfmlib *p)
@@ -602,6 +603,12 @@ static int resolve_pfm(struct pmu_evspec *s, const char *path, struct pfmlib *p)
 	ret = p->encode(name, PFM_PLM0 | PFM_PLM3, PFM_OS_PERF_EVENT, &arg);
 	if (ret != PFM_SUCCESS) {
 		free(fstr);
+		/* With no core table the CPU's own names cannot resolve: say
+		 * which CPU libpfm4 did not know, and how to name its table. */
+		if (!p->core[0] && p->force_remedy[0])
+			return pmu_evspec_unavailable(s, p->force_remedy, "libpfm4 %s (core PMU table 'none detected') "
+						      "cannot resolve '%s': %s; %s", p->version, name,
+						      p->strerr(ret), p->note);
 		return pmu_evspec_unavailable(s, PFM_REMEDY_NAME, "libpfm4 %s (core PMU table '%s') cannot resolve '%s': %s",
 				              p->version, p->core[0] ? p->core : "none detected", name, p->strerr(ret));
 	}

@@ -485,6 +485,47 @@ static void test_cpuid(void)
 	}
 }
 
+static void test_midr(void)
+{
+	static const struct {
+		uint64_t midr;
+		unsigned impl, var, part, rev;
+		const char *table;
+	} m[] = {
+		{ 0x410fd0c1, 0x41, 0, 0xd0c, 1, "arm_n1" },       /* Neoverse N1 r0p1 (Graviton2) */
+		{ 0x411fd402, 0x41, 1, 0xd40, 2, "arm_v1" },       /* Neoverse V1 r1p2 */
+		{ 0x410fd083, 0x41, 0, 0xd08, 3, "arm_ac57" },     /* Cortex-A72 r0p3 (Raspberry Pi 4) */
+		{ 0x431f0af1, 0x43, 1, 0x0af, 1, "arm_thunderx2" },
+		{ 0x000f0510, 0x00, 0, 0x051, 0, NULL },           /* QEMU -cpu max */
+		{ 0x610f0220, 0x61, 0, 0x022, 0, NULL },           /* Apple M1: no libpfm4 table */
+	};
+	static const struct {
+		unsigned impl, part;
+		const char *table;
+	} rows[] = {
+#define PMU_MIDRTAB(implementer, part, table, what) { implementer, part, table },
+#include "linux/perfev-midr.def"
+#undef PMU_MIDRTAB
+	};
+
+	for (size_t i = 0; i < PMU_ARRAY_SIZE(m); i++) {
+		unsigned impl, var, part, rev;
+		const char *t;
+
+		pmu_midr_decode(m[i].midr, &impl, &var, &part, &rev);
+		ok(impl == m[i].impl && var == m[i].var && part == m[i].part && rev == m[i].rev,
+		   "MIDR 0x%08llx is implementer 0x%x variant %u part 0x%x revision %u", (unsigned long long)m[i].midr,
+		   m[i].impl, m[i].var, m[i].part, m[i].rev);
+		t = pmu_midr_pfm_table(impl, part);
+		ok(m[i].table ? t && !strcmp(t, m[i].table) : !t, "implementer 0x%x part 0x%x -> %s", impl, part,
+		   m[i].table ? m[i].table : "none");
+	}
+	/* sorted by implementer and part, one row each */
+	for (size_t i = 1; i < PMU_ARRAY_SIZE(rows); i++)
+		ok(rows[i - 1].impl < rows[i].impl || (rows[i - 1].impl == rows[i].impl && rows[i - 1].part < rows[i].part),
+		   "perfev-midr.def row %zu (0x%x 0x%03x) follows its predecessor", i, rows[i].impl, rows[i].part);
+}
+
 static void test_pfm_absent(void)
 {
 	struct pmu_evspec *v = NULL;
@@ -521,6 +562,7 @@ static void test_pfm_present(void)
 	void *h = dlopen("libpfm.so.4", RTLD_NOW | RTLD_LOCAL);
 	char vendor[13];
 	unsigned f, m, s;
+	uint64_t midr;
 	const char *table = NULL, *known = " hsw hsw_ep bdw bdw_ep skl skx clx icl icx spr amd64_fam17h_zen1 "
 					  "amd64_fam17h_zen2 amd64_fam19h_zen3 amd64_fam19h_zen4 ";
 	char pad[64];
@@ -552,11 +594,37 @@ static void test_pfm_present(void)
 	ok(!one.available && one.kind == PMU_EV_PFM && !strncmp(one.reason, "libpfm4 ", 8) &&
 	   has(one.reason, "(core PMU table '") &&
 	   has(one.reason, "cannot resolve 'no_such_event_xyz': event not found"), "reason: %s", one.reason);
-	is_str(one.remedy, "list this CPU's event names with showevtinfo (package libpfm4-tools), or give a raw "
-	       "r<hex> selector", "remedy");
+	if (has(one.reason, "core PMU table 'none detected'") && has(one.reason, "has no libpfm4 table"))
+		/* a CPU libpfm4 does not know and no table row names (QEMU's -cpu max) */
+		ok(has(one.reason, "libpfm4 detected no core PMU, and ") && has(one.remedy, "LIBPFM_FORCE_PMU="),
+		   "unknown CPU: the reason names it, the remedy LIBPFM_FORCE_PMU: %s", one.remedy);
+	else
+		is_str(one.remedy, "list this CPU's event names with showevtinfo (package libpfm4-tools), or give a "
+		       "raw r<hex> selector", "remedy");
 	ok(!has(one.reason, "libpfm4 4.0 "), "the version is the release, not the API's 4.0");
 	ok(!getenv("LIBPFM_FORCE_PMU"), "LIBPFM_FORCE_PMU is not left in the environment");
 
+	/* An Arm CPU's: INST_RETIRED is the Armv8 common event 0x08 in every
+	 * libpfm4 Arm table, by libpfm4's detection, perfev-midr.def, or for
+	 * a CPU neither knows (QEMU) a forced table. */
+	if (pmu_midr_host(&midr) == 0) {
+		char ident[96];
+		const char *tab, *example;
+		bool forced = pmu_cpu_pfm_table(ident, sizeof(ident), &tab, &example) == 0 && !tab;
+
+		is_int(parse1("pfm:INST_RETIRED"), 0, "pfm:INST_RETIRED on this Arm CPU");
+		printf("# %s\n", ident);
+		if (forced) {
+			ok(!one.available && has(one.reason, ident) && has(one.remedy, "LIBPFM_FORCE_PMU=arm_ac57"),
+			   "%s has no table: unavailable, with the remedy (%s)", ident, one.reason);
+			setenv("LIBPFM_FORCE_PMU", "arm_ac57", 1);
+			is_int(parse1("pfm:INST_RETIRED"), 0, "pfm:INST_RETIRED with LIBPFM_FORCE_PMU=arm_ac57");
+			unsetenv("LIBPFM_FORCE_PMU");
+		}
+		ok(one.available && one.type == PERF_TYPE_RAW && one.config == 0x08 && one.on_pmu,
+		   "encodes as raw event 0x08 (%s)", one.available ? one.name : one.reason);
+		return;
+	}
 	/* This CPU's own event names: through libpfm4's detection, or the
 	 * CPUID table when it detects no core PMU (a VM). */
 	if (pmu_cpuid_host(vendor, &f, &m, &s) == 0)
@@ -600,6 +668,7 @@ int main(void)
 	test_sysfs(root);
 	test_lists();
 	test_cpuid();
+	test_midr();
 	test_pfm_absent();
 	test_pfm_present();
 	pmu_rm_rf(AT_FDCWD, root);
