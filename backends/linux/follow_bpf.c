@@ -52,6 +52,7 @@ struct pmu_bpf_follow {
 	struct pmu_bpf_counters *pc;
 	double open_ms, load_ms, attach_ms;
 	char btf_source[200];
+	const char *exit_hook; /* static: which program decides group_dead */
 };
 
 static const char REMEDY_PRIV[] =
@@ -295,6 +296,68 @@ static int on_sample(void *ctx, void *data, size_t len)
 
 /* ---- the API ------------------------------------------------------------------ */
 
+/*
+ * Attach every program but one exit entry.  sched_process_exit gained its
+ * group_dead argument in Linux 6.16; before that, the kernel refuses the
+ * two-argument raw_tp at attach with EINVAL (bpf_probe_register(): the
+ * program reads past the tracepoint's arguments), and the kprobe on
+ * taskstats_exit(tsk, group_dead) takes its place (follow.bpf.c says why
+ * that point is equivalent).  Trying is the test: nothing guesses from the
+ * kernel's version.  Both programs are loaded; the one not attached costs
+ * its verification only.
+ */
+static int attach_all(struct pmu_bpf_follow *f, bool kprobe, struct pmu_bpf_why *why, char *tail, size_t ntail)
+{
+	struct follow_bpf *s = f->skel;
+	struct {
+		struct bpf_program *prog;
+		struct bpf_link **link;
+		const char *what;
+	} tp[] = {
+		{ s->progs.on_fork, &s->links.on_fork, "sched_process_fork" },
+		{ s->progs.on_exec, &s->links.on_exec, "sched_process_exec" },
+		{ s->progs.on_switch, &s->links.on_switch, "sched_switch" },
+	};
+	int e;
+
+	for (size_t i = 0; i < sizeof(tp) / sizeof(tp[0]); i++) {
+		*tp[i].link = bpf_program__attach(tp[i].prog);
+		if (!*tp[i].link) {
+			e = errno;
+			return unavailable(why, e == EPERM ? PMU_BPF_NO_PRIVILEGE : PMU_BPF_ATTACH,
+			                   e == EPERM ? REMEDY_PRIV : REMEDY_KERNEL,
+			                   "cannot attach to the %s tracepoint: %s; %s", tp[i].what, strerror(e),
+			                   lb_tail(tail, ntail));
+		}
+	}
+	if (!kprobe)
+		s->links.on_exit = bpf_program__attach(s->progs.on_exit);
+	if (s->links.on_exit) {
+		f->exit_hook = "tracepoint sched_process_exit(task, group_dead)";
+		return 0;
+	}
+	e = kprobe ? EINVAL : errno;
+	if (e != EINVAL)
+		return unavailable(why, e == EPERM ? PMU_BPF_NO_PRIVILEGE : PMU_BPF_ATTACH,
+		                   e == EPERM ? REMEDY_PRIV : REMEDY_KERNEL,
+		                   "cannot attach to the sched_process_exit tracepoint: %s; %s", strerror(e),
+		                   lb_tail(tail, ntail));
+	s->links.on_exit_kprobe = bpf_program__attach_kprobe(s->progs.on_exit_kprobe, false, "taskstats_exit");
+	if (s->links.on_exit_kprobe) {
+		f->exit_hook = kprobe ? "kprobe taskstats_exit(task, group_dead) (requested)"
+		                      : "kprobe taskstats_exit(task, group_dead) (sched_process_exit has no "
+		                        "group_dead before Linux 6.16)";
+		return 0;
+	}
+	e = errno;
+	return unavailable(why, e == EPERM ? PMU_BPF_NO_PRIVILEGE : PMU_BPF_ATTACH,
+	                   e == EPERM ? REMEDY_PRIV : REMEDY_KERNEL,
+	                   "sched_process_exit(task, group_dead) needs Linux 6.16 or later, and the kprobe on "
+	                   "taskstats_exit that stands in for it before 6.16 cannot attach: %s (a kernel without "
+	                   "CONFIG_TASKSTATS or CONFIG_KPROBES?); %s",
+	                   strerror(e), lb_tail(tail, ntail));
+}
+
 int pmu_bpf_follow_open(const struct pmu_bpf_follow_opts *opts, struct pmu_bpf_follow **out,
                         struct pmu_bpf_why *why)
 {
@@ -400,19 +463,10 @@ int pmu_bpf_follow_open(const struct pmu_bpf_follow_opts *opts, struct pmu_bpf_f
 		goto fail;
 	}
 
-	err = follow_bpf__attach(f->skel);
+	err = attach_all(f, o.exit_kprobe, why, tail, sizeof(tail));
 	f->attach_ms = now_ms() - t2;
-	if (err) {
-		int e = -err;
-		/* raw_tp: a program reading an argument the tracepoint lacks is
-		 * refused at attach (sched_process_exit gained group_dead in 6.16) */
-		err = unavailable(why, e == EPERM ? PMU_BPF_NO_PRIVILEGE : PMU_BPF_ATTACH,
-		                  e == EPERM ? REMEDY_PRIV : REMEDY_KERNEL,
-		                  "cannot attach to the sched_process_fork/exec/exit tracepoints: %s%s; %s", strerror(e),
-		                  e == EINVAL ? " (sched_process_exit(task, group_dead) needs Linux 6.16 or later)" : "",
-		                  lb_tail(tail, sizeof(tail)));
+	if (err)
 		goto fail;
-	}
 	f->ring = ring_buffer__new(bpf_map__fd(f->skel->maps.rb), on_sample, f, NULL);
 	if (!f->ring) {
 		err = unavailable(why, PMU_BPF_KERNEL, REMEDY_KERNEL, "cannot map the ring buffer: %s", strerror(errno));
@@ -516,6 +570,7 @@ void pmu_bpf_follow_stats(struct pmu_bpf_follow *f, struct pmu_bpf_follow_stats 
 	st->load_ms = f->load_ms;
 	st->attach_ms = f->attach_ms;
 	snprintf(st->btf_source, sizeof(st->btf_source), "%s", f->btf_source);
+	st->exit_hook = f->exit_hook ? f->exit_hook : "";
 }
 
 void pmu_bpf_follow_close(struct pmu_bpf_follow *f)

@@ -70,6 +70,8 @@ struct pmu_bpf_follow_opts {
 	uint32_t max_members;  /* live processes followed at once; 0: 8192 (the map's
 	                        * buckets are allocated and zeroed at open: 16 B each) */
 	enum pmu_bpf_btf_mode btf;
+	bool exit_kprobe;      /* use the pre-6.16 exit hook (kprobe taskstats_exit)
+	                        * even where the tracepoint has group_dead: for tests */
 };
 
 /* the decoded record: h.kind says which member is valid */
@@ -93,6 +95,8 @@ struct pmu_bpf_follow_stats {
 	const uint64_t *dropped_cpu, *map_fail_cpu; /* owned by the follower, valid until close */
 	double open_ms, load_ms, attach_ms; /* the fixed cost, by phase */
 	char btf_source[200];  /* which BTF the CO-RE relocations used, and why */
+	const char *exit_hook; /* static: the hook that decides group_dead (the 6.16
+	                        * tracepoint, or the kprobe before 6.16); "" if none */
 };
 
 struct pmu_bpf_follow;

@@ -3,11 +3,14 @@
  * prints what it saw, for tests/cli/t1700-bpf-follower.bats and the cost
  * numbers in docs/ebpf-follower.md:
  *   bpf-follow-dump [--ring BYTES] [--btf auto|full|min] [--interval MS]
- *                   [--max-members N] [--quiet] [--sleep] [--load-only] -- CMD ARGS...
+ *                   [--max-members N] [--exit-kprobe] [--quiet] [--sleep] [--load-only]
+ *                   -- CMD ARGS...
  * The command is forked behind a barrier (it waits on a pipe); the follower
  * opens, the child's pid goes into the members map, then the child is
  * released to exec.  The ring is drained every --interval ms (default 20)
  * until the root is reaped and the members map is empty, then once more.
+ * --exit-kprobe: the pre-6.16 exit hook (kprobe taskstats_exit) even where
+ * sched_process_exit has group_dead, so a new kernel tests the old path.
  * --sleep: sleep between drains instead of polling the ring's fd (which
  * wakes when the ring is half full), so that a tiny ring must overflow.
  * stdout: one JSON object per record ({"kind":"fork"|"exec"|"exit",...};
@@ -135,6 +138,8 @@ static void print_stats(struct pmu_bpf_follow *f, int root_status, double wall_m
 		printf("%s%llu", c ? "," : "", (unsigned long long)st.map_fail_cpu[c]);
 	printf("],\"open_ms\":%.3f,\"load_ms\":%.3f,\"attach_ms\":%.3f,\"btf\":", st.open_ms, st.load_ms, st.attach_ms);
 	jstr(st.btf_source);
+	printf(",\"exit_hook\":");
+	jstr(st.exit_hook);
 	if (root_status >= 0)
 		printf(",\"root_status\":%d,\"wall_ms\":%.1f", root_status, wall_ms);
 	printf("}\n");
@@ -172,7 +177,7 @@ static int decode_files(int n, char **files)
 static int usage(void)
 {
 	fprintf(stderr, "usage: bpf-follow-dump [--ring BYTES] [--btf auto|full|min] [--interval MS] "
-	                "[--max-members N] [--quiet] [--sleep] [--load-only] -- CMD ARGS...\n");
+	                "[--max-members N] [--exit-kprobe] [--quiet] [--sleep] [--load-only] -- CMD ARGS...\n");
 	return 2;
 }
 
@@ -196,6 +201,8 @@ int main(int argc, char **argv)
 			quiet = true;
 		} else if (!strcmp(a, "--sleep")) {
 			sleep_only = true;
+		} else if (!strcmp(a, "--exit-kprobe")) {
+			o.exit_kprobe = true;
 		} else if (!strcmp(a, "--load-only")) {
 			load_only = true;
 		} else if (i + 1 < argc && !strcmp(a, "--ring")) {

@@ -366,8 +366,8 @@ static __always_inline void send_exit(struct task_struct *p, const struct dying 
 	submit(r);
 }
 
-SEC("raw_tp/sched_process_exit")
-int BPF_PROG(on_exit, struct task_struct *p, bool group_dead)
+/* Hook 1's body; group_dead as the kernel decided it (see the two entries below) */
+static __always_inline int exit_begin(struct task_struct *p, bool group_dead)
 {
 	__u32 tgid = BPF_CORE_READ(p, tgid);
 	if (!is_member(tgid))
@@ -403,6 +403,49 @@ int BPF_PROG(on_exit, struct task_struct *p, bool group_dead)
 			bpf_map_delete_elem(&members, &tgid);
 	}
 	return 0;
+}
+
+/* Linux 6.16 and later: the tracepoint passes group_dead */
+SEC("raw_tp/sched_process_exit")
+int BPF_PROG(on_exit, struct task_struct *p, bool group_dead)
+{
+	return exit_begin(p, group_dead);
+}
+
+/*
+ * Before 6.16 (Debian 12's 6.1): trace_sched_process_exit(tsk) has no
+ * group_dead, and reading signal->live there races (two threads exiting at
+ * once may both see 0).  do_exit() hands the group_dead it decided with
+ * atomic_dec_and_test(&signal->live) to taskstats_exit() (6.1
+ * kernel/exit.c; CONFIG_TASKSTATS, which Debian's kernels have):
+ *     tsk->exit_code = code;
+ *     taskstats_exit(tsk, group_dead);
+ *     exit_mm();
+ *     ...
+ *     trace_sched_process_exit(tsk);
+ * tsk is current, exit_code is set and the group's maxrss folded in: the
+ * same state the 6.16 tracepoint sees.  The loader attaches this kprobe
+ * only when the tracepoint refuses the two-argument program (EINVAL: the
+ * program reads an argument the tracepoint lacks).
+ *
+ * The argument is read from the registers the kprobe saved, not through
+ * vmlinux.h's pt_regs, which is the build host's architecture in a cross
+ * build.
+ */
+#if defined(__TARGET_ARCH_arm64)
+/* arch/arm64/include/asm/ptrace.h: pt_regs begins with user_pt_regs, regs[0..30] */
+#define KPROBE_ARG2(ctx) (((const __u64 *)(ctx))[1])
+#elif defined(__TARGET_ARCH_x86)
+#define KPROBE_ARG2(ctx) ((ctx)->si)
+#else
+#error "the exit kprobe's second argument: add this architecture's register"
+#endif
+
+SEC("kprobe/taskstats_exit")
+int on_exit_kprobe(struct pt_regs *ctx)
+{
+	struct task_struct *p = (struct task_struct *)bpf_get_current_task();
+	return exit_begin(p, (int)KPROBE_ARG2(ctx) != 0);
 }
 
 SEC("raw_tp/sched_switch")
