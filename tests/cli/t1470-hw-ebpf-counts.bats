@@ -74,3 +74,25 @@ ptrace_total() {
 	run jq -s -r '[.[] | select(.kind == "counts")] | "\(length >= 3) \(all(.[]; .events[0].value > 0)) \([.[] | .read_fail] | add)"' d.jsonl
 	assert_output "true true 0"
 }
+
+# The method itself needs no PMU: with the software event cpu-clock it runs
+# on any kernel with eBPF (this host too).  A spinner's charged cpu-clock
+# is compared with the kernel's own sum_exec_runtime of the same thread
+# (its exit record): within 5 % + 2 ms, because the two clocks stop at
+# different points of the switch (sched_switch vs update_curr()).
+@test "cpu-clock by the per-CPU method agrees with each thread's sum_exec_runtime" {
+	needs_ebpf
+	cd "$BATS_TEST_TMPDIR"
+	run bpf-follow-dump --count cpu-clock -- "$PMU_BUILD/spin-threads" 2 100
+	assert_success
+	printf '%s\n' "$output" >d.jsonl
+	run jq -r 'select(.kind == "stats") | "\(.count_fail) \(.ev_cpus)"' d.jsonl
+	assert_output "0 $(nproc)"
+	# per tid: counts and exit; every thread's pair within the tolerance
+	run jq -s -r '
+		([.[] | select(.kind == "counts") | {key: "\(.tid)", value: .events[0].value}] | from_entries) as $c
+		| [.[] | select(.kind == "exit") | {tid, rt: .sum_exec_runtime_ns, c: $c["\(.tid)"]}]
+		| "\(length) \([.[] | select(.c == null)] | length) \([.[] | select((.c - .rt | fabs) > 0.05 * ([.c, .rt] | max) + 2e6)] | length)"' d.jsonl
+	# the leader and 2 spinning threads; none without counts; none outside
+	assert_output "3 0 0"
+}
