@@ -48,10 +48,13 @@ struct pmu_bpf_follow {
 	char first_malformed[200]; /* what was wrong with the first refused record */
 	uint8_t *seen;          /* SEQ_WINDOW bits, by seq % SEQ_WINDOW */
 	unsigned ncpu;
-	uint64_t *dropped_cpu, *map_fail_cpu;
+	uint64_t *dropped_cpu, *map_fail_cpu, *count_fail_cpu;
+	int *ev_fd;             /* nev * ncpu counting events, -1 where not opened */
+	unsigned nev, ev_cpus;
 	struct pmu_bpf_counters *pc;
 	double open_ms, load_ms, attach_ms;
 	char btf_source[200];
+	const char *exit_hook; /* static: which program decides group_dead */
 };
 
 static const char REMEDY_PRIV[] =
@@ -295,6 +298,115 @@ static int on_sample(void *ctx, void *data, size_t len)
 
 /* ---- the API ------------------------------------------------------------------ */
 
+/*
+ * The counting events of the per-CPU method: one per CPU per event (pid
+ * -1, that CPU: perf_event_open(2) needs CAP_PERFMON or paranoid <= 0, as
+ * the follower does anyway), each fd at its CPU's index of pmu_ev<i>.  A
+ * CPU on which an event does not open (offline, or the PMU refuses) keeps
+ * no fd: the programs' reads there fail and every member slice on it is
+ * counted as lost; none opening anywhere is unavailable, with the reason.
+ */
+static int open_events(struct pmu_bpf_follow *f, const struct pmu_bpf_follow_opts *o, struct pmu_bpf_why *why)
+{
+	struct bpf_map *map[PMU_BPF_NEV] = { f->skel->maps.pmu_ev0, f->skel->maps.pmu_ev1 };
+	int first_err = 0;
+
+	f->ev_fd = malloc(sizeof(int) * f->nev * f->ncpu);
+	if (!f->ev_fd)
+		return pmu_error(PMU_ERR_NOMEM, "cannot allocate the ebpf follower's counters");
+	for (unsigned i = 0; i < f->nev * f->ncpu; i++)
+		f->ev_fd[i] = -1;
+	for (unsigned c = 0; c < f->ncpu; c++) {
+		bool all = true;
+		for (unsigned i = 0; i < f->nev; i++) {
+			struct perf_event_attr a = *o->ev_attr[i];
+			a.size = sizeof(a);
+			a.disabled = 0;
+			a.inherit = 0;
+			a.read_format = PERF_FORMAT_TOTAL_TIME_ENABLED | PERF_FORMAT_TOTAL_TIME_RUNNING;
+			int fd = (int)syscall(SYS_perf_event_open, &a, -1, (int)c, -1, PERF_FLAG_FD_CLOEXEC);
+			__u32 k = c;
+			if (fd < 0 || bpf_map__update_elem(map[i], &k, sizeof(k), &fd, sizeof(fd), BPF_ANY)) {
+				if (!first_err)
+					first_err = errno;
+				if (fd >= 0)
+					close(fd);
+				all = false;
+				continue;
+			}
+			f->ev_fd[i * f->ncpu + c] = fd;
+		}
+		f->ev_cpus += all;
+	}
+	if (f->ev_cpus == 0)
+		return unavailable(why, first_err == EACCES || first_err == EPERM ? PMU_BPF_NO_PRIVILEGE : PMU_BPF_KERNEL,
+		                   first_err == EACCES || first_err == EPERM ? REMEDY_PRIV : REMEDY_KERNEL,
+		                   "cannot open the per-CPU counting events on any CPU: %s", strerror(first_err));
+	return 0;
+}
+
+/*
+ * Attach every program but one exit entry.  sched_process_exit gained its
+ * group_dead argument in Linux 6.16; before that, the kernel refuses the
+ * two-argument raw_tp at attach with EINVAL (bpf_probe_register(): the
+ * program reads past the tracepoint's arguments), and the kprobe on
+ * taskstats_exit(tsk, group_dead) takes its place (follow.bpf.c says why
+ * that point is equivalent).  Trying is the test: nothing guesses from the
+ * kernel's version.  Both programs are loaded; the one not attached costs
+ * its verification only.
+ */
+static int attach_all(struct pmu_bpf_follow *f, bool kprobe, struct pmu_bpf_why *why, char *tail, size_t ntail)
+{
+	struct follow_bpf *s = f->skel;
+	struct {
+		struct bpf_program *prog;
+		struct bpf_link **link;
+		const char *what;
+	} tp[] = {
+		{ s->progs.on_fork, &s->links.on_fork, "sched_process_fork" },
+		{ s->progs.on_exec, &s->links.on_exec, "sched_process_exec" },
+		{ s->progs.on_switch, &s->links.on_switch, "sched_switch" },
+	};
+	int e;
+
+	for (size_t i = 0; i < sizeof(tp) / sizeof(tp[0]); i++) {
+		*tp[i].link = bpf_program__attach(tp[i].prog);
+		if (!*tp[i].link) {
+			e = errno;
+			return unavailable(why, e == EPERM ? PMU_BPF_NO_PRIVILEGE : PMU_BPF_ATTACH,
+			                   e == EPERM ? REMEDY_PRIV : REMEDY_KERNEL,
+			                   "cannot attach to the %s tracepoint: %s; %s", tp[i].what, strerror(e),
+			                   lb_tail(tail, ntail));
+		}
+	}
+	if (!kprobe)
+		s->links.on_exit = bpf_program__attach(s->progs.on_exit);
+	if (s->links.on_exit) {
+		f->exit_hook = "tracepoint sched_process_exit(task, group_dead)";
+		return 0;
+	}
+	e = kprobe ? EINVAL : errno;
+	if (e != EINVAL)
+		return unavailable(why, e == EPERM ? PMU_BPF_NO_PRIVILEGE : PMU_BPF_ATTACH,
+		                   e == EPERM ? REMEDY_PRIV : REMEDY_KERNEL,
+		                   "cannot attach to the sched_process_exit tracepoint: %s; %s", strerror(e),
+		                   lb_tail(tail, ntail));
+	s->links.on_exit_kprobe = bpf_program__attach_kprobe(s->progs.on_exit_kprobe, false, "taskstats_exit");
+	if (s->links.on_exit_kprobe) {
+		f->exit_hook = kprobe ? "kprobe taskstats_exit(task, group_dead) (requested)"
+		                      : "kprobe taskstats_exit(task, group_dead) (sched_process_exit has no "
+		                        "group_dead before Linux 6.16)";
+		return 0;
+	}
+	e = errno;
+	return unavailable(why, e == EPERM ? PMU_BPF_NO_PRIVILEGE : PMU_BPF_ATTACH,
+	                   e == EPERM ? REMEDY_PRIV : REMEDY_KERNEL,
+	                   "sched_process_exit(task, group_dead) needs Linux 6.16 or later, and the kprobe on "
+	                   "taskstats_exit that stands in for it before 6.16 cannot attach: %s (a kernel without "
+	                   "CONFIG_TASKSTATS or CONFIG_KPROBES?); %s",
+	                   strerror(e), lb_tail(tail, ntail));
+}
+
 int pmu_bpf_follow_open(const struct pmu_bpf_follow_opts *opts, struct pmu_bpf_follow **out,
                         struct pmu_bpf_why *why)
 {
@@ -335,8 +447,9 @@ int pmu_bpf_follow_open(const struct pmu_bpf_follow_opts *opts, struct pmu_bpf_f
 	f->ncpu = nc > 0 ? nc : 0;
 	f->dropped_cpu = calloc(f->ncpu + 1, sizeof(uint64_t));
 	f->map_fail_cpu = calloc(f->ncpu + 1, sizeof(uint64_t));
+	f->count_fail_cpu = calloc(f->ncpu + 1, sizeof(uint64_t));
 	f->pc = calloc(f->ncpu + 1, sizeof(*f->pc));
-	if (!f->seen || !f->dropped_cpu || !f->map_fail_cpu || !f->pc || nc <= 0) {
+	if (!f->seen || !f->dropped_cpu || !f->map_fail_cpu || !f->count_fail_cpu || !f->pc || nc <= 0) {
 		pmu_bpf_follow_close(f);
 		return pmu_error(PMU_ERR_NOMEM, "cannot allocate the ebpf follower");
 	}
@@ -377,7 +490,11 @@ int pmu_bpf_follow_open(const struct pmu_bpf_follow_opts *opts, struct pmu_bpf_f
 	}
 	f->skel->rodata->cohort_cgid = o.cgroup_id;
 	f->skel->rodata->ns_per_tick = 1000000000ull / hz;
-	if (bpf_map__set_max_entries(f->skel->maps.rb, o.ring_bytes) ||
+	f->nev = o.nev > PMU_BPF_NEV ? PMU_BPF_NEV : o.nev;
+	f->skel->rodata->nev = f->nev;
+	if (bpf_map__set_max_entries(f->skel->maps.pmu_ev0, f->ncpu) ||
+	    bpf_map__set_max_entries(f->skel->maps.pmu_ev1, f->ncpu) ||
+	    bpf_map__set_max_entries(f->skel->maps.rb, o.ring_bytes) ||
 	    bpf_map__set_max_entries(f->skel->maps.members, o.max_members)) {
 		err = unavailable(why, PMU_BPF_KERNEL, REMEDY_KERNEL, "cannot size the maps: %s", strerror(errno));
 		goto fail;
@@ -400,19 +517,12 @@ int pmu_bpf_follow_open(const struct pmu_bpf_follow_opts *opts, struct pmu_bpf_f
 		goto fail;
 	}
 
-	err = follow_bpf__attach(f->skel);
-	f->attach_ms = now_ms() - t2;
-	if (err) {
-		int e = -err;
-		/* raw_tp: a program reading an argument the tracepoint lacks is
-		 * refused at attach (sched_process_exit gained group_dead in 6.16) */
-		err = unavailable(why, e == EPERM ? PMU_BPF_NO_PRIVILEGE : PMU_BPF_ATTACH,
-		                  e == EPERM ? REMEDY_PRIV : REMEDY_KERNEL,
-		                  "cannot attach to the sched_process_fork/exec/exit tracepoints: %s%s; %s", strerror(e),
-		                  e == EINVAL ? " (sched_process_exit(task, group_dead) needs Linux 6.16 or later)" : "",
-		                  lb_tail(tail, sizeof(tail)));
+	if (f->nev && (err = open_events(f, &o, why)))
 		goto fail;
-	}
+	err = attach_all(f, o.exit_kprobe, why, tail, sizeof(tail));
+	f->attach_ms = now_ms() - t2;
+	if (err)
+		goto fail;
 	f->ring = ring_buffer__new(bpf_map__fd(f->skel->maps.rb), on_sample, f, NULL);
 	if (!f->ring) {
 		err = unavailable(why, PMU_BPF_KERNEL, REMEDY_KERNEL, "cannot map the ring buffer: %s", strerror(errno));
@@ -502,6 +612,8 @@ void pmu_bpf_follow_stats(struct pmu_bpf_follow *f, struct pmu_bpf_follow_stats 
 		for (unsigned c = 0; c < f->ncpu; c++) {
 			f->dropped_cpu[c] = f->pc[c].reserve_fail;
 			f->map_fail_cpu[c] = f->pc[c].map_fail;
+			f->count_fail_cpu[c] = f->pc[c].count_fail;
+			st->count_fail += f->pc[c].count_fail;
 			st->dropped += f->pc[c].reserve_fail;
 			st->map_fail += f->pc[c].map_fail;
 		}
@@ -516,6 +628,9 @@ void pmu_bpf_follow_stats(struct pmu_bpf_follow *f, struct pmu_bpf_follow_stats 
 	st->load_ms = f->load_ms;
 	st->attach_ms = f->attach_ms;
 	snprintf(st->btf_source, sizeof(st->btf_source), "%s", f->btf_source);
+	st->exit_hook = f->exit_hook ? f->exit_hook : "";
+	st->count_fail_cpu = f->count_fail_cpu;
+	st->ev_cpus = f->ev_cpus;
 }
 
 void pmu_bpf_follow_close(struct pmu_bpf_follow *f)
@@ -527,6 +642,11 @@ void pmu_bpf_follow_close(struct pmu_bpf_follow *f)
 	free(f->seen);
 	free(f->dropped_cpu);
 	free(f->map_fail_cpu);
+	free(f->count_fail_cpu);
+	for (unsigned i = 0; f->ev_fd && i < f->nev * f->ncpu; i++)
+		if (f->ev_fd[i] >= 0)
+			close(f->ev_fd[i]);
+	free(f->ev_fd);
 	free(f->pc);
 	free(f);
 }

@@ -34,6 +34,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <sys/types.h>
+#include <linux/perf_event.h>
 #include <linux/types.h>
 
 #include "bpf/follow.h"
@@ -70,6 +71,13 @@ struct pmu_bpf_follow_opts {
 	uint32_t max_members;  /* live processes followed at once; 0: 8192 (the map's
 	                        * buckets are allocated and zeroed at open: 16 B each) */
 	enum pmu_bpf_btf_mode btf;
+	/* per-thread hardware counts by the per-CPU, charged-at-context-switch
+	 * method (bpf/follow.h struct pmu_bpf_counts): up to PMU_BPF_NEV
+	 * counting events, opened by the follower on every CPU; 0: none */
+	unsigned nev;
+	struct perf_event_attr *ev_attr[PMU_BPF_NEV];
+	bool exit_kprobe;      /* use the pre-6.16 exit hook (kprobe taskstats_exit)
+	                        * even where the tracepoint has group_dead: for tests */
 };
 
 /* the decoded record: h.kind says which member is valid */
@@ -78,6 +86,7 @@ union pmu_bpf_rec {
 	struct pmu_bpf_fork fork;
 	struct pmu_bpf_exec exec;
 	struct pmu_bpf_exit exit;
+	struct pmu_bpf_counts counts;
 };
 
 struct pmu_bpf_follow_stats {
@@ -93,6 +102,11 @@ struct pmu_bpf_follow_stats {
 	const uint64_t *dropped_cpu, *map_fail_cpu; /* owned by the follower, valid until close */
 	double open_ms, load_ms, attach_ms; /* the fixed cost, by phase */
 	char btf_source[200];  /* which BTF the CO-RE relocations used, and why */
+	uint64_t count_fail;   /* member slices not charged (loss), all CPUs */
+	const uint64_t *count_fail_cpu; /* per CPU, owned by the follower */
+	unsigned ev_cpus;      /* CPUs on which every counting event opened */
+	const char *exit_hook; /* static: the hook that decides group_dead (the 6.16
+	                        * tracepoint, or the kprobe before 6.16); "" if none */
 };
 
 struct pmu_bpf_follow;

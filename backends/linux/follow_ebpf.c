@@ -435,9 +435,9 @@ void pmu_ebpf_evidence(const struct pmu_ebpf_follow *e, char *out, size_t n)
 
 	pmu_bpf_follow_stats(e->bpf, &st);
 	snprintf(out, n,
-		 "tracepoints sched_process_fork, sched_process_exec and sched_process_exit attached and pid %d in "
-		 "the membership map before its exec (load %.1f ms, attach %.1f ms; BTF: %s)",
-		 (int)e->root, st.load_ms, st.attach_ms, st.btf_source);
+		 "tracepoints sched_process_fork, sched_process_exec and sched_switch and the %s attached and pid %d "
+		 "in the membership map before its exec (load %.1f ms, attach %.1f ms; BTF: %s)",
+		 st.exit_hook, (int)e->root, st.load_ms, st.attach_ms, st.btf_source);
 }
 
 /* "N on cpu0, N on cpu1": where a per-CPU counter counted */

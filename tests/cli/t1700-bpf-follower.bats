@@ -158,9 +158,9 @@ PY
 @test "the record decoder refuses every malformed sample and accepts the seeds" {
 	local seeds=$BATS_TEST_DIRNAME/../fuzz/corpus/bpfrec d=$BATS_TEST_TMPDIR
 	run "$DUMP" --decode "$seeds"/fork "$seeds"/fork-thread "$seeds"/exec "$seeds"/exec-truncated \
-		"$seeds"/exit-group "$seeds"/exit-thread
+		"$seeds"/exit-group "$seeds"/exit-thread "$seeds"/counts
 	assert_success
-	[ "$(grep -c ' ok ' <<<"$output")" -eq 6 ]
+	[ "$(grep -c ' ok ' <<<"$output")" -eq 7 ]
 	# mutations: (name, seed, byte offset, new bytes as hex) or a cut length
 	$PY - "$seeds" "$d" <<'PY'
 import sys
@@ -183,13 +183,19 @@ put("exec-no-nul", "exec-truncated", 64 + 255, b"a")
 put("exec-len-lies", "exec", 56, b"\x05\x00\x00\x00")
 put("exit-group-on-thread", "exit-thread", 48, b"\x00\x05\x00\x00")
 put("exit-comm-no-nul", "exit-group", 208, b"x" * 16)
+put("counts-nev3", "counts", 32, b"\x03\x00\x00\x00")
+put("counts-running-over-enabled", "counts", 80, b"\xff" * 7)
+put("counts-unused-event", "counts", 32, b"\x01\x00\x00\x00")
 PY
 	run "$DUMP" --decode "$d"/short-header "$d"/short-body "$d"/seq0 "$d"/kind9 "$d"/size-lies \
 		"$d"/fork-flags "$d"/fork-thread-lies "$d"/exec-no-nul "$d"/exec-len-lies \
-		"$d"/exit-group-on-thread "$d"/exit-comm-no-nul
+		"$d"/exit-group-on-thread "$d"/exit-comm-no-nul "$d"/counts-nev3 "$d"/counts-running-over-enabled \
+		"$d"/counts-unused-event
 	assert_success
 	refute_output --partial ' ok '
-	[ "$(grep -c ' corrupt: ' <<<"$output")" -eq 11 ]
+	[ "$(grep -c ' corrupt: ' <<<"$output")" -eq 14 ]
+	assert_line --partial 'counts with no event or too many'
+	assert_line --partial 'counts times disagree or an unused event counted'
 	assert_line --partial 'exec filename not terminated at its length'
 	assert_line --partial 'group fields on a thread that is not the last'
 }

@@ -9,7 +9,8 @@
  *   1. accepted  =>  len == h.size == sizeof the kind's struct, seq != 0,
  *      known kind; exec: strlen(filename) == filename_len, truncated only
  *      at the bound; exit: comm terminated; fork: the thread flag agrees
- *      with the tgids.
+ *      with the tgids; counts: 1..PMU_BPF_NEV events, running <= enabled,
+ *      nothing counted past nev.
  *   2. accepted  =>  decoding the decoded bytes again accepts and gives
  *      the same bytes (the decoder is a filter, not a transformer).
  *   3. refused   =>  PMU_ERR_CORRUPT with a detail that starts "bpf record".
@@ -59,6 +60,14 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t len)
 	case PMU_BPF_REC_EXIT:
 		if (len != sizeof(r.exit) || strnlen(r.exit.comm, sizeof(r.exit.comm)) >= sizeof(r.exit.comm))
 			abort();
+		break;
+	case PMU_BPF_REC_COUNTS:
+		if (len != sizeof(r.counts) || !r.counts.nev || r.counts.nev > PMU_BPF_NEV)
+			abort();
+		for (unsigned i = 0; i < PMU_BPF_NEV; i++)
+			if (r.counts.running_ns[i] > r.counts.enabled_ns[i] ||
+			    (i >= r.counts.nev && (r.counts.value[i] || r.counts.enabled_ns[i])))
+				abort();
 		break;
 	default:
 		abort();

@@ -3,11 +3,18 @@
  * prints what it saw, for tests/cli/t1700-bpf-follower.bats and the cost
  * numbers in docs/ebpf-follower.md:
  *   bpf-follow-dump [--ring BYTES] [--btf auto|full|min] [--interval MS]
- *                   [--max-members N] [--quiet] [--sleep] [--load-only] -- CMD ARGS...
+ *                   [--max-members N] [--count EV[,EV]] [--exit-kprobe] [--quiet] [--sleep] [--load-only]
+ *                   -- CMD ARGS...
  * The command is forked behind a barrier (it waits on a pipe); the follower
  * opens, the child's pid goes into the members map, then the child is
  * released to exec.  The ring is drained every --interval ms (default 20)
  * until the root is reaped and the members map is empty, then once more.
+ * --count EV[,EV]: per-thread counts of up to two of cycles, instructions,
+ * cpu-clock by the per-CPU, charged-at-context-switch method: a "counts"
+ * line before each thread's exit line; the stats add count_fail (slices
+ * lost) per CPU and ev_cpus (CPUs where every event opened).
+ * --exit-kprobe: the pre-6.16 exit hook (kprobe taskstats_exit) even where
+ * sched_process_exit has group_dead, so a new kernel tests the old path.
  * --sleep: sleep between drains instead of polling the ring's fd (which
  * wakes when the ring is half full), so that a tiny ring must overflow.
  * stdout: one JSON object per record ({"kind":"fork"|"exec"|"exit",...};
@@ -60,6 +67,39 @@ static void jstr(const char *s)
 	putchar('"');
 }
 
+/* --count: the events of the per-CPU, charged-at-context-switch method */
+static const char *ev_name[PMU_BPF_NEV];
+static struct perf_event_attr ev_attr[PMU_BPF_NEV];
+
+static int parse_count(char *list, struct pmu_bpf_follow_opts *o)
+{
+	static const struct {
+		const char *name;
+		__u32 type;
+		__u64 config;
+	} known[] = {
+		{ "cycles", PERF_TYPE_HARDWARE, PERF_COUNT_HW_CPU_CYCLES },
+		{ "instructions", PERF_TYPE_HARDWARE, PERF_COUNT_HW_INSTRUCTIONS },
+		/* a software event: the method on a machine without a PMU */
+		{ "cpu-clock", PERF_TYPE_SOFTWARE, PERF_COUNT_SW_CPU_CLOCK },
+	};
+	for (char *t = strtok(list, ","); t; t = strtok(NULL, ",")) {
+		size_t k;
+		if (o->nev >= PMU_BPF_NEV)
+			return -1;
+		for (k = 0; k < sizeof(known) / sizeof(known[0]) && strcmp(known[k].name, t); k++)
+			;
+		if (k == sizeof(known) / sizeof(known[0]))
+			return -1;
+		ev_name[o->nev] = known[k].name;
+		ev_attr[o->nev].type = known[k].type;
+		ev_attr[o->nev].config = known[k].config;
+		o->ev_attr[o->nev] = &ev_attr[o->nev];
+		o->nev++;
+	}
+	return o->nev ? 0 : -1;
+}
+
 static int on_rec(const union pmu_bpf_rec *r, void *arg)
 {
 	(void)arg;
@@ -88,6 +128,18 @@ static int on_rec(const union pmu_bpf_rec *r, void *arg)
 		       e->flags & PMU_BPF_EXEC_ARGV_TRUNCATED ? "true" : "false");
 		jstr(e->filename);
 		printf("}\n");
+		break;
+	}
+	case PMU_BPF_REC_COUNTS: {
+		const struct pmu_bpf_counts *c = &r->counts;
+		printf("\"kind\":\"counts\",\"tgid\":%u,\"tid\":%u,\"noentry\":%s,\"slices\":%u,\"read_fail\":%u,"
+		       "\"events\":[",
+		       c->tgid, c->tid, c->flags & PMU_BPF_COUNTS_NOENTRY ? "true" : "false", c->slices, c->read_fail);
+		for (unsigned i = 0; i < c->nev; i++)
+			printf("%s{\"name\":\"%s\",\"value\":%llu,\"enabled_ns\":%llu,\"running_ns\":%llu}", i ? "," : "",
+			       ev_name[i], (unsigned long long)c->value[i], (unsigned long long)c->enabled_ns[i],
+			       (unsigned long long)c->running_ns[i]);
+		printf("]}\n");
 		break;
 	}
 	case PMU_BPF_REC_EXIT: {
@@ -133,8 +185,14 @@ static void print_stats(struct pmu_bpf_follow *f, int root_status, double wall_m
 	printf("],\"map_fail_cpu\":[");
 	for (unsigned c = 0; c < st.ncpu; c++)
 		printf("%s%llu", c ? "," : "", (unsigned long long)st.map_fail_cpu[c]);
-	printf("],\"open_ms\":%.3f,\"load_ms\":%.3f,\"attach_ms\":%.3f,\"btf\":", st.open_ms, st.load_ms, st.attach_ms);
+	printf("],\"count_fail\":%llu,\"count_fail_cpu\":[", (unsigned long long)st.count_fail);
+	for (unsigned c = 0; c < st.ncpu && st.count_fail_cpu; c++)
+		printf("%s%llu", c ? "," : "", (unsigned long long)st.count_fail_cpu[c]);
+	printf("],\"ev_cpus\":%u,\"open_ms\"", st.ev_cpus);
+	printf(":%.3f,\"load_ms\":%.3f,\"attach_ms\":%.3f,\"btf\":", st.open_ms, st.load_ms, st.attach_ms);
 	jstr(st.btf_source);
+	printf(",\"exit_hook\":");
+	jstr(st.exit_hook);
 	if (root_status >= 0)
 		printf(",\"root_status\":%d,\"wall_ms\":%.1f", root_status, wall_ms);
 	printf("}\n");
@@ -150,7 +208,7 @@ static double now_ms(void)
 static int decode_files(int n, char **files)
 {
 	static const char *kinds[] = {[PMU_BPF_REC_FORK] = "fork", [PMU_BPF_REC_EXEC] = "exec",
-	                              [PMU_BPF_REC_EXIT] = "exit"};
+	                              [PMU_BPF_REC_EXIT] = "exit", [PMU_BPF_REC_COUNTS] = "counts"};
 	for (int k = 0; k < n; k++) {
 		unsigned char buf[sizeof(union pmu_bpf_rec) + 1]; /* one byte more: a longer file is refused */
 		union pmu_bpf_rec r;
@@ -172,7 +230,7 @@ static int decode_files(int n, char **files)
 static int usage(void)
 {
 	fprintf(stderr, "usage: bpf-follow-dump [--ring BYTES] [--btf auto|full|min] [--interval MS] "
-	                "[--max-members N] [--quiet] [--sleep] [--load-only] -- CMD ARGS...\n");
+	                "[--max-members N] [--count EV[,EV]] [--exit-kprobe] [--quiet] [--sleep] [--load-only] -- CMD ARGS...\n");
 	return 2;
 }
 
@@ -196,6 +254,11 @@ int main(int argc, char **argv)
 			quiet = true;
 		} else if (!strcmp(a, "--sleep")) {
 			sleep_only = true;
+		} else if (i + 1 < argc && !strcmp(a, "--count")) {
+			if (parse_count(argv[++i], &o))
+				return usage();
+		} else if (!strcmp(a, "--exit-kprobe")) {
+			o.exit_kprobe = true;
 		} else if (!strcmp(a, "--load-only")) {
 			load_only = true;
 		} else if (i + 1 < argc && !strcmp(a, "--ring")) {

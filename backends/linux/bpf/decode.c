@@ -38,6 +38,7 @@ int pmu_bpf_decode(const void *data, size_t len, union pmu_bpf_rec *out)
 		want = len >= EXEC_MIN && len <= sizeof(struct pmu_bpf_exec) ? len : EXEC_MIN;
 		break;
 	case PMU_BPF_REC_EXIT: want = sizeof(struct pmu_bpf_exit); break;
+	case PMU_BPF_REC_COUNTS: want = sizeof(struct pmu_bpf_counts); break;
 	default: return bad("unknown kind", h.seq);
 	}
 	if (h.size != len || len != want)
@@ -79,6 +80,20 @@ int pmu_bpf_decode(const void *data, size_t len, union pmu_bpf_rec *out)
 			return bad("exec filename truncated short of its bound", h.seq);
 		if (!r->tgid || !r->tid || !r->old_tid)
 			return bad("exec with pid 0", h.seq);
+		break;
+	}
+	case PMU_BPF_REC_COUNTS: {
+		const struct pmu_bpf_counts *r = &out->counts;
+		if (r->flags & ~PMU_BPF_COUNTS_NOENTRY)
+			return bad("unknown counts flags", h.seq);
+		if (!r->nev || r->nev > PMU_BPF_NEV)
+			return bad("counts with no event or too many", h.seq);
+		if (!r->tgid || !r->tid)
+			return bad("counts with pid 0", h.seq);
+		for (unsigned i = 0; i < PMU_BPF_NEV; i++)
+			if (r->running_ns[i] > r->enabled_ns[i] ||
+			    (i >= r->nev && (r->value[i] || r->enabled_ns[i] || r->running_ns[i])))
+				return bad("counts times disagree or an unused event counted", h.seq);
 		break;
 	}
 	case PMU_BPF_REC_EXIT: {

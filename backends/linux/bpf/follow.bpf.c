@@ -35,6 +35,7 @@ char LICENSE[] SEC("license") = "GPL";
 /* set by the loader before load */
 const volatile __u64 cohort_cgid = 0;     /* cgroup v2 id; 0: none */
 const volatile __u64 ns_per_tick = 10000000; /* NSEC_PER_SEC / USER_HZ */
+const volatile __u32 nev = 0;             /* counting events (pmu_ev0, pmu_ev1); 0: none */
 
 __u64 seq_next = 0; /* .bss: the last seq handed out, read by user space */
 
@@ -366,8 +367,8 @@ static __always_inline void send_exit(struct task_struct *p, const struct dying 
 	submit(r);
 }
 
-SEC("raw_tp/sched_process_exit")
-int BPF_PROG(on_exit, struct task_struct *p, bool group_dead)
+/* Hook 1's body; group_dead as the kernel decided it (see the two entries below) */
+static __always_inline int exit_begin(struct task_struct *p, bool group_dead)
 {
 	__u32 tgid = BPF_CORE_READ(p, tgid);
 	if (!is_member(tgid))
@@ -405,9 +406,193 @@ int BPF_PROG(on_exit, struct task_struct *p, bool group_dead)
 	return 0;
 }
 
+/* Linux 6.16 and later: the tracepoint passes group_dead */
+SEC("raw_tp/sched_process_exit")
+int BPF_PROG(on_exit, struct task_struct *p, bool group_dead)
+{
+	return exit_begin(p, group_dead);
+}
+
+/*
+ * Before 6.16 (Debian 12's 6.1): trace_sched_process_exit(tsk) has no
+ * group_dead, and reading signal->live there races (two threads exiting at
+ * once may both see 0).  do_exit() hands the group_dead it decided with
+ * atomic_dec_and_test(&signal->live) to taskstats_exit() (6.1
+ * kernel/exit.c; CONFIG_TASKSTATS, which Debian's kernels have):
+ *     tsk->exit_code = code;
+ *     taskstats_exit(tsk, group_dead);
+ *     exit_mm();
+ *     ...
+ *     trace_sched_process_exit(tsk);
+ * tsk is current, exit_code is set and the group's maxrss folded in: the
+ * same state the 6.16 tracepoint sees.  The loader attaches this kprobe
+ * only when the tracepoint refuses the two-argument program (EINVAL: the
+ * program reads an argument the tracepoint lacks).
+ *
+ * The argument is read from the registers the kprobe saved, not through
+ * vmlinux.h's pt_regs, which is the build host's architecture in a cross
+ * build.
+ */
+#if defined(__TARGET_ARCH_arm64)
+/* arch/arm64/include/asm/ptrace.h: pt_regs begins with user_pt_regs, regs[0..30] */
+#define KPROBE_ARG2(ctx) (((const __u64 *)(ctx))[1])
+#elif defined(__TARGET_ARCH_x86)
+#define KPROBE_ARG2(ctx) ((ctx)->si)
+#else
+#error "the exit kprobe's second argument: add this architecture's register"
+#endif
+
+SEC("kprobe/taskstats_exit")
+int on_exit_kprobe(struct pt_regs *ctx)
+{
+	struct task_struct *p = (struct task_struct *)bpf_get_current_task();
+	return exit_begin(p, (int)KPROBE_ARG2(ctx) != 0);
+}
+
+/*
+ * Per-incarnation hardware counts by the per-CPU, charged-at-context-switch
+ * method (see struct pmu_bpf_counts).  The loader opens one counting event
+ * per CPU per event (pid -1, that CPU) and puts its fd at the CPU's index of
+ * pmu_ev0 / pmu_ev1.  At every switch on a CPU the events are read there
+ * (bpf_perf_event_read_value, BPF_F_CURRENT_CPU) and the delta since the
+ * previous switch on that CPU is the slice of the task leaving it: charged
+ * to prev when its group is a member.  The first switch seen on a CPU only
+ * sets its baseline: no member runs before it (the root waits behind the
+ * launch barrier while the programs are attached, and every member slice
+ * begins at a switch).
+ */
+struct {
+	__uint(type, BPF_MAP_TYPE_PERF_EVENT_ARRAY);
+	__uint(key_size, sizeof(__u32));
+	__uint(value_size, sizeof(__u32));
+	__uint(max_entries, 1); /* replaced by the loader: possible CPUs */
+} pmu_ev0 SEC(".maps"), pmu_ev1 SEC(".maps");
+
+struct cpu_last {
+	__u64 value[PMU_BPF_NEV], enabled[PMU_BPF_NEV], running[PMU_BPF_NEV];
+	__u32 valid;   /* bit per event: a baseline is there */
+	__u32 pad;
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct cpu_last);
+} pmu_last SEC(".maps");
+
+struct thread_counts {
+	__u64 value[PMU_BPF_NEV], enabled_ns[PMU_BPF_NEV], running_ns[PMU_BPF_NEV];
+	__u32 slices, read_fail;
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__uint(max_entries, 16384);
+	__type(key, __u64); /* the task_struct's address, as dying */
+	__type(value, struct thread_counts);
+} pmu_thr SEC(".maps");
+
+/* read event i on this CPU; the delta since the last read there into
+ * dv, de, dr; false when the read failed or there was no baseline */
+static __always_inline bool read_delta(void *map, struct cpu_last *l, int i, __u64 *dv, __u64 *de, __u64 *dr)
+{
+	struct bpf_perf_event_value v;
+	bool had = l->valid & (1u << i);
+
+	if (bpf_perf_event_read_value(map, BPF_F_CURRENT_CPU, &v, sizeof(v))) {
+		l->valid &= ~(1u << i);
+		return false;
+	}
+	*dv = v.counter - l->value[i];
+	*de = v.enabled - l->enabled[i];
+	*dr = v.running - l->running[i];
+	l->value[i] = v.counter;
+	l->enabled[i] = v.enabled;
+	l->running[i] = v.running;
+	l->valid |= 1u << i;
+	return had;
+}
+
+static __always_inline void charge(struct task_struct *prev)
+{
+	__u32 k = 0;
+	struct cpu_last *l = bpf_map_lookup_elem(&pmu_last, &k);
+	__u64 dv[PMU_BPF_NEV] = {0}, de[PMU_BPF_NEV] = {0}, dr[PMU_BPF_NEV] = {0};
+	bool ok = true, was_valid;
+
+	if (!l)
+		return;
+	was_valid = l->valid != 0;
+	ok = read_delta(&pmu_ev0, l, 0, &dv[0], &de[0], &dr[0]);
+	if (nev > 1 && !read_delta(&pmu_ev1, l, 1, &dv[1], &de[1], &dr[1]))
+		ok = false;
+
+	__u32 tgid = BPF_CORE_READ(prev, tgid);
+	if (!is_member(tgid))
+		return;
+	if (!was_valid && ok)
+		ok = false; /* cannot happen for a member: see above */
+	__u64 task = (__u64)prev;
+	struct thread_counts *t = bpf_map_lookup_elem(&pmu_thr, &task);
+	if (!t) {
+		struct thread_counts z = {0};
+		bpf_map_update_elem(&pmu_thr, &task, &z, BPF_NOEXIST);
+		t = bpf_map_lookup_elem(&pmu_thr, &task);
+		if (!t) {
+			struct pmu_bpf_counters *c = ctr();
+			if (c)
+				__sync_fetch_and_add(&c->count_fail, 1);
+			return;
+		}
+	}
+	if (!ok) {
+		struct pmu_bpf_counters *c = ctr();
+		if (c)
+			__sync_fetch_and_add(&c->count_fail, 1);
+		t->read_fail++;
+		return;
+	}
+	t->slices++;
+	for (int i = 0; i < PMU_BPF_NEV; i++) {
+		t->value[i] += dv[i];
+		t->enabled_ns[i] += de[i];
+		t->running_ns[i] += dr[i];
+	}
+}
+
+/* the thread's counts record, at its last switch, before its exit record */
+static __always_inline void send_counts(struct task_struct *p, const struct dying *d)
+{
+	__u64 task = (__u64)p;
+	struct thread_counts *t = bpf_map_lookup_elem(&pmu_thr, &task);
+	struct pmu_bpf_counts *r = reserve(sizeof(*r), PMU_BPF_REC_COUNTS);
+
+	if (r) {
+		r->tgid = d->tgid;
+		r->tid = d->tid;
+		r->nev = nev;
+		r->flags = t ? 0 : PMU_BPF_COUNTS_NOENTRY;
+		r->slices = t ? t->slices : 0;
+		r->read_fail = t ? t->read_fail : 0;
+		for (int i = 0; i < PMU_BPF_NEV; i++) {
+			bool used = t && i < nev;
+			r->value[i] = used ? t->value[i] : 0;
+			r->enabled_ns[i] = used ? t->enabled_ns[i] : 0;
+			r->running_ns[i] = used ? t->running_ns[i] : 0;
+		}
+		submit(r);
+	}
+	if (t)
+		bpf_map_delete_elem(&pmu_thr, &task);
+}
+
 SEC("raw_tp/sched_switch")
 int BPF_PROG(on_switch, bool preempt, struct task_struct *prev, struct task_struct *next, unsigned int prev_state)
 {
+	if (nev)
+		charge(prev);
 	if (prev_state != TASK_DEAD)
 		return 0;
 	__u64 task = (__u64)prev;
@@ -415,6 +600,8 @@ int BPF_PROG(on_switch, bool preempt, struct task_struct *prev, struct task_stru
 	if (!d)
 		return 0;
 	struct dying copy = *d;
+	if (nev)
+		send_counts(prev, &copy);
 	send_exit(prev, &copy);
 	/* after the record is committed: a consumer that sees both maps
 	 * empty has every exit in the ring */

@@ -12,11 +12,14 @@
  * against the kind's struct before it reads a body (a malformed record is
  * counted, never decoded).  Bump PMU_BPF_WIRE_VERSION on any change.
  */
-#define PMU_BPF_WIRE_VERSION 2
+#define PMU_BPF_WIRE_VERSION 3
 
 #define PMU_BPF_REC_FORK 1
 #define PMU_BPF_REC_EXEC 2
 #define PMU_BPF_REC_EXIT 3
+#define PMU_BPF_REC_COUNTS 4 /* a thread's hardware counts, just before its exit record */
+
+#define PMU_BPF_NEV 2 /* counting events at most (cycles, instructions) */
 
 #define PMU_BPF_FILENAME_MAX 256 /* bytes kept of bprm->filename, NUL included */
 #define PMU_BPF_COMM_LEN 16      /* TASK_COMM_LEN */
@@ -39,6 +42,10 @@
 #define PMU_BPF_EXIT_EARLY      0x8 /* the dying map was full: accounting read at
                                      * sched_process_exit, not at the task's last
                                      * switch (the tail of do_exit is missing) */
+
+/* counts flags */
+#define PMU_BPF_COUNTS_NOENTRY 0x1 /* the per-thread map had no room: slices not
+                                    * charged (each counted in read_fail too) */
 
 struct pmu_bpf_hdr {
 	__u64 seq;     /* global, from 1, one per record the program tried to send */
@@ -111,6 +118,33 @@ struct pmu_bpf_counters {
 	__u64 reserve_fail;          /* bpf_ringbuf_reserve failed: the record's seq is lost */
 	__u64 map_fail;              /* members map update failed (full, or -ENOMEM) */
 	__u64 submitted;
+	__u64 count_fail;            /* member slices not charged: a failed counter read
+	                              * or no room in the per-thread map (loss) */
+};
+
+/*
+ * The per-CPU, charged-at-context-switch counts of one thread: one counting
+ * perf event per CPU per event (the loader's, in a PERF_EVENT_ARRAY by
+ * CPU), read with bpf_perf_event_read_value() at every sched_switch on that
+ * CPU; the delta since the CPU's previous switch is charged to the task
+ * leaving it (prev) when prev's group is a member.  Sent at the thread's
+ * last switch, after its last slice is charged, just before its exit
+ * record (same tgid, tid).  value, enabled_ns and running_ns are sums over
+ * the charged slices; running_ns < enabled_ns means some slice was
+ * multiplexed (an estimate, not exact).  read_fail: slices whose read
+ * failed (or could not be charged), whose counts are lost: the total is
+ * then a lower bound.
+ */
+struct pmu_bpf_counts {
+	struct pmu_bpf_hdr h;
+	__u32 tgid, tid;
+	__u32 nev;                   /* events, <= PMU_BPF_NEV, in the loader's order */
+	__u32 flags;                 /* PMU_BPF_COUNTS_* */
+	__u32 slices;                /* slices charged */
+	__u32 read_fail;             /* slices lost (see above) */
+	__u64 value[PMU_BPF_NEV];
+	__u64 enabled_ns[PMU_BPF_NEV];
+	__u64 running_ns[PMU_BPF_NEV];
 };
 
 #endif

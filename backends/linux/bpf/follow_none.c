@@ -66,6 +66,7 @@ void pmu_bpf_follow_stats(struct pmu_bpf_follow *f, struct pmu_bpf_follow_stats 
 {
 	(void)f;
 	memset(st, 0, sizeof(*st));
+	st->exit_hook = "";
 }
 
 void pmu_bpf_follow_close(struct pmu_bpf_follow *f)
