@@ -38,6 +38,7 @@
 #include "backend.h"
 #include "cgroup.h"
 #include "collector.h"
+#include "corepmu.h"
 #include "counting.h"
 #include "lifecycle.h"
 #include "counts.h"
@@ -192,41 +193,16 @@ static void add_fallback(struct pmu_counting *k, const char *what, const char *c
 	va_end(ap);
 }
 
-/*
- * The core (CPU) PMU this host exposes, as perf(1) finds it
- * (tools/perf/util/pmu.c is_pmu_core()): "cpu" on x86, "cpu_core" and
- * "cpu_atom" on hybrid x86, and on Arm every PMU whose sysfs directory has
- * a "cpus" file (armv8_pmuv3, armv8_cortex_a72, ...; uncore PMUs have a
- * "cpumask" instead).  name gets the first one; false when there is none.
- */
+/* The first core (CPU) PMU this host exposes (corepmu.h: perf(1)'s rule);
+ * false when there is none. */
 static bool core_pmu(char *name, size_t n)
 {
-	static const char *const x86[] = { "cpu", "cpu_core", "cpu_atom" };
-	DIR *d;
-	struct dirent *de;
-	char path[PATH_MAX];
+	char all[256];
 
-	for (size_t i = 0; i < PMU_ARRAY_SIZE(x86); i++) {
-		snprintf(path, sizeof(path), "/sys/bus/event_source/devices/%s", x86[i]);
-		if (!access(path, F_OK)) {
-			snprintf(name, n, "%s", x86[i]);
-			return true;
-		}
-	}
-	if (!(d = opendir("/sys/bus/event_source/devices")))
+	if (pmu_core_pmus(NULL, all, sizeof(all)) <= 0)
 		return false;
-	while ((de = readdir(d))) {
-		if (de->d_name[0] == '.')
-			continue;
-		snprintf(path, sizeof(path), "/sys/bus/event_source/devices/%s/cpus", de->d_name);
-		if (!access(path, F_OK)) {
-			pmu_setf(name, n, "%s", de->d_name);
-			closedir(d);
-			return true;
-		}
-	}
-	closedir(d);
-	return false;
+	pmu_setf(name, n, "%.*s", (int)strcspn(all, " "), all);
+	return true;
 }
 
 /* errno of perf_event_open(2) → why and what to do, where it happens. */
