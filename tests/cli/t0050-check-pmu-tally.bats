@@ -37,7 +37,7 @@ tap() {
 	assert_line "1 passed, 1 failed, 0 skipped"
 	# one that is named stays a skip (never a pass)
 	tap cli_t1450-hw-x 0 "1..1" "ok 1 # SKIP AVX2 line masks: x86-64 only (this build falls back to byte scans)"
-	mv "$G/tap/cli_t1450-hw-x.tap" "$G/tap/unit_t-validate.tap"; mv "$G/tap/cli_t1450-hw-x.rc" "$G/tap/unit_t-validate.rc"
+	mv "$G/tap/cli_t1450-hw-x.tap" "$G/tap/user_t-validate.tap"; mv "$G/tap/cli_t1450-hw-x.rc" "$G/tap/user_t-validate.rc"
 	rm -f "$G/tap/cli_t1450-hw-x."*
 	run "$top/tests/run" --guest "$G" "$PMU_BUILD"
 	assert_success
