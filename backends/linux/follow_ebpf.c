@@ -57,6 +57,7 @@
 struct acc {
 	uint64_t runtime, utime, stime, minflt, majflt, nvcsw, nivcsw, rchar, wchar;
 	uint32_t exits;
+	uint64_t last_switch;   /* the latest of its threads' last switches (h.time_ns) */
 	bool held;              /* its group's end waits in held[] */
 };
 
@@ -331,8 +332,14 @@ static void group_end(struct pmu_ebpf_follow *e, struct pmu_incarnation *in, con
 	}
 	if (in->d && x->comm[0])
 		snprintf(in->d->comm, sizeof(in->d->comm), "%.*s", (int)strnlen(x->comm, sizeof(x->comm)), x->comm);
-	pmu_cohort_end(e->c, in, kind, kind == 1 ? WEXITSTATUS(st) : kind == 2 ? WTERMSIG(st) : 0,
-		       x->exit_ns ? x->exit_ns : x->h.time_ns);
+	/* its end: the group's exit, or, when later, its threads' last
+	 * context switch (each thread's end, and the time of its counts, is
+	 * its last switch: a thread ends inside its incarnation) */
+	uint64_t end = x->exit_ns ? x->exit_ns : x->h.time_ns;
+
+	if (a && a->last_switch > end)
+		end = a->last_switch;
+	pmu_cohort_end(e->c, in, kind, kind == 1 ? WEXITSTATUS(st) : kind == 2 ? WTERMSIG(st) : 0, end);
 }
 
 /* Keep x until the incarnation's other threads' records are in; false
@@ -502,6 +509,8 @@ static int on_record(const union pmu_bpf_rec *r, void *arg)
 			a->rchar += x->rchar;
 			a->wchar += x->wchar;
 			a->exits++;
+			if (x->h.time_ns > a->last_switch)
+				a->last_switch = x->h.time_ns;
 		}
 		/* no counts record with the exit: it was lost (a failed reserve) */
 		if (e->nev && !take_counts(e, x, &tc))
