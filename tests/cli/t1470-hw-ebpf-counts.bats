@@ -191,21 +191,21 @@ totals() {
 	assert_output 0
 }
 
-@test "pmurec --follower ebpf: an event past the follower's 2 is unavailable per incarnation, with the reason and remedy" {
+@test "pmurec --follower ebpf: an event past the follower's 4 is unavailable per incarnation, with the reason and remedy" {
 	needs_backend linux
 	needs_ebpf
 	cd "$BATS_TEST_TMPDIR"
-	run pmurec --follower ebpf -e task-clock,cpu-clock,page-faults -o m.bundle -- "$PMU_BUILD/hw-loop" 100000
+	run pmurec --follower ebpf -e task-clock,cpu-clock,page-faults,context-switches,cpu-migrations -o m.bundle -- "$PMU_BUILD/hw-loop" 100000
 	assert_success
 	run pmuvalidate -q m.bundle
 	assert_success
-	run jq -r 'select(.type == "count" and .counter == "page-faults") | "\(.status) \(.method)"' m.bundle/$C
+	run jq -r 'select(.type == "count" and .counter == "cpu-migrations") | "\(.status) \(.method)"' m.bundle/$C
 	assert_output "unavailable per-cpu-switch"
-	run jq -r 'select(.type == "count" and .counter == "page-faults") | "\(.reason) | \(.remedy)"' m.bundle/$C
-	assert_output --partial "at most 2 events per thread"
+	run jq -r 'select(.type == "count" and .counter == "cpu-migrations") | "\(.reason) | \(.remedy)"' m.bundle/$C
+	assert_output --partial "at most 4 events per thread"
 	assert_output --partial "--follower ptrace"
 	run jq -r 'select(.type == "total") | "\(.counter) \(.status)"' m.bundle/$C
-	assert_output "$(printf 'task-clock ok\ncpu-clock ok\npage-faults unavailable')"
+	assert_output "$(printf 'task-clock ok\ncpu-clock ok\npage-faults ok\ncontext-switches ok\ncpu-migrations unavailable')"
 }
 
 @test "pmurec --follower ptrace: counts and totals say method per-thread" {
