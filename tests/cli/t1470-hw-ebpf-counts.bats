@@ -177,7 +177,10 @@ totals() {
 	run jq -r 'select(.type == "total" and (.counter | IN("task-clock", "cpu-clock")))
 		| "\(.status) \(.estimate) \(.method)"' s.bundle/$C
 	[ "${#lines[@]}" -eq 6 ] || fail "totals: $output"
-	for l in "${lines[@]}"; do [ "$l" = "ok false per-cpu-switch" ] || fail "total: $l"; done
+	for l in "${lines[@]}"; do
+		[ "$l" = "ok false per-cpu-switch" ] ||
+			fail "total: $l; not ok: $(jq -c 'select(.type == "count" and .status != "ok")' s.bundle/$C)"
+	done
 	# every thread's count: a value > 0, or the lifecycle's account says otherwise
 	run jq -r 'select(.type == "count" and .counter == "task-clock") | "\(.status) \(.value_ns > 0)"' s.bundle/$C
 	for l in "${lines[@]}"; do [ "$l" = "ok true" ] || fail "count: $l"; done
