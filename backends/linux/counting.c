@@ -1467,10 +1467,14 @@ int pmu_counting_finish(struct pmu_counting *k, uint64_t run_end, char *evidence
 		if (k->cg_ok && k->cg_count_ok && k->cg_hw_left && e->s->on_pmu) {
 			json_object_set_new(o, "status", json_string("unavailable"));
 			json_object_set_new(o, "reason", json_string(
-				"not counted on the cohort's cgroup: the PMU has no room for the hardware events twice "
-				"(the cgroup's on each CPU and each thread's), and CPU-wide counters are scheduled "
-				"before the per-thread ones, whose counters they would take; the cohort's total is the "
-				"incarnations' sum"));
+				k->by_switch
+				? "not counted on the cohort's cgroup: the PMU has no room for the hardware events twice "
+				  "(the cgroup's and the eBPF follower's, both on each CPU), and the follower's would be "
+				  "multiplexed; the cohort's total is the incarnations' sum"
+				: "not counted on the cohort's cgroup: the PMU has no room for the hardware events twice "
+				  "(the cgroup's on each CPU and each thread's), and CPU-wide counters are scheduled "
+				  "before the per-thread ones, whose counters they would take; the cohort's total is the "
+				  "incarnations' sum"));
 			json_object_set_new(o, "remedy", json_string(
 				"none needed: use the incarnations' sum (count fewer hardware events to have the "
 				"cgroup's too)"));
