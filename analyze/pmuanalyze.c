@@ -644,13 +644,15 @@ static void print_single(json_t *rep)
 			char v[200];
 
 			const char *why = json_string_value(json_object_get(x, "reason"));
+			/* spec 1.5: how the processes' counts were made */
+			const char *method = json_string_value(json_object_get(x, "method"));
 
 			an_fmt_count(x, v, sizeof(v));
 			/* a cohort value not counted says why (a hardware event
 			 * left off the cgroup, parts not counted) */
-			printf("  %-26s %-13s %s%s%s\n", sget(x, "counter"),
+			printf("  %-26s %-13s %s%s%s%s%s%s\n", sget(x, "counter"),
 			       !strcmp(sget(x, "scope"), "cgroup") ? "cgroup" : "sum of procs", v, why ? ": " : "",
-			       why ? why : "");
+			       why ? why : "", method ? " [counted " : "", method ? method : "", method ? "]" : "");
 		}
 	}
 	if (json_array_size(json_object_get(counting, "cgroup_stats"))) {

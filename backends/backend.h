@@ -108,6 +108,11 @@ struct pmu_launch {
 	unsigned long long child_nofile;
 	/* the eBPF follower's ring buffer, bytes (0: its default); tests make it tiny */
 	size_t ring_bytes;
+	/* the run's counting events (-e), resolved: the eBPF follower counts
+	 * them per thread itself (per CPU, charged at each context switch),
+	 * since it holds no task for per-thread counters; NULL: none */
+	const struct pmu_evspec *ev;
+	size_t nev;
 	/* the cohort's cgroup (the command enters it in before_release), or
 	 * NULL.  The eBPF follower needs it: no tracer holds the cohort, so a
 	 * keeper kills the cgroup if the recorder dies (auto: ptrace without it) */

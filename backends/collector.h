@@ -143,6 +143,9 @@ struct pmu_task_event {
 	pid_t pid, tid;                /* exec: tid is the former tid of a non-leader exec, else pid */
 	unsigned flags;                /* joined: PMU_TASK_* */
 	uint64_t t;                    /* CLOCK_MONOTONIC ns */
+	/* ended: the thread's counts when the follower counted them itself
+	 * (lib/cohort_model.h), else NULL; valid during the call */
+	const struct pmu_task_counts *counts;
 };
 
 struct pmu_collector_ops {

@@ -244,10 +244,11 @@ void pmu_cohort_task_exec(struct pmu_cohort *c, const struct pmu_incarnation *in
 		c->listener->exec(c->listener->ctx, in->id, in->pid, former_tid, t);
 }
 
-void pmu_cohort_task_ended(struct pmu_cohort *c, const struct pmu_incarnation *in, pid_t tid, uint64_t t)
+void pmu_cohort_task_ended(struct pmu_cohort *c, const struct pmu_incarnation *in, pid_t tid, uint64_t t,
+			   const struct pmu_task_counts *counts)
 {
 	if (c->listener && c->listener->ended)
-		c->listener->ended(c->listener->ctx, in->id, tid, t);
+		c->listener->ended(c->listener->ctx, in->id, tid, t, counts);
 	if (c->live_tasks)
 		c->live_tasks--;
 }

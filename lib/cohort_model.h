@@ -120,10 +120,34 @@ struct pmu_cohort_sink {
  * incarnation's id; t CLOCK_MONOTONIC ns.  A tid may be reported joined
  * again (a thread id seen before in the process): listeners drop repeats.
  */
+/*
+ * A thread's counts as a follower that counts them itself gives them with
+ * its end (the eBPF follower's per-CPU, charged-at-context-switch method:
+ * backends/linux/bpf/follow.h struct pmu_bpf_counts).  ev[i] is the index
+ * in the run's event list (-e) of the i-th event counted; value, enabled_ns
+ * and running_ns are sums over the thread's slices.  lost_slices: slices
+ * whose read or charge failed (the values are then a lower bound);
+ * no_entry: the follower had no room for the thread (nothing charged).
+ * not_counted says why the run's other events are not counted this way.
+ */
+#define PMU_TASK_COUNTS_MAX 4
+struct pmu_task_counts {
+	const char *method;        /* "per-cpu-switch" */
+	unsigned n;
+	int ev[PMU_TASK_COUNTS_MAX];
+	uint64_t value[PMU_TASK_COUNTS_MAX], enabled_ns[PMU_TASK_COUNTS_MAX], running_ns[PMU_TASK_COUNTS_MAX];
+	uint32_t slices, lost_slices;
+	bool no_entry;
+	bool missing;              /* the thread's counts never came (lost): nothing is known */
+	const char *not_counted;   /* "" when every available event is counted */
+};
+
 struct pmu_task_listener {
 	void (*joined)(void *ctx, int inc, pid_t pid, pid_t tid, unsigned flags, uint64_t t);
 	void (*exec)(void *ctx, int inc, pid_t pid, pid_t former_tid, uint64_t t);
-	void (*ended)(void *ctx, int inc, pid_t tid, uint64_t t);
+	/* counts: the thread's, when the follower counts (NULL: it does not, or
+	 * they were lost: see pmu_task_counts) */
+	void (*ended)(void *ctx, int inc, pid_t tid, uint64_t t, const struct pmu_task_counts *counts);
 	/* the incarnation ended at end_ns, and its records are written */
 	void (*inc_ended)(void *ctx, int inc, uint64_t end_ns);
 	void *ctx;
@@ -186,7 +210,8 @@ void pmu_cohort_exec(struct pmu_cohort *c, struct pmu_incarnation *in, uint64_t 
 /* Each of the listener's calls, as the follower sees them. */
 void pmu_cohort_task_joined(struct pmu_cohort *c, const struct pmu_incarnation *in, pid_t tid, uint64_t t);
 void pmu_cohort_task_exec(struct pmu_cohort *c, const struct pmu_incarnation *in, pid_t former_tid, uint64_t t);
-void pmu_cohort_task_ended(struct pmu_cohort *c, const struct pmu_incarnation *in, pid_t tid, uint64_t t);
+void pmu_cohort_task_ended(struct pmu_cohort *c, const struct pmu_incarnation *in, pid_t tid, uint64_t t,
+			   const struct pmu_task_counts *counts);
 /* The nine totals of in (each "not observed" until set), or NULL out of memory. */
 struct pmu_resource *pmu_cohort_res(struct pmu_incarnation *in);
 void pmu_res_set(struct pmu_resource *r, uint64_t v, const char *source);

@@ -27,6 +27,10 @@ static const char *const stat_scopes[] = { "cgroup", "system", NULL };
 static const char *const end_exits[] = { "exited", "signaled", "unknown", NULL };
 static const char *const campaign_kinds[] = { "modes", "variants", NULL };
 static const char *const system_scope[] = { "system", NULL };
+/* how per-incarnation counts were counted (19.3): the ptrace follower's
+ * per-thread counters, or the eBPF follower's per-CPU counters charged at
+ * each context switch */
+static const char *const count_methods[] = { "per-thread", "per-cpu-switch", NULL };
 /* the nine resource totals of spec 12.5, in their order */
 const char *const pmu_resource_fields[] = { "cpu_user_ns", "cpu_system_ns", "max_rss_bytes", "minor_faults",
 					    "major_faults", "voluntary_switches", "involuntary_switches",
@@ -54,6 +58,8 @@ const char *const pmu_resource_fields[] = { "cpu_user_ns", "cpu_system_ns", "max
 #define F14(k, t, req, doc) { k, PMU_FT_##t, req, NULL, NULL, NULL, doc, 4 }
 #define N14(k, req, unit, doc) { k, PMU_FT_INT, req, unit, NULL, NULL, doc, 4 }
 #define E14(k, req, ev, doc) { k, PMU_FT_ENUM, req, NULL, NULL, ev, doc, 4 }
+/* fields added in spec 1.5 */
+#define E15(k, req, ev, doc) { k, PMU_FT_ENUM, req, NULL, NULL, ev, doc, 5 }
 #define OBJ(name, arr) static const struct pmu_objdef name = { #name, arr, PMU_ARRAY_SIZE(arr) }
 #define DOCHEAD F("spec", STR, true, "spec version, \"" PMU_SPEC_VERSION "\""), \
 		F("type", STR, true, "document type"), \
@@ -407,6 +413,8 @@ static const struct pmu_field count_f[] = {
 	F12("inc", STR, true, "incarnation id"),
 	N12("tid", true, "id", "thread id"),
 	F12("counter", STR, true, "counter name"),
+	E15("method", true, count_methods, "how the thread was counted: per-thread (its own counters, opened before "
+		"it ran) or per-cpu-switch (per-CPU counters, each slice charged at the context switch)"),
 	STATUS12(true),
 	N12("value", false, "count", "the value of a count-unit counter, when ok (an estimate when estimate is true)"),
 	N12("value_ns", false, "ns", "the value of an ns-unit counter, when ok"),
@@ -439,6 +447,7 @@ static const struct pmu_field total_f[] = {
 	F12("inc", STR, true, "incarnation id"),
 	F12("counter", STR, true, "counter name"),
 	N12("threads", true, "count", "count records summed"),
+	E15("method", true, count_methods, "the method of the counts summed"),
 	STATUS12(true),
 	N12("value", false, "count", "sum of the incarnation's count values, when every one is ok"),
 	SUM_VALUE_TAIL,
@@ -451,6 +460,7 @@ static const struct pmu_field cohort_total_f[] = {
 	F12("counter", STR, true, "counter name"),
 	E12("scope", true, cohort_scopes, "incarnations: the sum of the totals; cgroup: the cohort cgroup's own count"),
 	N12("parts", false, "count", "totals (or CPUs) summed"),
+	E15("method", false, count_methods, "scope incarnations: the method of the totals summed (absent for cgroup)"),
 	STATUS12(true),
 	N12("value", false, "count", "the cohort's value, when ok"),
 	SUM_VALUE_TAIL,

@@ -487,6 +487,7 @@ struct counts_state {
 	struct csum tot[COUNTERS_MAX]; /* totals of all incarnations, by counter */
 	size_t nincs;
 	bool cohort_seen[COUNTERS_MAX];
+	char method[32];           /* the stream's count method (1.5), "" until the first */
 };
 
 static void csum_init(struct csum *c)
@@ -686,6 +687,38 @@ static bool count_value(struct v *v, struct stream_state *s, uint64_t rec, const
 	return good;
 }
 
+/*
+ * COUNT-METHOD (1.5): one stream's per-incarnation counts are made by one
+ * method (the follower's), so every count, total and incarnations' cohort
+ * total names the same; a cgroup's cohort total is the cgroup's own
+ * counters and names none.  (A value outside the vocabulary is
+ * SCHEMA-FIELD's.)
+ */
+static void count_method(struct v *v, struct stream_state *s, uint64_t rec, const struct pmu_jrec *r,
+			 const char *type)
+{
+	const struct pmu_jfield *m = rf(r, "method");
+	bool cgroup = !strcmp(type, "cohort") && !fstr_is(rf(r, "scope"), "incarnations");
+
+	if (v->minor < 5)
+		return;
+	eval(v, PMU_CHECK_COUNT_METHOD);
+	if (cgroup) {
+		if (m)
+			report(v, PMU_CHECK_COUNT_METHOD, s->file, rec, "a cgroup's cohort total names a method");
+		return;
+	}
+	if (!m || m->type != PMU_JV_STR)
+		return; /* SCHEMA-FIELD */
+	if (!s->cs->method[0]) {
+		snprintf(s->cs->method, sizeof(s->cs->method), "%.*s", (int)m->slen, m->s);
+		return;
+	}
+	if (!fstr_is(m, s->cs->method))
+		report(v, PMU_CHECK_COUNT_METHOD, s->file, rec, "method '%.*s', but the stream's counts were made by '%s'",
+		       (int)m->slen, m->s, s->cs->method);
+}
+
 static void on_counts(struct v *v, struct stream_state *s, uint64_t rec, const struct pmu_jrec *r, const char *type)
 {
 	struct counts_state *cs = s->cs;
@@ -740,6 +773,7 @@ static void on_counts(struct v *v, struct stream_state *s, uint64_t rec, const s
 	t = ri(r, "t_ns");
 	time_order(v, s, rec, "t_ns", t);
 	check_window(v, s->file, rec, "t_ns", t);
+	count_method(v, s, rec, r, type);
 	if ((ci = count_counter(v, s, rec, r)) < 0)
 		return;
 	if (!count_value(v, s, rec, r, ci, &ok, &val, &est, &ppm))

@@ -235,10 +235,11 @@ int pmu_v_check_rec(struct v *v, const char *file, uint64_t rec, const struct pm
 		else if (f->key[0] == 'r' && !strcmp(f->key, "remedy"))
 			has_remedy = ok;
 	}
+	/* a field required since a later minor than the bundle's is not there */
 	for (size_t i = 0; i < o->nfields; i++)
-		nreq += o->fields[i].required;
+		nreq += o->fields[i].required && o->fields[i].since <= v->minor;
 	for (size_t i = 0; req_seen < nreq && i < o->nfields; i++)
-		if (o->fields[i].required && !pmu_jrec_get(r, o->fields[i].key)) {
+		if (o->fields[i].required && o->fields[i].since <= v->minor && !pmu_jrec_get(r, o->fields[i].key)) {
 			report(v, PMU_CHECK_SCHEMA_FIELD, file, rec, "required field '%s' is missing from a %s record",
 			       o->fields[i].key, o->name);
 			bad++;

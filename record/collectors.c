@@ -80,22 +80,22 @@ static void dispatch(struct pmurec_colls *cs, const struct pmu_task_event *ev)
 
 static void on_joined(void *ctx, int inc, pid_t pid, pid_t tid, unsigned flags, uint64_t t)
 {
-	dispatch(ctx, &(struct pmu_task_event){ PMU_TASK_JOINED, inc, pid, tid, flags, t });
+	dispatch(ctx, &(struct pmu_task_event){ PMU_TASK_JOINED, inc, pid, tid, flags, t, NULL });
 }
 
 static void on_exec(void *ctx, int inc, pid_t pid, pid_t former_tid, uint64_t t)
 {
-	dispatch(ctx, &(struct pmu_task_event){ PMU_TASK_EXEC, inc, pid, former_tid, 0, t });
+	dispatch(ctx, &(struct pmu_task_event){ PMU_TASK_EXEC, inc, pid, former_tid, 0, t, NULL });
 }
 
-static void on_ended(void *ctx, int inc, pid_t tid, uint64_t t)
+static void on_ended(void *ctx, int inc, pid_t tid, uint64_t t, const struct pmu_task_counts *counts)
 {
-	dispatch(ctx, &(struct pmu_task_event){ PMU_TASK_ENDED, inc, 0, tid, 0, t });
+	dispatch(ctx, &(struct pmu_task_event){ PMU_TASK_ENDED, inc, 0, tid, 0, t, counts });
 }
 
 static void on_inc_ended(void *ctx, int inc, uint64_t end_ns)
 {
-	dispatch(ctx, &(struct pmu_task_event){ PMU_TASK_INC_ENDED, inc, 0, 0, 0, end_ns });
+	dispatch(ctx, &(struct pmu_task_event){ PMU_TASK_INC_ENDED, inc, 0, 0, 0, end_ns, NULL });
 }
 
 int pmurec_colls_new(const struct pmu_collector_ops *const *table, const struct pmu_run_config *cfg,

@@ -1144,6 +1144,8 @@ static int record_repetition(struct opts *o, struct bundle_out *b, int k, int po
 	l.attach_pid = o->attach;
 	l.follower = o->mode > 0 ? o->follower : PMU_FOLLOW_NONE;
 	l.ring_bytes = g_ring_bytes;
+	l.ev = o->mode > 0 ? o->ev : NULL;
+	l.nev = o->mode > 0 ? o->nev : 0;
 	l.cgroup = rc.cg;
 	l.before_release = before_release;
 	l.on_other_exit = other_exited;

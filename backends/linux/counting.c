@@ -131,6 +131,10 @@ struct pmu_counting {
 	bool cg_tried, cg_ok;
 	/* the follower does not hold new tasks: no per-thread groups, and why */
 	bool no_stops;
+	/* ... but counts each thread itself, per CPU and charged at each
+	 * context switch (counting_switch.c): its threads' losses */
+	bool by_switch;
+	uint64_t sw_lost_slices, sw_lost_threads;
 	char cg_reason[400];
 	const char *cg_remedy;
 	const struct pmu_cg *cgp; /* the cohort's cgroup (the recorder's) until stop, NULL */
@@ -780,7 +784,8 @@ static void close_fds(struct pmu_counting *k, int *fds)
 		}
 }
 
-static void emit_counts(struct pmu_counting *k, const struct ktask *task, struct kinc *ki);
+static void emit_counts(struct pmu_counting *k, const struct ktask *task, struct kinc *ki,
+			const struct pmu_task_counts *tc);
 static void emit_total(struct pmu_counting *k, int inc);
 
 /* The task at tasks[oi] ended at t: read, close, write its counts, free it;
@@ -803,12 +808,53 @@ static void end_task(struct pmu_counting *k, size_t oi, uint64_t t)
 	if (ki) {
 		if (t > ki->t_last)
 			ki->t_last = t;
-		emit_counts(k, task, ki);
+		emit_counts(k, task, ki, NULL);
 		ki->open--;
 		if (ki->ended && !ki->open)
 			emit_total(k, task->inc);
 	}
 	free(task);
+}
+
+/*
+ * The per-CPU, charged-at-context-switch method (counting_switch.c): a
+ * thread joined (its incarnation's total waits for its counts), and a
+ * thread ended with its counts from the follower.
+ */
+static void switch_joined(struct pmu_counting *k, int inc)
+{
+	struct kinc *ki = kinc_of(k, inc, true);
+
+	if (!ki) {
+		if (!k->err)
+			k->err = pmu_error(PMU_ERR_NOMEM, "out of memory");
+		return;
+	}
+	ki->tasks++;
+	ki->open++;
+	k->threads_counted++;
+}
+
+static void switch_ended(struct pmu_counting *k, int inc, pid_t tid, uint64_t t, const struct pmu_task_counts *tc)
+{
+	struct kinc *ki = kinc_of(k, inc, true);
+	struct ktask task = { .tid = tid, .inc = inc, .t_end = t, .ended = true };
+
+	if (!ki) {
+		if (!k->err)
+			k->err = pmu_error(PMU_ERR_NOMEM, "out of memory");
+		return;
+	}
+	if (tc->missing || tc->no_entry)
+		k->sw_lost_threads++;
+	k->sw_lost_slices += tc->lost_slices;
+	if (t > ki->t_last)
+		ki->t_last = t;
+	emit_counts(k, &task, ki, tc);
+	if (ki->open)
+		ki->open--;
+	if (ki->ended && !ki->open)
+		emit_total(k, inc);
 }
 
 void pmu_counting_task_end(struct pmu_counting *k, int inc, pid_t tid, uint64_t t)
@@ -929,7 +975,7 @@ void pmu_counting_cgroup(struct pmu_counting *k, const struct pmu_cg *cg, const 
 	 * PMU has room for both; otherwise the software events only, and the
 	 * cohort's hardware total is the incarnations' sum.
 	 */
-	bool hw_left = !k->no_stops && !hw_room_twice(k);
+	bool hw_left = (!k->no_stops || k->by_switch) && !hw_room_twice(k);
 
 	for (int c = 0; c < k->ncpus; c++)
 		for (int gi = 0; gi < k->ngrp; gi++) {
@@ -1223,8 +1269,16 @@ static void prelude(struct pmu_counting *k)
 	}
 }
 
-/* A thread's count records, at its end; its values join its incarnation's sums. */
-static void emit_counts(struct pmu_counting *k, const struct ktask *task, struct kinc *ki)
+/* How the per-incarnation counts were counted (bundle-spec/README.md 19.3). */
+static const char *method(const struct pmu_counting *k)
+{
+	return k->by_switch ? "per-cpu-switch" : "per-thread";
+}
+
+/* A thread's count records, at its end (tc: with the follower's counts);
+ * its values join its incarnation's sums. */
+static void emit_counts(struct pmu_counting *k, const struct ktask *task, struct kinc *ki,
+			const struct pmu_task_counts *tc)
 {
 	char label[48], inc[24];
 
@@ -1242,16 +1296,24 @@ static void emit_counts(struct pmu_counting *k, const struct ktask *task, struct
 	snprintf(inc, sizeof(inc), "i%d", task->inc);
 	for (int i = 0; i < k->nev; i++) {
 		const struct kev *e = &k->ev[i];
-		const struct kread *r = &task->r[i];
+		struct kread sw = { 0 };
+		const struct kread *r = tc ? &sw : &task->r[i];
 		struct pmu_cnt_val v;
 		json_t *o;
 
 		if (!e->avail)
 			continue;
-		judge_read(k, e, r, &v);
+		if (tc) {
+			struct pmu_cnt_raw raw;
+
+			if (pmu_switch_judge(tc, (int)(e->s - k->o.ev), e->s->on_pmu, k->o.scaled, &v, &raw))
+				sw = (struct kread){ raw.raw, raw.enabled_ns, raw.running_ns, 0, RD_OK, 0, 0 };
+		} else {
+			judge_read(k, e, r, &v);
+		}
 		pmu_cnt_sum_add(&ki->sum[i], &v, label);
-		o = json_pack("{s:s,s:I,s:s,s:I,s:s}", "type", "count", "t_ns", (json_int_t)task->t_end, "inc", inc,
-			      "tid", (json_int_t)task->tid, "counter", e->s->name);
+		o = json_pack("{s:s,s:I,s:s,s:I,s:s,s:s}", "type", "count", "t_ns", (json_int_t)task->t_end, "inc", inc,
+			      "tid", (json_int_t)task->tid, "counter", e->s->name, "method", method(k));
 		if (!o) {
 			put(k, NULL);
 			continue;
@@ -1289,6 +1351,16 @@ static void emit_total(struct pmu_counting *k, int id)
 		k->err = pmu_error(PMU_ERR_NOMEM, "out of memory");
 	snprintf(inc, sizeof(inc), "i%d", id);
 	snprintf(label, sizeof(label), "incarnation i%d", id);
+	/* threads that joined but whose end never came with counts (the
+	 * follower lost their exit records): parts of the sum that are missing */
+	for (int i = 0; ki->open && ki->sum && i < k->nev; i++) {
+		struct pmu_cnt_val v = { 0 };
+
+		snprintf(v.reason, sizeof(v.reason), "the thread's exit and counts never came from the follower");
+		v.remedy = "none: the loss is recorded in the cohort lifecycle";
+		for (size_t x = 0; x < ki->open; x++)
+			pmu_cnt_sum_add(&ki->sum[i], &v, "a thread");
+	}
 	for (int i = 0; ki->sum && k->cohort && i < k->nev; i++) {
 		const struct kev *e = &k->ev[i];
 		struct pmu_cnt_sum *sm = &ki->sum[i];
@@ -1299,8 +1371,8 @@ static void emit_total(struct pmu_counting *k, int id)
 			continue;
 		pmu_cnt_sum_done(sm);
 		pmu_cnt_sum_add(&k->cohort[i], &sm->v, label);
-		o = json_pack("{s:s,s:I,s:s,s:s,s:I}", "type", "total", "t_ns", (json_int_t)t, "inc", inc, "counter",
-			      e->s->name, "threads", (json_int_t)parts);
+		o = json_pack("{s:s,s:I,s:s,s:s,s:I,s:s}", "type", "total", "t_ns", (json_int_t)t, "inc", inc,
+			      "counter", e->s->name, "threads", (json_int_t)parts, "method", method(k));
 		if (o)
 			put_val(o, e, &sm->v);
 		put(k, o);
@@ -1348,15 +1420,15 @@ int pmu_counting_finish(struct pmu_counting *k, uint64_t run_end, char *evidence
 			pmu_cnt_sum_init(&s);
 		parts = s.parts;
 		pmu_cnt_sum_done(&s);
-		if (k->no_stops) {
+		if (k->no_stops && !k->by_switch) {
 			snprintf(s.v.reason, sizeof(s.v.reason),
 				 "per-incarnation counts need each new task held before it runs, and the eBPF follower "
 				 "holds none: no per-thread counter could be opened%s",
 				 k->cg_tried ? "; the cohort total is the cgroup's" : "");
 			s.v.remedy = "record with --follower ptrace for per-incarnation counts";
 		}
-		o = json_pack("{s:s,s:I,s:s,s:s,s:I}", "type", "cohort", "t_ns", (json_int_t)run_end, "counter",
-			      e->s->name, "scope", "incarnations", "parts", (json_int_t)parts);
+		o = json_pack("{s:s,s:I,s:s,s:s,s:I,s:s}", "type", "cohort", "t_ns", (json_int_t)run_end, "counter",
+			      e->s->name, "scope", "incarnations", "parts", (json_int_t)parts, "method", method(k));
 		if (o)
 			put_val(o, e, &s.v);
 		put(k, o);
@@ -1371,10 +1443,14 @@ int pmu_counting_finish(struct pmu_counting *k, uint64_t run_end, char *evidence
 		if (k->cg_ok && k->cg_count_ok && k->cg_hw_left && e->s->on_pmu) {
 			json_object_set_new(o, "status", json_string("unavailable"));
 			json_object_set_new(o, "reason", json_string(
-				"not counted on the cohort's cgroup: the PMU has no room for the hardware events twice "
-				"(the cgroup's on each CPU and each thread's), and CPU-wide counters are scheduled "
-				"before the per-thread ones, whose counters they would take; the cohort's total is the "
-				"incarnations' sum"));
+				k->by_switch
+				? "not counted on the cohort's cgroup: the PMU has no room for the hardware events twice "
+				  "(the cgroup's and the eBPF follower's, both on each CPU), and the follower's would be "
+				  "multiplexed; the cohort's total is the incarnations' sum"
+				: "not counted on the cohort's cgroup: the PMU has no room for the hardware events twice "
+				  "(the cgroup's on each CPU and each thread's), and CPU-wide counters are scheduled "
+				  "before the per-thread ones, whose counters they would take; the cohort's total is the "
+				  "incarnations' sum"));
 			json_object_set_new(o, "remedy", json_string(
 				"none needed: use the incarnations' sum (count fewer hardware events to have the "
 				"cgroup's too)"));
@@ -1419,7 +1495,14 @@ int pmu_counting_finish(struct pmu_counting *k, uint64_t run_end, char *evidence
 	json_array_foreach(cg, i, o)
 		put(k, json_incref(o));
 	json_decref(cg);
-	if (evidence && k->no_stops)
+	if (evidence && k->by_switch)
+		snprintf(evidence, en,
+			 "no task is held before it runs (eBPF follower): each thread counted by the follower per CPU, "
+			 "charged at each context switch: %zu thread(s) of %zu incarnation(s)%s; %s",
+			 k->threads_counted, k->incs_counted,
+			 k->sw_lost_slices || k->sw_lost_threads ? " (some slices or threads lost: see the count records)" : "",
+			 k->cg_count_ok ? "the cohort's cgroup counted on every CPU" : "the cohort's cgroup not counted");
+	else if (evidence && k->no_stops)
 		snprintf(evidence, en, "no task is held before it runs (eBPF follower): no per-thread group; %s",
 			 k->cg_count_ok ? "the cohort's cgroup counted on every CPU" : "and the cohort's cgroup not counted");
 	else if (evidence)
@@ -1500,6 +1583,9 @@ static int counting_open(void *state, pid_t root, uint64_t t)
 		return 0;
 	(void)root;
 	cc->k->no_stops = cc->env->stops != PMU_STOPS_BEFORE_RUN;
+	/* the eBPF follower counts each thread itself (counting_switch.c) */
+	cc->k->by_switch = cc->k->no_stops && cc->env->follower && !strcmp(cc->env->follower, "ebpf") &&
+			   cc->k->ngrp > 0;
 	pmu_lc_step(cc->env->lc, "opened", t);
 	pmu_counting_cgroup(cc->k, cc->env->cohort_cgroup ? &cc->env->cohort_cgroup->cg : NULL, cc->env->cgroup_why,
 			    cc->env->cgroup_remedy);
@@ -1513,9 +1599,19 @@ static void counting_task(void *state, const struct pmu_task_event *ev)
 {
 	struct counting_coll *cc = state;
 
-	/* a task reported after it ran cannot be counted from its start */
-	if (cc->env->stops != PMU_STOPS_BEFORE_RUN)
+	/* a task reported after it ran cannot be counted from its start by a
+	 * counter of its own; the eBPF follower counts it itself */
+	if (cc->env->stops != PMU_STOPS_BEFORE_RUN) {
+		if (!cc->k->by_switch || cc->k->stopped)
+			return;
+		if (ev->what == PMU_TASK_JOINED)
+			switch_joined(cc->k, ev->inc);
+		else if (ev->what == PMU_TASK_ENDED && ev->counts)
+			switch_ended(cc->k, ev->inc, ev->tid, ev->t, ev->counts);
+		else if (ev->what == PMU_TASK_INC_ENDED)
+			pmu_counting_inc_end(cc->k, ev->inc, ev->t);
 		return;
+	}
 	switch (ev->what) {
 	case PMU_TASK_JOINED:
 		pmu_counting_task(cc->k, ev->inc, ev->pid, ev->tid, ev->flags, ev->t);
@@ -1566,6 +1662,16 @@ static int counting_emit(void *state, struct pmu_collector_env *env, const struc
 	}
 	if (err || cc->unusable)
 		return err; /* err: the recorder's own failure, no bundle */
+	if (cc->k->by_switch) {
+		char why[300];
+
+		snprintf(why, sizeof(why),
+			 "slices of member threads not charged by the eBPF follower's per-CPU counting (a failed "
+			 "counter read), and %llu thread(s) whose counts were lost or had no room: their counts "
+			 "are unavailable",
+			 (unsigned long long)cc->k->sw_lost_threads);
+		pmu_lc_lost(env->lc, "drop", win->end_ns, cc->k->sw_lost_slices + cc->k->sw_lost_threads, why);
+	}
 	pmu_lc_set_evidence(env->lc, ev);
 	pmu_lc_step(env->lc, "detached", win->end_ns);
 	pmu_lc_final(env->lc, win->end_ns, "ok", NULL);

@@ -13,6 +13,7 @@
 #include <jansson.h>
 
 #include "collector.h"
+#include "counts.h"
 
 /* ---- counting collector ------------------------------------------------- */
 
@@ -71,5 +72,17 @@ void pmu_counting_inc_end(struct pmu_counting *k, int inc, uint64_t end_ns);
  * attach evidence.  Returns 0 or the first negative pmu_err of emit.
  */
 int pmu_counting_finish(struct pmu_counting *k, uint64_t run_end, char *evidence, size_t n);
+
+/*
+ * The per-CPU, charged-at-context-switch method (counting_switch.c): the
+ * value of run event ev (its index in -e) in a thread's counts from the
+ * follower, judged (lib/counts.h) into v, its sums into raw.  Returns true
+ * when raw holds the thread's sums (v may still be unavailable: a slice
+ * lost), false when there is none (v says why).
+ */
+struct pmu_cnt_val;
+struct pmu_cnt_raw;
+bool pmu_switch_judge(const struct pmu_task_counts *tc, int ev, bool on_pmu, bool scaled,
+		      struct pmu_cnt_val *v, struct pmu_cnt_raw *raw);
 
 #endif

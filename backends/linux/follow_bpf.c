@@ -308,7 +308,8 @@ static int on_sample(void *ctx, void *data, size_t len)
  */
 static int open_events(struct pmu_bpf_follow *f, const struct pmu_bpf_follow_opts *o, struct pmu_bpf_why *why)
 {
-	struct bpf_map *map[PMU_BPF_NEV] = { f->skel->maps.pmu_ev0, f->skel->maps.pmu_ev1 };
+	struct bpf_map *map[PMU_BPF_NEV] = { f->skel->maps.pmu_ev0, f->skel->maps.pmu_ev1, f->skel->maps.pmu_ev2,
+					     f->skel->maps.pmu_ev3 };
 	int first_err = 0;
 
 	f->ev_fd = malloc(sizeof(int) * f->nev * f->ncpu);
@@ -494,6 +495,8 @@ int pmu_bpf_follow_open(const struct pmu_bpf_follow_opts *opts, struct pmu_bpf_f
 	f->skel->rodata->nev = f->nev;
 	if (bpf_map__set_max_entries(f->skel->maps.pmu_ev0, f->ncpu) ||
 	    bpf_map__set_max_entries(f->skel->maps.pmu_ev1, f->ncpu) ||
+	    bpf_map__set_max_entries(f->skel->maps.pmu_ev2, f->ncpu) ||
+	    bpf_map__set_max_entries(f->skel->maps.pmu_ev3, f->ncpu) ||
 	    bpf_map__set_max_entries(f->skel->maps.rb, o.ring_bytes) ||
 	    bpf_map__set_max_entries(f->skel->maps.members, o.max_members)) {
 		err = unavailable(why, PMU_BPF_KERNEL, REMEDY_KERNEL, "cannot size the maps: %s", strerror(errno));

@@ -38,22 +38,26 @@
 #include <fcntl.h>
 #include <limits.h>
 #include <signal.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include "error.h"
 #include "follow_bpf.h"
 #include "follow_ebpf.h"
+#include "perfev.h"
 #include "util.h"
 
 /* Per incarnation, while it lives: the sums of its threads' exits. */
 struct acc {
 	uint64_t runtime, utime, stime, minflt, majflt, nvcsw, nivcsw, rchar, wchar;
 	uint32_t exits;
+	uint64_t last_switch;   /* the latest of its threads' last switches (h.time_ns) */
 	bool held;              /* its group's end waits in held[] */
 };
 
@@ -76,6 +80,18 @@ struct pmu_ebpf_follow {
 	size_t nheld, held_cap;
 	int err;
 	long page;
+	/* per-thread counts (the per-CPU, charged-at-context-switch method):
+	 * the run's events counted (their index in -e), and why the others
+	 * are not; counted: the run asked for events at all */
+	bool counted;
+	unsigned nev;
+	int ev_idx[PMU_BPF_NEV];
+	struct perf_event_attr attr[PMU_BPF_NEV];
+	char not_counted[600];
+	/* counts records waiting for their thread's exit record (sent just
+	 * before it, but another CPU's records may come between) */
+	struct pmu_bpf_counts *pend;
+	size_t npend, pend_cap;
 };
 
 static struct acc *acc_of(struct pmu_ebpf_follow *e, const struct pmu_incarnation *in)
@@ -110,6 +126,62 @@ static bool nested_pidns(void)
 	return stat("/proc/self/ns/pid", &st) == 0 && st.st_ino != 0xEFFFFFFCu;
 }
 
+/* append ("; " between) to e->not_counted */
+static void why_not(struct pmu_ebpf_follow *e, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void why_not(struct pmu_ebpf_follow *e, const char *fmt, ...)
+{
+	size_t k = strlen(e->not_counted);
+	va_list ap;
+
+	if (k && k + 2 < sizeof(e->not_counted)) {
+		memcpy(e->not_counted + k, "; ", 3);
+		k += 2;
+	}
+	va_start(ap, fmt);
+	vsnprintf(e->not_counted + k, sizeof(e->not_counted) - k, fmt, ap);
+	va_end(ap);
+}
+
+/*
+ * Which of the run's events the follower counts per thread: the available
+ * ones, in the order given, at most PMU_BPF_NEV, each opened once on CPU 0
+ * first (the loader needs every event on some CPU; one the PMU refuses,
+ * such as a hardware event on a host without a PMU, is left out with the
+ * reason and the others still count).
+ */
+static void pick_events(struct pmu_ebpf_follow *e, const struct pmu_launch *l)
+{
+	e->counted = l->ev && l->nev;
+	for (size_t i = 0; i < l->nev && l->ev; i++) {
+		const struct pmu_evspec *s = &l->ev[i];
+		struct perf_event_attr *a = &e->attr[e->nev];
+		long fd;
+
+		if (!s->available)
+			continue; /* the counting collector says why */
+		if (e->nev == PMU_BPF_NEV) {
+			why_not(e, "%s: the eBPF follower counts at most %d events per thread", s->name, PMU_BPF_NEV);
+			continue;
+		}
+		memset(a, 0, sizeof(*a));
+		a->size = sizeof(*a);
+		a->type = s->type;
+		a->config = s->config;
+		a->config1 = s->config1;
+		a->config2 = s->config2;
+		a->exclude_user = s->exclude_user;
+		a->exclude_kernel = s->exclude_kernel;
+		a->exclude_hv = s->exclude_hv;
+		fd = syscall(SYS_perf_event_open, a, -1, 0, -1, PERF_FLAG_FD_CLOEXEC);
+		if (fd < 0) {
+			why_not(e, "%s: cannot be opened per CPU (perf_event_open on CPU 0: %s)", s->name, strerror(errno));
+			continue;
+		}
+		close((int)fd);
+		e->ev_idx[e->nev++] = (int)i;
+	}
+}
+
 int pmu_ebpf_open(struct pmu_cohort *c, const struct pmu_launch *l, struct pmu_ebpf_follow **out, char *why,
 		  size_t n, const char **remedy)
 {
@@ -133,7 +205,24 @@ int pmu_ebpf_open(struct pmu_cohort *c, const struct pmu_launch *l, struct pmu_e
 		return pmu_error(PMU_ERR_NOMEM, "out of memory");
 	e->c = c;
 	e->page = sysconf(_SC_PAGESIZE);
+	pick_events(e, l);
+	o.nev = e->nev;
+	for (unsigned i = 0; i < e->nev; i++)
+		o.ev_attr[i] = &e->attr[i];
 	err = pmu_bpf_follow_open(&o, &e->bpf, &w);
+	if (err && e->nev && err != PMU_ERR_INVAL) {
+		/* the follower without its counters rather than none: the
+		 * counts say why they are missing */
+		char first[sizeof(w.reason)];
+
+		snprintf(first, sizeof(first), "%s", w.reason[0] ? w.reason : pmu_error_detail());
+		e->nev = 0;
+		e->not_counted[0] = '\0';
+		why_not(e, "the eBPF follower's per-CPU counters could not be set up: %s", first);
+		o.nev = 0;
+		memset(&w, 0, sizeof(w));
+		err = pmu_bpf_follow_open(&o, &e->bpf, &w);
+	}
 	if (err) {
 		snprintf(why, n, "%s", w.reason[0] ? w.reason : pmu_error_detail());
 		*remedy = w.remedy ? w.remedy : "record with --follower ptrace";
@@ -243,8 +332,14 @@ static void group_end(struct pmu_ebpf_follow *e, struct pmu_incarnation *in, con
 	}
 	if (in->d && x->comm[0])
 		snprintf(in->d->comm, sizeof(in->d->comm), "%.*s", (int)strnlen(x->comm, sizeof(x->comm)), x->comm);
-	pmu_cohort_end(e->c, in, kind, kind == 1 ? WEXITSTATUS(st) : kind == 2 ? WTERMSIG(st) : 0,
-		       x->exit_ns ? x->exit_ns : x->h.time_ns);
+	/* its end: the group's exit, or, when later, its threads' last
+	 * context switch (each thread's end, and the time of its counts, is
+	 * its last switch: a thread ends inside its incarnation) */
+	uint64_t end = x->exit_ns ? x->exit_ns : x->h.time_ns;
+
+	if (a && a->last_switch > end)
+		end = a->last_switch;
+	pmu_cohort_end(e->c, in, kind, kind == 1 ? WEXITSTATUS(st) : kind == 2 ? WTERMSIG(st) : 0, end);
 }
 
 /* Keep x until the incarnation's other threads' records are in; false
@@ -278,6 +373,48 @@ static void release(struct pmu_ebpf_follow *e, size_t i)
 		group_end(e, &e->c->incs[i], &x);
 		return;
 	}
+}
+
+/* The thread's counts record (it came before its exit record), taken out
+ * of pend into tc; false when there is none. */
+static bool take_counts(struct pmu_ebpf_follow *e, const struct pmu_bpf_exit *x, struct pmu_task_counts *tc)
+{
+	for (size_t k = 0; k < e->npend; k++) {
+		const struct pmu_bpf_counts *p = &e->pend[k];
+
+		if (p->tid != x->tid || p->tgid != x->tgid)
+			continue;
+		tc->n = p->nev < e->nev ? p->nev : e->nev;
+		for (unsigned i = 0; i < tc->n; i++) {
+			tc->ev[i] = e->ev_idx[i];
+			tc->value[i] = p->value[i];
+			tc->enabled_ns[i] = p->enabled_ns[i];
+			tc->running_ns[i] = p->running_ns[i];
+		}
+		tc->slices = p->slices;
+		tc->lost_slices = p->read_fail;
+		tc->no_entry = p->flags & PMU_BPF_COUNTS_NOENTRY;
+		e->pend[k] = e->pend[--e->npend];
+		return true;
+	}
+	return false;
+}
+
+static void keep_counts(struct pmu_ebpf_follow *e, const struct pmu_bpf_counts *p)
+{
+	if (e->npend == e->pend_cap) {
+		size_t n = e->pend_cap ? 2 * e->pend_cap : 8;
+		struct pmu_bpf_counts *v = realloc(e->pend, n * sizeof(*v));
+
+		if (!v) {
+			/* its thread's counts are then said lost, never made up */
+			e->unknown++;
+			return;
+		}
+		e->pend = v;
+		e->pend_cap = n;
+	}
+	e->pend[e->npend++] = *p;
 }
 
 static int on_record(const union pmu_bpf_rec *r, void *arg)
@@ -347,8 +484,13 @@ static int on_record(const union pmu_bpf_rec *r, void *arg)
 			comm_of_path(x->filename, in->d->comm, sizeof(in->d->comm));
 		break;
 	}
+	case PMU_BPF_REC_COUNTS:
+		if (e->nev)
+			keep_counts(e, &r->counts);
+		break;
 	case PMU_BPF_REC_EXIT: {
 		const struct pmu_bpf_exit *x = &r->exit;
+		struct pmu_task_counts tc = { .method = "per-cpu-switch", .not_counted = e->not_counted };
 		struct acc *a;
 
 		in = pmu_cohort_of_tid(c, (pid_t)x->tid);
@@ -367,8 +509,13 @@ static int on_record(const union pmu_bpf_rec *r, void *arg)
 			a->rchar += x->rchar;
 			a->wchar += x->wchar;
 			a->exits++;
+			if (x->h.time_ns > a->last_switch)
+				a->last_switch = x->h.time_ns;
 		}
-		pmu_cohort_task_ended(c, in, (pid_t)x->tid, x->h.time_ns);
+		/* no counts record with the exit: it was lost (a failed reserve) */
+		if (e->nev && !take_counts(e, x, &tc))
+			tc.missing = true;
+		pmu_cohort_task_ended(c, in, (pid_t)x->tid, x->h.time_ns, e->counted ? &tc : NULL);
 		if (x->flags & PMU_BPF_EXIT_GROUP_DEAD) {
 			/* a thread's record still to come: the end waits for it */
 			if (!a || a->exits >= in->ntids || !hold(e, in, a, x))
@@ -492,5 +639,6 @@ void pmu_ebpf_close(struct pmu_ebpf_follow *e)
 	pmu_bpf_follow_close(e->bpf);
 	free(e->acc);
 	free(e->held);
+	free(e->pend);
 	free(e);
 }

@@ -665,7 +665,7 @@ static bool ptrace_event(struct pmu_follow *f, pid_t pid, int st, const struct r
 				l->on_other_exit(l->ctx, pid, st);
 			return false;
 		}
-		pmu_cohort_task_ended(c, in, pid, now);
+		pmu_cohort_task_ended(c, in, pid, now, NULL);
 		if (in->pid == pid)
 			end_inc(c, in, st, now, true);
 		if (pid == f->root) {

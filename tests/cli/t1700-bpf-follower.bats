@@ -183,13 +183,13 @@ put("exec-no-nul", "exec-truncated", 64 + 255, b"a")
 put("exec-len-lies", "exec", 56, b"\x05\x00\x00\x00")
 put("exit-group-on-thread", "exit-thread", 48, b"\x00\x05\x00\x00")
 put("exit-comm-no-nul", "exit-group", 208, b"x" * 16)
-put("counts-nev3", "counts", 32, b"\x03\x00\x00\x00")
-put("counts-running-over-enabled", "counts", 80, b"\xff" * 7)
+put("counts-nev5", "counts", 32, b"\x05\x00\x00\x00")
+put("counts-running-over-enabled", "counts", 112, b"\xff" * 7)
 put("counts-unused-event", "counts", 32, b"\x01\x00\x00\x00")
 PY
 	run "$DUMP" --decode "$d"/short-header "$d"/short-body "$d"/seq0 "$d"/kind9 "$d"/size-lies \
 		"$d"/fork-flags "$d"/fork-thread-lies "$d"/exec-no-nul "$d"/exec-len-lies \
-		"$d"/exit-group-on-thread "$d"/exit-comm-no-nul "$d"/counts-nev3 "$d"/counts-running-over-enabled \
+		"$d"/exit-group-on-thread "$d"/exit-comm-no-nul "$d"/counts-nev5 "$d"/counts-running-over-enabled \
 		"$d"/counts-unused-event
 	assert_success
 	refute_output --partial ' ok '

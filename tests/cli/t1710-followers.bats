@@ -166,7 +166,7 @@ print(len(incs), len(true), ended)'
 	assert_output --partial 'ptrace follows instead'
 }
 
-@test "pmuanalyze of an eBPF bundle names the dominant process by CPU time at exit, and says so" {
+@test "pmuanalyze of an eBPF bundle names the dominant process by its counted task-clock, else by CPU time at exit, and says so" {
 	needs_ebpf
 	cd "$BATS_TEST_TMPDIR"
 	# one busy program of one process (a second sh would make 'sh' a
@@ -174,6 +174,13 @@ print(len(incs), len(true), ended)'
 	run pmurec --follower ebpf -o e.bundle -- sh -c 'awk "BEGIN { for (i = 0; i < 2000000; i++) s += i }"; true'
 	assert_success
 	run pmuanalyze e.bundle
+	assert_success
+	# the follower counts task-clock per thread (per-cpu-switch, spec 1.5)
+	assert_line --regexp "^dominant cost: (.*; on CPU \([0-9]+% of wall\): )?process 'awk' \(pid [0-9]+, incarnation i2\) spent [0-9]+% of the cohort's CPU \(task-clock [0-9.]+ of [0-9.]+ ms, exact counts\)$"
+	# without task-clock among the events, the totals at exit
+	run pmurec --follower ebpf -e page-faults -o e2.bundle -- sh -c 'awk "BEGIN { for (i = 0; i < 2000000; i++) s += i }"; true'
+	assert_success
+	run pmuanalyze e2.bundle
 	assert_success
 	assert_line --regexp "^dominant cost: (.*; on CPU \([0-9]+% of wall\): )?process 'awk' \(pid [0-9]+, incarnation i2\) spent [0-9]+% of the cohort's CPU time \(user \+ system [0-9.]+ of [0-9.]+ ms, from each process's totals at exit: no task-clock was counted per process\)$"
 }

@@ -35,7 +35,7 @@ char LICENSE[] SEC("license") = "GPL";
 /* set by the loader before load */
 const volatile __u64 cohort_cgid = 0;     /* cgroup v2 id; 0: none */
 const volatile __u64 ns_per_tick = 10000000; /* NSEC_PER_SEC / USER_HZ */
-const volatile __u32 nev = 0;             /* counting events (pmu_ev0, pmu_ev1); 0: none */
+const volatile __u32 nev = 0;             /* counting events (pmu_ev0 .. pmu_ev3); 0: none */
 
 __u64 seq_next = 0; /* .bss: the last seq handed out, read by user space */
 
@@ -453,7 +453,7 @@ int on_exit_kprobe(struct pt_regs *ctx)
  * Per-incarnation hardware counts by the per-CPU, charged-at-context-switch
  * method (see struct pmu_bpf_counts).  The loader opens one counting event
  * per CPU per event (pid -1, that CPU) and puts its fd at the CPU's index of
- * pmu_ev0 / pmu_ev1.  At every switch on a CPU the events are read there
+ * pmu_ev0 .. pmu_ev3.  At every switch on a CPU the events are read there
  * (bpf_perf_event_read_value, BPF_F_CURRENT_CPU) and the delta since the
  * previous switch on that CPU is the slice of the task leaving it: charged
  * to prev when its group is a member.  The first switch seen on a CPU only
@@ -466,7 +466,7 @@ struct {
 	__uint(key_size, sizeof(__u32));
 	__uint(value_size, sizeof(__u32));
 	__uint(max_entries, 1); /* replaced by the loader: possible CPUs */
-} pmu_ev0 SEC(".maps"), pmu_ev1 SEC(".maps");
+} pmu_ev0 SEC(".maps"), pmu_ev1 SEC(".maps"), pmu_ev2 SEC(".maps"), pmu_ev3 SEC(".maps");
 
 struct cpu_last {
 	__u64 value[PMU_BPF_NEV], enabled[PMU_BPF_NEV], running[PMU_BPF_NEV];
@@ -527,6 +527,10 @@ static __always_inline void charge(struct task_struct *prev)
 	was_valid = l->valid != 0;
 	ok = read_delta(&pmu_ev0, l, 0, &dv[0], &de[0], &dr[0]);
 	if (nev > 1 && !read_delta(&pmu_ev1, l, 1, &dv[1], &de[1], &dr[1]))
+		ok = false;
+	if (nev > 2 && !read_delta(&pmu_ev2, l, 2, &dv[2], &de[2], &dr[2]))
+		ok = false;
+	if (nev > 3 && !read_delta(&pmu_ev3, l, 3, &dv[3], &de[3], &dr[3]))
 		ok = false;
 
 	__u32 tgid = BPF_CORE_READ(prev, tgid);

@@ -12,14 +12,14 @@
  * against the kind's struct before it reads a body (a malformed record is
  * counted, never decoded).  Bump PMU_BPF_WIRE_VERSION on any change.
  */
-#define PMU_BPF_WIRE_VERSION 3
+#define PMU_BPF_WIRE_VERSION 4
 
 #define PMU_BPF_REC_FORK 1
 #define PMU_BPF_REC_EXEC 2
 #define PMU_BPF_REC_EXIT 3
 #define PMU_BPF_REC_COUNTS 4 /* a thread's hardware counts, just before its exit record */
 
-#define PMU_BPF_NEV 2 /* counting events at most (cycles, instructions) */
+#define PMU_BPF_NEV 4 /* counting events at most (cycles, instructions and two more) */
 
 #define PMU_BPF_FILENAME_MAX 256 /* bytes kept of bprm->filename, NUL included */
 #define PMU_BPF_COMM_LEN 16      /* TASK_COMM_LEN */
