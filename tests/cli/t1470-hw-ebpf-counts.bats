@@ -81,7 +81,7 @@ ptrace_total() {
 # is compared with the kernel's own sum_exec_runtime of the same thread
 # (its exit record): within 5 % + 2 ms, because the two clocks stop at
 # different points of the switch (sched_switch vs update_curr()).
-@test "cpu-clock by the per-CPU method agrees with each thread's sum_exec_runtime" {
+@test "cpu-clock by the per-CPU method: every thread counted, each spinning thread at least its sum_exec_runtime" {
 	needs_ebpf
 	cd "$BATS_TEST_TMPDIR"
 	run bpf-follow-dump --count cpu-clock -- "$PMU_BUILD/spin-threads" 2 100
@@ -92,9 +92,15 @@ ptrace_total() {
 	# per tid: counts and exit; every thread's pair within the tolerance
 	run jq -s -r '
 		([.[] | select(.kind == "counts") | {key: "\(.tid)", value: .events[0].value}] | from_entries) as $c
-		| [.[] | select(.kind == "exit") | {tid, rt: .sum_exec_runtime_ns, c: $c["\(.tid)"]}]
-		| "\(length) \([.[] | select(.c == null)] | length) \([.[] | select((.c - .rt | fabs) > 0.05 * ([.c, .rt] | max) + 2e6)] | length)"' d.jsonl
-	# the leader and 2 spinning threads; none without counts; none outside
+		| [.[] | select(.kind == "exit") | {tid, leader: (.tid == .tgid), rt: .sum_exec_runtime_ns, c: $c["\(.tid)"]}]
+		| "\(length) \([.[] | select(.c == null)] | length) \([.[] | select(.leader | not) | select(.c < 0.95 * .rt - 2e6)] | length)"' d.jsonl
+	# the leader and 2 spinning threads; none without counts; no spinning
+	# thread below its runtime.  A lower bound only: cpu-clock counts the
+	# time the CPU ran, with the hypervisor's steal, which sum_exec_runtime
+	# leaves out, so on a loaded host the charged time is rightly larger;
+	# and a thread's slices are charged up to its last switch, after its
+	# exit record.  Not the leader: its runtime counts from its fork, before
+	# the follower followed it (the dumper's child before its exec).
 	assert_output "3 0 0"
 }
 
