@@ -53,8 +53,11 @@ for i, inc in INC.items():
     assert t["status"] == "ok" and p["status"] == "ok", (t, p)
     assert not t["estimate"] and t["running_ppm"] == 1000000
     byc.setdefault(inc["comm"], []).append(val(t))
+# the busy sh's own count is far above sleep's (a few ms of exec and
+# loading under ptrace stops, up to 8 ms on a loaded VM); mixed-up counts
+# would be alike
 busy = max(byc["sh"]); sleep = byc["sleep"][0]
-print(sorted(byc), busy > 20 * sleep, busy > 50_000_000)'
+print(sorted(byc), busy > 5 * sleep, busy > 50_000_000)'
 	assert_output "['sh', 'sleep'] True True"
 }
 
