@@ -9,7 +9,7 @@
  */
 const char *const pmu_status_values[] = { "ok", "not-requested", "unavailable", "no-events",
 					  "failed", NULL };
-const char *const pmu_unit_values[] = { "ns", "count", "bytes", "id", "ppm", NULL };
+const char *const pmu_unit_values[] = { "ns", "count", "bytes", "id", "ppm", "hz", NULL };
 
 static const char *const modes[] = { "none", "light", "full", NULL };
 static const char *const results[] = { "complete", "truncated", "interrupted", "invalid", NULL };
@@ -60,6 +60,10 @@ const char *const pmu_resource_fields[] = { "cpu_user_ns", "cpu_system_ns", "max
 #define E14(k, req, ev, doc) { k, PMU_FT_ENUM, req, NULL, NULL, ev, doc, 4 }
 /* fields added in spec 1.5 */
 #define E15(k, req, ev, doc) { k, PMU_FT_ENUM, req, NULL, NULL, ev, doc, 5 }
+/* fields added in spec 1.6 */
+#define F16(k, t, req, doc) { k, PMU_FT_##t, req, NULL, NULL, NULL, doc, 6 }
+#define N16(k, req, unit, doc) { k, PMU_FT_INT, req, unit, NULL, NULL, doc, 6 }
+#define E16(k, req, ev, doc) { k, PMU_FT_ENUM, req, NULL, NULL, ev, doc, 6 }
 #define OBJ(name, arr) static const struct pmu_objdef name = { #name, arr, PMU_ARRAY_SIZE(arr) }
 #define DOCHEAD F("spec", STR, true, "spec version, \"" PMU_SPEC_VERSION "\""), \
 		F("type", STR, true, "document type"), \
@@ -564,6 +568,151 @@ static const struct pmu_recdef cohort_recs[] = {
 	{ "resource", &c_resource, 3 }, { "end", &c_end, 3 },
 };
 
+
+/* ---- samples and maps (spec 1.6): the sampling collector (section 22) ------ */
+
+static const char *const call_graphs[] = { "none", "fp", "dwarf", NULL };
+static const char *const clocks[] = { "monotonic", NULL };
+static const char *const kernel_modes[] = { "sampled", "excluded", NULL };
+static const char *const loss_whats[] = { "records", "samples", NULL };
+static const char *const throttle_whats[] = { "throttle", "unthrottle", NULL };
+static const char *const kallsyms_st[] = { "recorded", "unreadable", "not-needed", "not-requested", NULL };
+static const char *const map_origins[] = { "proc-maps", "mmap2", NULL };
+static const char *const bid_sources[] = { "mmap2", "file", "memory", NULL };
+static const char *const retained_kinds[] = { "binary", "debug", "debug-alt", "vdso", "jit-map", NULL };
+
+static const struct pmu_field s_config_f[] = {
+	F16("type", STR, true, "\"config\""),
+	F16("event", STR, true, "the event sampled on: cycles, cpu-clock, or the one --sample-event named"),
+	F16("event_reason", STR, true, "why this event"),
+	N16("freq_hz", false, "hz", "samples per second asked for (-F); absent with period"),
+	N16("period", false, "count", "events per sample (--period); absent with freq_hz"),
+	E16("call_graph", true, call_graphs, "call chains: none, fp (frame pointers) or dwarf (user registers and stack copies)"),
+	N16("stack_bytes", false, "bytes", "user stack bytes copied per sample, with call_graph dwarf"),
+	F16("regs_mask", STR, false, "sample_regs_user as 0x-prefixed hex, with call_graph dwarf"),
+	F16("arch", STR, true, "the machine's architecture as uname -m names it (x86_64, aarch64)"),
+	N16("max_stack", true, "count", "kernel.perf_event_max_stack: a chain of this many frames may be cut"),
+	N16("ring_bytes", true, "bytes", "data area of each CPU's ring buffer"),
+	F16("ring_reason", STR, true, "how the ring size was chosen (perf_event_mlock_kb, CPUs, --sample-ring-kb)"),
+	N16("ncpus", true, "count", "CPUs with an event and a ring (one each)"),
+	E16("scope", true, scopes_used, "inherit (the root's event, inherited per CPU) or cgroup (the cohort's cgroup per CPU)"),
+	F16("scope_reason", STR, false, "why this scope"),
+	E16("kernel", true, kernel_modes, "whether kernel code is sampled"),
+	F16("kernel_reason", STR, false, "why kernel code is excluded"),
+	N16("max_sample_rate_hz", true, "hz", "kernel.perf_event_max_sample_rate at the start"),
+	E16("clock", true, clocks, "the clock of t_ns: monotonic"),
+};
+OBJ(s_config, s_config_f);
+
+static const struct pmu_field s_sample_f[] = {
+	F16("type", STR, true, "\"sample\""),
+	N16("t_ns", true, "ns", "when the sample was taken"),
+	F16("inc", STR, true, "incarnation id"),
+	N16("pid", true, "id", "process id"),
+	N16("tid", true, "id", "thread id"),
+	N16("cpu", true, "id", "the CPU it was taken on"),
+	F16("ip", STR, true, "instruction pointer, 0x-prefixed lowercase hex"),
+	F16("kernel_ip", BOOL, true, "the ip is in the kernel"),
+	N16("period", false, "count", "events since the previous sample (absent when the period is fixed)"),
+	F16("chain", STR, false, "call chain, innermost first: 0x-prefixed hex addresses separated by one space, the kernel's context markers removed; the first kframes are kernel addresses"),
+	N16("kframes", false, "count", "how many of chain's first addresses are kernel addresses"),
+	F16("chain_cut", BOOL, false, "true: the chain reached max_stack and is cut"),
+	F16("regs", STR, false, "user registers in regs_mask order, 0x-prefixed hex separated by one space (call_graph dwarf)"),
+	F16("stack", STR, false, "the user stack copy from the stack pointer up, base64 (call_graph dwarf)"),
+	F16("user_abi", STR, false, "with regs: the sampled thread's ABI: 64 or 32"),
+};
+OBJ(s_sample, s_sample_f);
+
+static const struct pmu_field s_loss_f[] = {
+	F16("type", STR, true, "\"loss\""),
+	N16("t_ns", true, "ns", "when the loss was reported"),
+	N16("cpu", true, "id", "the CPU whose ring lost"),
+	N16("lost", true, "count", "how many were lost"),
+	E16("what", true, loss_whats, "records (PERF_RECORD_LOST: the ring was full) or samples (PERF_RECORD_LOST_SAMPLES)"),
+};
+OBJ(s_loss, s_loss_f);
+
+static const struct pmu_field s_throttle_f[] = {
+	F16("type", STR, true, "\"throttle\""),
+	N16("t_ns", true, "ns", "when"),
+	N16("cpu", true, "id", "the CPU"),
+	E16("what", true, throttle_whats, "throttle (the kernel stopped sampling: too many samples per tick) or unthrottle"),
+};
+OBJ(s_throttle, s_throttle_f);
+
+static const struct pmu_field s_ksym_f[] = {
+	F16("type", STR, true, "\"ksym\""),
+	F16("addr", STR, true, "a kernel function's start, 0x-prefixed hex"),
+	F16("name", STR, true, "its name in /proc/kallsyms"),
+};
+OBJ(s_ksym, s_ksym_f);
+
+static const struct pmu_field s_summary_f[] = {
+	F16("type", STR, true, "\"summary\""),
+	N16("samples", true, "count", "sample records in the stream"),
+	N16("unattributed", true, "count", "samples of no cohort incarnation, left out of the stream"),
+	N16("lost_records", true, "count", "the sum of the loss records of what records"),
+	N16("lost_samples", true, "count", "the sum of the loss records of what samples"),
+	N16("throttles", true, "count", "throttle records of what throttle"),
+	N16("max_sample_rate_end_hz", true, "hz", "kernel.perf_event_max_sample_rate at the end (the kernel lowers it when sampling takes too long)"),
+	E16("kallsyms", true, kallsyms_st, "the ksym records: recorded, unreadable, not-needed (no kernel address sampled) or not-requested (light mode)"),
+	F16("kallsyms_reason", STR, false, "why kallsyms is unreadable"),
+};
+OBJ(s_summary, s_summary_f);
+
+static const struct pmu_recdef samples_recs[] = {
+	{ "config", &s_config, 6 }, { "sample", &s_sample, 6 }, { "loss", &s_loss, 6 },
+	{ "throttle", &s_throttle, 6 }, { "ksym", &s_ksym, 6 }, { "summary", &s_summary, 6 },
+};
+
+static const struct pmu_field m_map_f[] = {
+	F16("type", STR, true, "\"map\""),
+	N16("t_ns", true, "ns", "when the mapping was seen: read from /proc (origin proc-maps) or made (mmap2)"),
+	F16("inc", STR, true, "incarnation id"),
+	N16("pid", true, "id", "process id"),
+	N16("tid", true, "id", "the thread that mapped it (the pid for proc-maps)"),
+	F16("start", STR, true, "first address, 0x-prefixed hex"),
+	F16("end", STR, true, "the address after the last, 0x-prefixed hex"),
+	F16("pgoff", STR, true, "file offset of start, 0x-prefixed hex"),
+	F16("path", STR, true, "the mapped file, or [vdso], [anon:...], //anon"),
+	F16("build_id", STR, false, "GNU build-id of the mapped object, lowercase hex"),
+	E16("build_id_source", false, bid_sources, "where the build-id came from: mmap2 (the kernel), file (its ELF note) or memory ([vdso])"),
+	F16("build_id_reason", STR, false, "why an executable map has no build-id"),
+	E16("origin", true, map_origins, "proc-maps (there at attach or at the process's start) or mmap2 (a record of the kernel)"),
+};
+OBJ(m_map, m_map_f);
+
+static const struct pmu_field m_kmap_f[] = {
+	F16("type", STR, true, "\"kmap\""),
+	F16("start", STR, true, "the kernel's text start, 0x-prefixed hex"),
+	F16("end", STR, true, "the address after the kernel's core text, 0x-prefixed hex"),
+	F16("build_id", STR, false, "the running kernel's build-id (/sys/kernel/notes)"),
+	F16("build_id_reason", STR, false, "why there is none"),
+};
+OBJ(m_kmap, m_kmap_f);
+
+static const struct pmu_field m_retained_f[] = {
+	F16("type", STR, true, "\"retained\""),
+	F16("build_id", STR, false, "the build-id the copy was checked against (absent for jit-map)"),
+	E16("kind", true, retained_kinds, "binary, debug (its separate debug file), debug-alt (dwz), vdso or jit-map"),
+	F16("path", STR, true, "where it was found on the recording host"),
+	F16("file", STR, true, "the copy in the bundle, relative to data/: build-id/xx/yyyy[.debug] or collectors/<name>/perf-PID.map"),
+	N16("size_bytes", false, "bytes", "its size"),
+};
+OBJ(m_retained, m_retained_f);
+
+static const struct pmu_field m_unretained_f[] = {
+	F16("type", STR, true, "\"unretained\""),
+	F16("build_id", STR, false, "the object's build-id, when known"),
+	F16("path", STR, true, "the object"),
+	F16("reason", STR, true, "why it was not copied"),
+};
+OBJ(m_unretained, m_unretained_f);
+
+static const struct pmu_recdef maps_recs[] = {
+	{ "kmap", &m_kmap, 6 }, { "map", &m_map, 6 }, { "retained", &m_retained, 6 }, { "unretained", &m_unretained, 6 },
+};
+
 /* Spans and marks share one stream, ordered by end_ns (span) and t_ns (mark). */
 static const struct pmu_recdef span_recs[] = { { "span", &span, 0 }, { "mark", &mark, 1 } };
 static const struct pmu_recdef lifecycle_recs[] = { { "lifecycle", &lifecycle } };
@@ -577,6 +726,8 @@ const struct pmu_streamdef pmu_streams[] = {
 	{ "events", "events.jsonl", true, false, event_recs, PMU_ARRAY_SIZE(event_recs), &header },
 	{ "counts", "counts.jsonl", true, false, counts_recs, PMU_ARRAY_SIZE(counts_recs), &header, 2 },
 	{ "cohort", "cohort.jsonl", false, true, cohort_recs, PMU_ARRAY_SIZE(cohort_recs), &header, 3 },
+	{ "samples", "samples.jsonl", true, false, samples_recs, PMU_ARRAY_SIZE(samples_recs), &header, 6 },
+	{ "maps", "maps.jsonl", true, false, maps_recs, PMU_ARRAY_SIZE(maps_recs), &header, 6 },
 };
 const size_t pmu_nstreams = PMU_ARRAY_SIZE(pmu_streams);
 
