@@ -94,7 +94,8 @@ BE_UNIT_SRC := $(sort $(wildcard tests/unit/$(BACKEND)/t-*.c))
 BE_UNITS := $(BE_UNIT_SRC:tests/unit/%.c=$(BUILD)/tests/%)
 
 TOOLS    := $(BUILD)/pmurec $(BUILD)/pmuvalidate $(BUILD)/pmuanalyze
-HELPERS  := $(BUILD)/mkfixture $(BUILD)/failing-collector $(BUILD)/specgen $(BUILD)/test-collector $(BUILD)/test-marker $(BUILD)/spin-threads $(BUILD)/hw-loop $(BUILD)/thread-exec $(BUILD)/sync-writes $(BUILD)/bench-sideband $(BUILD)/bench-rdpmc
+HELPERS  := $(BUILD)/mkfixture $(BUILD)/failing-collector $(BUILD)/specgen $(BUILD)/test-collector $(BUILD)/test-marker $(BUILD)/spin-threads $(BUILD)/hw-loop $(BUILD)/thread-exec $(BUILD)/sync-writes $(BUILD)/bench-sideband $(BUILD)/bench-rdpmc \
+	    $(BUILD)/libhot.so $(BUILD)/hot $(BUILD)/hot-nofp
 HELPERS_linux := $(BUILD)/cg-smoke
 HELPERS  += $(HELPERS_$(BACKEND))
 UNIT_SRC := $(sort $(wildcard tests/unit/t-*.c))
@@ -221,7 +222,21 @@ $(BUILD)/spin-threads $(BUILD)/hw-loop $(BUILD)/thread-exec $(BUILD)/sync-writes
 	@mkdir -p $(dir $@)
 	$(Q)$(CC) -std=gnu11 $(WARN) -O2 -pthread -o $@ $<
 
-$(filter-out $(BUILD)/spin-threads $(BUILD)/hw-loop $(BUILD)/thread-exec $(BUILD)/sync-writes,$(TOOLS) $(HELPERS)):
+# the sampling tests' workload (tests/helpers/hot.c): known hot functions, one
+# inlined, one in a shared library; with and without frame pointers; never
+# sanitized, always with debug information
+$(BUILD)/libhot.so: tests/helpers/hotlib.c
+	$(call msg,CC,$@)
+	@mkdir -p $(dir $@)
+	$(Q)$(CC) -std=gnu11 $(WARN) -g -O2 -fno-omit-frame-pointer -fPIC -shared -Wl,--build-id -o $@ $<
+$(BUILD)/hot: tests/helpers/hot.c $(BUILD)/libhot.so
+	$(call msg,CC,$@)
+	$(Q)$(CC) -std=gnu11 $(WARN) -g -O2 -fno-omit-frame-pointer -Wl,--build-id -o $@ $< -L$(BUILD) -lhot -Wl,-rpath,'$$ORIGIN'
+$(BUILD)/hot-nofp: tests/helpers/hot.c $(BUILD)/libhot.so
+	$(call msg,CC,$@)
+	$(Q)$(CC) -std=gnu11 $(WARN) -g -O2 -fomit-frame-pointer -Wl,--build-id -o $@ $< -L$(BUILD) -lhot -Wl,-rpath,'$$ORIGIN'
+
+$(filter-out $(BUILD)/spin-threads $(BUILD)/hw-loop $(BUILD)/thread-exec $(BUILD)/sync-writes $(BUILD)/libhot.so $(BUILD)/hot $(BUILD)/hot-nofp,$(TOOLS) $(HELPERS)):
 	$(call msg,LD,$@)
 	@mkdir -p $(dir $@)
 	$(Q)$(CC) $(ALL_CFLAGS) $(LDFLAGS) -o $@ $^ $(LIBS)

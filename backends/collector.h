@@ -60,6 +60,17 @@ struct pmu_out {
 	int (*put)(struct pmu_stream *s, json_t *rec);
 	int (*close)(struct pmu_stream *s);
 	void *ctx;
+	/*
+	 * Binary payload (spec 1.6: perf.data, retained ELF files), closed
+	 * with close.  rel is under the repetition's data/ (shared false,
+	 * e.g. "collectors/sampling/perf.data") or under the bundle's data/
+	 * for every repetition (shared true, e.g. "build-id/ab/cdef..."):
+	 * a shared file another repetition already wrote gives
+	 * -PMU_ERR_EXISTS (the caller keeps that copy).  NULL in writers
+	 * without binary files.
+	 */
+	int (*blob_open)(struct pmu_out *o, const char *rel, bool shared, struct pmu_stream **s);
+	int (*blob_write)(struct pmu_stream *s, const void *p, size_t n);
 };
 
 /* Write recs (a JSON array, its reference taken) as the stream rel of kind:

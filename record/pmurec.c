@@ -550,6 +550,24 @@ static int out_put(struct pmu_stream *s, json_t *rec)
 	return pmu_bagw_put(&s->s, rec);
 }
 
+static int out_blob_open(struct pmu_out *o, const char *rel, bool shared, struct pmu_stream **sp)
+{
+	struct pmu_stream *s = calloc(1, sizeof(*s));
+	struct pmu_bagw w = *(struct pmu_bagw *)o->ctx;
+
+	*sp = s;
+	if (!s)
+		return pmu_error(PMU_ERR_NOMEM, "out of memory");
+	if (shared)
+		w.scope[0] = '\0';
+	return pmu_bagw_open(&w, &s->s, rel, NULL);
+}
+
+static int out_blob_write(struct pmu_stream *s, const void *p, size_t n)
+{
+	return pmu_bagw_write(&s->s, p, n);
+}
+
 static int out_close(struct pmu_stream *s)
 {
 	int err = pmu_bagw_close(&s->s);
@@ -1065,7 +1083,7 @@ static int record_repetition(struct opts *o, struct bundle_out *b, int k, int po
 	struct pmu_launch_result lr;
 	struct pmu_cohort cohort = { 0 };
 	struct pmu_bagw w;
-	struct pmu_out out = { out_open, out_put, out_close, &w };
+	struct pmu_out out = { out_open, out_put, out_close, &w, out_blob_open, out_blob_write };
 	struct cohort_out cw = { .images = &b->images };
 	struct pmu_cohort_sink sink = cohort_sink_ops;
 	struct pmu_run_config cfg = { 0 };
