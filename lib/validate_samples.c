@@ -23,10 +23,6 @@
 #include "util.h"
 #include "validate_int.h"
 
-/* 1 once lib/perfdata.c's pmu_perfdata_scan() is in the library */
-#ifndef PMU_PERFDATA_SCAN
-#define PMU_PERFDATA_SCAN 0
-#endif
 
 /* Samples stream phases: config, then sample/loss/throttle, ksym, summary. */
 enum { PH_START, PH_BODY, PH_KSYM, PH_END };
@@ -389,16 +385,7 @@ static void perf_data(struct v *v, struct stream_state *s)
 		return;
 	}
 	memset(&st, 0, sizeof(st));
-#if PMU_PERFDATA_SCAN
 	err = pmu_perfdata_scan(fd_read, &f, &st, why, sizeof(why));
-#else
-	/* lib/perfdata.c (the scanner) has not landed: existence only */
-	close(f.fd);
-	(void)fd_read;
-	(void)ss;
-	(void)err;
-	return;
-#endif
 	close(f.fd);
 	if (err) {
 		report(v, PMU_CHECK_PERF_DATA, p, 0, "not a perf.data that can be read: %s", why[0] ? why : pmu_errname(err));
