@@ -218,3 +218,17 @@ assert len(w) == 2 and all(f["severity"] == "warning" for f in w), w' "$output"
 	run verdict "$b"
 	assert_output FILE-UNKNOWN
 }
+
+@test "memory stays flat: 300,000 samples validate within a few MiB of the fixture's peak" {
+	[ -x /usr/bin/time ] || skip "GNU time (/usr/bin/time) is not installed"
+	small=$(mk small sampled)
+	big="$BATS_TEST_TMPDIR/big"
+	mkfixture sampled "$big" --samples 300000
+	/usr/bin/time -f %M -o "$BATS_TEST_TMPDIR/rss0" pmuvalidate "$small" >/dev/null
+	run /usr/bin/time -f %M -o "$BATS_TEST_TMPDIR/rss1" pmuvalidate "$big"
+	assert_success
+	assert_output --partial "valid (spec 1.6"
+	r0=$(tail -1 "$BATS_TEST_TMPDIR/rss0") r1=$(tail -1 "$BATS_TEST_TMPDIR/rss1")
+	echo "# peak RSS: fixture $r0 KiB, 300,000 samples $r1 KiB" >&3
+	rss_under "$r1" $((r0 + 16384))
+}
