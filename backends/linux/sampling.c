@@ -1360,14 +1360,14 @@ static int samp_open(void *state, pid_t root, uint64_t t)
 				 "descendants, instead",
 				 why);
 		}
-	} else if (env->cohort_cgroup)
+	} else if (env->cohort_cgroup || env->cfg->scope == PMU_SCOPE_INHERIT)
 		snprintf(s->scope_reason, sizeof(s->scope_reason),
 			 "--cohort inherit: the root's event on each CPU, inherited by its descendants");
 	else
 		snprintf(s->scope_reason, sizeof(s->scope_reason),
 			 "the cohort has no cgroup of its own (%.250s): the root's event on each CPU, inherited by its "
 			 "descendants",
-			 env->cgroup_why ? env->cgroup_why : "none asked for");
+			 env->cgroup_why && env->cgroup_why[0] ? env->cgroup_why : "none was made");
 	if (!s->cgroup_scope) {
 		s->attr.inherit = 1;
 		s->attr.enable_on_exec = 1;
