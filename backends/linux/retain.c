@@ -813,7 +813,10 @@ int pmu_retain_object(struct pmu_retain *r, struct pmu_stream *maps, pid_t pid, 
 	bid_rel(rel, sizeof(rel), build_id, "");
 	if (is_done(r, rel))
 		return 0;
-	if (path[0] != '/' && !(plen > strlen(DELETED) && !strcmp(path + plen - strlen(DELETED), DELETED))) {
+	/* "[heap]", "//anon" (a huge page), "memfd:x" are no file to open by
+	 * name; a deleted one ("memfd:x (deleted)" too) is, by map_files */
+	if ((path[0] != '/' || path[1] == '/') &&
+	    !(plen > strlen(DELETED) && !strcmp(path + plen - strlen(DELETED), DELETED))) {
 		snprintf(why, sizeof(why), "'%s' is not a file", path);
 		return put_unretained(r, maps, build_id, path, why);
 	}
