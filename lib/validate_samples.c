@@ -460,6 +460,17 @@ void pmu_v_samples_end(struct v *v, struct stream_state *s)
 			       "stream has %llu throttle records of what throttle", (unsigned long long)ss->sum_throttles,
 			       (unsigned long long)ss->throttles);
 	}
+	/* the samples' addresses are named through the maps: one without the
+	 * other cannot be symbolized */
+	{
+		char p[512];
+		const char *slash = strrchr(s->file, '/');
+
+		eval(v, PMU_CHECK_MAPS_SHAPE);
+		snprintf(p, sizeof(p), "%.*s/maps.jsonl", (int)(slash - s->file), s->file);
+		if (!pmu_v_find_file(v, p))
+			report(v, PMU_CHECK_MAPS_SHAPE, s->file, 0, "the samples stream has no maps stream beside it (%s)", p);
+	}
 	perf_data(v, s);
 	free(ss);
 	s->ss = NULL;

@@ -272,3 +272,12 @@ for l in open(sys.argv[1]):
 	run verdict "$b"
 	assert_output RETAINED
 }
+
+@test "MAPS-SHAPE: samples without a maps stream are refused" {
+	b=$(mk b sampled)
+	rm "$b/data/$MAPS" "$b/data/build-id/3f/"* "$b/data/collectors/sampling/perf-7000.map"
+	rmdir "$b/data/build-id/3f" "$b/data/build-id"
+	rebag "$b"
+	run verdict "$b"
+	assert_output MAPS-SHAPE
+}
