@@ -152,6 +152,10 @@ struct v {
 	struct span *spans;
 	size_t nspans, capspans;
 
+	/* the maps stream of the repetition's sampling collector, checked
+	 * before its samples stream (the files are sorted): -1 none yet, else
+	 * whether it had a kmap */
+	int maps_kmap;
 	/* the files that retained records name (spec 1.6), "data/..." */
 	char **retained;
 	size_t nretained, capretained;

@@ -296,3 +296,8 @@ for l in open(sys.argv[1]):
 	run verdict "$b"
 	assert_output FILE-UNKNOWN
 }
+
+@test "MAPS-SHAPE: kernel code sampled, but no kmap, is refused" {
+	run maps_case "R.pop(at(R, type='kmap'))"
+	assert_output MAPS-SHAPE
+}
