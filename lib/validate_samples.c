@@ -32,11 +32,17 @@ struct samples_state {
 	uint64_t configs, summaries;
 	bool have_config, kernel_sampled, dwarf, chains, hibit; /* hibit: kernel addresses have bit 63 set */
 	bool kaddr_seen;                                        /* a kernel address was sampled */
+	int nregs;                                              /* registers in regs_mask (dwarf) */
 	uint64_t ksyms;
 	uint64_t samples, lost_records, lost_samples, throttles;
 	bool have_summary;
 	uint64_t sum_line, sum_samples, sum_lost_records, sum_lost_samples, sum_throttles;
 };
+
+static int ss_nregs(const struct stream_state *s)
+{
+	return s->ss->nregs;
+}
 
 /* Open addressing of 64-bit hashes (never 0). */
 struct hset {
@@ -161,6 +167,47 @@ static void loss_finding(struct v *v, const char *file, uint64_t rec, const char
 
 /* ---- the samples stream -------------------------------------------------- */
 
+/* A dwarf sample's user registers (one 0x address per bit of regs_mask,
+ * in its order), their ABI, and the stack copy (base64). */
+static void user_regs(struct v *v, struct stream_state *s, uint64_t rec, const struct pmu_jrec *r)
+{
+	const struct pmu_jfield *regs = rf(r, "regs"), *st = rf(r, "stack"), *abi = rf(r, "user_abi");
+	uint64_t a;
+	int n = 0;
+
+	if (!regs != !abi) {
+		report(v, PMU_CHECK_SAMPLES_SHAPE, s->file, rec, "regs and user_abi come together");
+		return;
+	}
+	if (abi && !fis(abi, "64") && !fis(abi, "32"))
+		report(v, PMU_CHECK_SAMPLES_SHAPE, s->file, rec, "user_abi '%.*s' is not 64 or 32", (int)abi->slen,
+		       abi->s);
+	for (const char *p = regs ? regs->s : NULL, *e = regs ? regs->s + regs->slen : NULL; p && p <= e; n++) {
+		const char *sp = memchr(p, ' ', (size_t)(e - p)), *end = sp ? sp : e;
+
+		if (!parse_addr(p, (size_t)(end - p), &a)) {
+			report(v, PMU_CHECK_SAMPLES_SHAPE, s->file, rec, "register %d is not a 0x-prefixed lowercase hex value",
+			       n);
+			return;
+		}
+		p = sp ? sp + 1 : NULL;
+	}
+	if (regs && ss_nregs(s) >= 0 && n != ss_nregs(s))
+		report(v, PMU_CHECK_SAMPLES_SHAPE, s->file, rec, "%d registers, regs_mask has %d", n, ss_nregs(s));
+	if (st) {
+		bool b64 = st->slen % 4 == 0;
+
+		for (size_t i = 0; b64 && i < st->slen; i++) {
+			char c = st->s[i];
+
+			b64 = (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '+' ||
+			      c == '/' || (c == '=' && i + 2 >= st->slen && (i + 1 == st->slen || st->s[i + 1] == '='));
+		}
+		if (!b64)
+			report(v, PMU_CHECK_SAMPLES_SHAPE, s->file, rec, "stack is not base64");
+	}
+}
+
 static void sample_rec(struct v *v, struct stream_state *s, uint64_t rec, const struct pmu_jrec *r)
 {
 	struct samples_state *ss = s->ss;
@@ -193,6 +240,8 @@ static void sample_rec(struct v *v, struct stream_state *s, uint64_t rec, const 
 		report(v, PMU_CHECK_SAMPLES_SHAPE, s->file, rec, "chain_cut without a chain");
 	if ((rf(r, "regs") || rf(r, "stack") || rf(r, "user_abi")) && ss->have_config && !ss->dwarf)
 		report(v, PMU_CHECK_SAMPLES_SHAPE, s->file, rec, "regs, stack or user_abi without call_graph dwarf");
+	else if (rf(r, "regs") || rf(r, "stack") || rf(r, "user_abi"))
+		user_regs(v, s, rec, r);
 	if (!chain)
 		return;
 	/* "0x.. 0x..": one space between addresses, none around */
@@ -261,6 +310,15 @@ void pmu_v_on_samples(struct v *v, struct stream_state *s, uint64_t rec, const s
 		if (ss->dwarf != (rf(r, "stack_bytes") && rf(r, "regs_mask")))
 			report(v, PMU_CHECK_SAMPLES_SHAPE, s->file, rec,
 			       "stack_bytes and regs_mask are present exactly with call_graph dwarf");
+		ss->nregs = -1;
+		if (rf(r, "regs_mask")) {
+			uint64_t m;
+
+			if (!faddr(rf(r, "regs_mask"), &m))
+				report(v, PMU_CHECK_SAMPLES_SHAPE, s->file, rec, "regs_mask is not 0x-prefixed lowercase hex");
+			else
+				ss->nregs = __builtin_popcountll(m);
+		}
 		if (fis(rf(r, "kernel"), "excluded") != (rf(r, "kernel_reason") != NULL))
 			report(v, PMU_CHECK_SAMPLES_SHAPE, s->file, rec, "kernel_reason is present exactly when kernel "
 			       "code is excluded");
@@ -696,8 +754,12 @@ void pmu_v_maps_end(struct v *v, struct stream_state *s)
 
 int pmu_v_samples_begin(struct stream_state *s)
 {
-	if (!strcmp(s->sd->kind, "samples"))
-		return (s->ss = calloc(1, sizeof(*s->ss))) ? 0 : PMU_ERR_NOMEM;
+	if (!strcmp(s->sd->kind, "samples")) {
+		if (!(s->ss = calloc(1, sizeof(*s->ss))))
+			return PMU_ERR_NOMEM;
+		s->ss->nregs = -1;
+		return 0;
+	}
 	if (!strcmp(s->sd->kind, "maps"))
 		return (s->ms = calloc(1, sizeof(*s->ms))) ? 0 : PMU_ERR_NOMEM;
 	return 0;

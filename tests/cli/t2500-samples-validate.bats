@@ -301,3 +301,19 @@ for l in open(sys.argv[1]):
 	run maps_case "R.pop(at(R, type='kmap'))"
 	assert_output MAPS-SHAPE
 }
+
+@test "SAMPLES-SHAPE: a --call-graph dwarf sample with a register fewer than regs_mask names is refused" {
+	b="$BATS_TEST_TMPDIR/dwarf.bundle"
+	pmurec --mode full --call-graph dwarf -o "$b" -- "$PMU_BUILD/hot-nofp" 30 >/dev/null 2>"$BATS_TEST_TMPDIR/rec.err" ||
+		fail "pmurec failed: $(cat "$BATS_TEST_TMPDIR/rec.err")"
+	[ -f "$b/data/$SAMPLES" ] && grep -q '"regs":' "$b/data/$SAMPLES" ||
+		skip "no sample with user registers was recorded here"
+	run pmuvalidate "$b"
+	assert_success
+	edit "$b" "R = records('$SAMPLES')
+k = [i for i, r in enumerate(R) if 'regs' in r][0]
+R[k]['regs'] = R[k]['regs'].rsplit(' ', 1)[0]
+put_records('$SAMPLES', R)"
+	run verdict "$b"
+	assert_output SAMPLES-SHAPE
+}
