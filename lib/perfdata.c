@@ -36,7 +36,7 @@
 
 #include <linux/perf_event.h>
 
-#include "collector.h"
+#include "../backends/collector.h" /* struct pmu_out (also built without -Ibackends: the fuzz harnesses) */
 #include "error.h"
 
 #ifndef PERF_RECORD_MISC_MMAP_BUILD_ID
@@ -714,6 +714,11 @@ static int scan_build_ids(struct scan *s, uint64_t size, struct pmu_perfdata_sta
 				      s->pos - 8, sz, left);
 		if ((err = rd_exact(s, s->buf, sz - 8u, "a BUILD_ID entry")))
 			return err;
+		/* perf copies `size` bytes into a 20-byte build-id: a larger
+		 * size smashes perf 6.1's stack (seen: buildid-list aborts) */
+		if ((h[4] | h[5] << 8) & PERF_RECORD_MISC_BUILD_ID_SIZE && s->buf[4 + 20] > 20)
+			return refuse(s, "BUILD_ID entry at byte %" PRIu64 " says its build-id has %u bytes (20 at most)",
+				      s->pos - sz, s->buf[4 + 20]);
 		if (!memchr(s->buf + BUILD_ID_EVENT_SIZE - 8, 0, sz - BUILD_ID_EVENT_SIZE))
 			return refuse(s, "BUILD_ID entry at byte %" PRIu64 ": file name without its NUL", s->pos - sz);
 		left -= sz;

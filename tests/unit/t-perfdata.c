@@ -297,6 +297,18 @@ static void negative_tests(const unsigned char *file, size_t n)
 	err = scan_mem(c, n, &st, why, sizeof(why));
 	ok(err == PMU_ERR_CORRUPT && strstr(why, "size 0"), "scan refuses a record of size 0 (%s)", why);
 
+	/* a build-id entry whose size byte says more than 20 bytes (perf
+	 * would copy them into its 20-byte buffer); the BUILD_ID section is
+	 * the first feature's */
+	memcpy(c, file, n);
+	{
+		uint64_t bo = get64(c + get64(c + 40) + get64(c + 48));
+
+		c[bo + 12 + 20] = 164;
+	}
+	err = scan_mem(c, n, &st, why, sizeof(why));
+	ok(err == PMU_ERR_CORRUPT && strstr(why, "164 bytes"), "scan refuses a build-id of 164 bytes (%s)", why);
+
 	/* not perf.data */
 	memcpy(c, file, n);
 	c[0] = 'X';
