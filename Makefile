@@ -206,6 +206,28 @@ $(BUILD)/pmurec: $(REC_OBJ) $(BE_A) $(LIB_A)
 $(BUILD)/pmuvalidate: $(BUILD)/validate/pmuvalidate.o $(LIB_A)
 $(BUILD)/pmuanalyze: $(BUILD)/analyze/pmuanalyze.o $(BUILD)/analyze/model.o $(BUILD)/analyze/compare.o \
 	$(BUILD)/analyze/trace.o $(BUILD)/analyze/html.o $(LIB_A)
+# The profile's exports (analyze/export.c): pprof's profile.proto compiled by
+# protobuf-c's protoc-c into the build directory, gzip by zlib
+AN_EXPORT_OBJ := $(BUILD)/analyze/export.o $(BUILD)/analyze/profile.pb-c.o
+AN_EXPORT_LIBS := $(shell pkg-config --libs libprotobuf-c zlib 2>/dev/null || echo -lprotobuf-c -lz)
+# (a pattern rule: one protoc-c run makes both files)
+$(BUILD)/analyze/%.pb-c.c $(BUILD)/analyze/%.pb-c.h: analyze/%.proto
+	$(call msg,PROTOC,$@)
+	@mkdir -p $(BUILD)/analyze
+	$(Q)protoc-c --c_out=$(BUILD)/analyze --proto_path=analyze $<
+# generated code: the project's warnings are not its author's
+$(BUILD)/analyze/profile.pb-c.o: $(BUILD)/analyze/profile.pb-c.c
+	$(call msg,CC,$@)
+	$(Q)$(CC) $(BASE_CFLAGS) $(CFLAGS) -Wno-unused-parameter -Wno-shadow -I$(BUILD)/analyze -c -o $@ $<
+$(BUILD)/analyze/export.o: ALL_CFLAGS += -I$(BUILD)/analyze
+$(BUILD)/analyze/export.o: $(BUILD)/analyze/profile.pb-c.h
+$(BUILD)/tests/unit/t-export.o: ALL_CFLAGS += -Ianalyze -I$(BUILD)/analyze
+$(BUILD)/tests/unit/t-export.o: $(BUILD)/analyze/profile.pb-c.h
+$(BUILD)/tests/t-export: $(BUILD)/tests/unit/t-export.o $(AN_EXPORT_OBJ) $(BUILD)/analyze/model.o \
+	$(BUILD)/analyze/compare.o $(BUILD)/analyze/trace.o $(LIB_A)
+	$(call msg,LD,$@)
+	@mkdir -p $(dir $@)
+	$(Q)$(CC) $(ALL_CFLAGS) $(LDFLAGS) -o $@ $^ $(AN_EXPORT_LIBS) $(LIBS)
 $(BUILD)/mkfixture: $(BUILD)/fixtures/mkfixture.o $(LIB_A)
 $(BUILD)/failing-collector: $(BUILD)/fixtures/failing-collector/failing-collector.o
 $(BUILD)/specgen: $(BUILD)/bundle-spec/gen.o $(LIB_A)
@@ -256,7 +278,7 @@ $(BUILD)/tests/t-compare: $(BUILD)/tests/unit/t-compare.o $(BUILD)/analyze/compa
 	@mkdir -p $(dir $@)
 	$(Q)$(CC) $(ALL_CFLAGS) $(LDFLAGS) -o $@ $^ $(LIBS)
 
-$(filter-out $(BUILD)/tests/t-collectors $(BUILD)/tests/t-compare,$(UNITS)): $(BUILD)/tests/%: $(BUILD)/tests/unit/%.o $(LIB_A)
+$(filter-out $(BUILD)/tests/t-collectors $(BUILD)/tests/t-compare $(BUILD)/tests/t-export,$(UNITS)): $(BUILD)/tests/%: $(BUILD)/tests/unit/%.o $(LIB_A)
 	$(call msg,LD,$@)
 	@mkdir -p $(dir $@)
 	$(Q)$(CC) $(ALL_CFLAGS) $(LDFLAGS) -o $@ $^ $(LIBS)
