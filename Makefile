@@ -26,8 +26,10 @@ FUZZ_SECONDS ?= 60
 
 # the tools' libraries, and each backend's own (elfutils: the Linux probe
 # and image provenance)
-PKGS_linux := libelf libdw
-PKGS       := libarchive jansson libcrypto $(PKGS_$(BACKEND))
+PKGS_linux :=
+# libelf and libdw for every backend: pmuanalyze symbolizes with libdwfl
+# (analyze/symbolize.c), and demangles with libiberty (no pkg-config file)
+PKGS       := libarchive jansson libcrypto libelf libdw $(PKGS_$(BACKEND))
 PKG_CFLAGS := $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
 # libarchive is loaded on first use (lib/archive_dl.h says why), not linked:
 # the headers come from pkg-config, the soname from the library built against
@@ -58,7 +60,7 @@ BASE_CFLAGS += -fsanitize=$(SANITIZE) -fno-omit-frame-pointer -fno-sanitize-reco
 LDFLAGS     += -fsanitize=$(SANITIZE)
 endif
 ALL_CFLAGS := $(BASE_CFLAGS) $(CFLAGS)
-LIBS       := $(PKG_LIBS) -pthread -ldl -lm
+LIBS       := $(PKG_LIBS) -liberty -pthread -ldl -lm
 
 ifeq ($(V),1)
 Q :=
@@ -205,7 +207,7 @@ REC_OBJ  := $(patsubst %.c,$(BUILD)/%.o,$(sort $(wildcard record/*.c)))
 $(BUILD)/pmurec: $(REC_OBJ) $(BE_A) $(LIB_A)
 $(BUILD)/pmuvalidate: $(BUILD)/validate/pmuvalidate.o $(LIB_A)
 $(BUILD)/pmuanalyze: $(BUILD)/analyze/pmuanalyze.o $(BUILD)/analyze/model.o $(BUILD)/analyze/compare.o \
-	$(BUILD)/analyze/trace.o $(BUILD)/analyze/html.o $(LIB_A)
+	$(BUILD)/analyze/trace.o $(BUILD)/analyze/html.o $(BUILD)/analyze/symbolize.o $(LIB_A)
 $(BUILD)/mkfixture: $(BUILD)/fixtures/mkfixture.o $(LIB_A)
 $(BUILD)/failing-collector: $(BUILD)/fixtures/failing-collector/failing-collector.o
 $(BUILD)/specgen: $(BUILD)/bundle-spec/gen.o $(LIB_A)
@@ -256,7 +258,14 @@ $(BUILD)/tests/t-compare: $(BUILD)/tests/unit/t-compare.o $(BUILD)/analyze/compa
 	@mkdir -p $(dir $@)
 	$(Q)$(CC) $(ALL_CFLAGS) $(LDFLAGS) -o $@ $^ $(LIBS)
 
-$(filter-out $(BUILD)/tests/t-collectors $(BUILD)/tests/t-compare,$(UNITS)): $(BUILD)/tests/%: $(BUILD)/tests/unit/%.o $(LIB_A)
+# the symbolizer (libdwfl, libiberty) against the test workload
+$(BUILD)/tests/unit/t-symbolize.o: ALL_CFLAGS += -Ianalyze
+$(BUILD)/tests/t-symbolize: $(BUILD)/tests/unit/t-symbolize.o $(BUILD)/analyze/symbolize.o $(LIB_A)
+	$(call msg,LD,$@)
+	@mkdir -p $(dir $@)
+	$(Q)$(CC) $(ALL_CFLAGS) $(LDFLAGS) -o $@ $^ $(LIBS)
+
+$(filter-out $(BUILD)/tests/t-collectors $(BUILD)/tests/t-compare $(BUILD)/tests/t-symbolize,$(UNITS)): $(BUILD)/tests/%: $(BUILD)/tests/unit/%.o $(LIB_A)
 	$(call msg,LD,$@)
 	@mkdir -p $(dir $@)
 	$(Q)$(CC) $(ALL_CFLAGS) $(LDFLAGS) -o $@ $^ $(LIBS)
