@@ -233,7 +233,7 @@ $(BUILD)/tests/t-export: $(BUILD)/tests/unit/t-export.o $(AN_EXPORT_OBJ) $(BUILD
 $(BUILD)/pmuanalyze: $(BUILD)/analyze/profile.o $(AN_EXPORT_OBJ)
 $(BUILD)/pmuanalyze: LIBS += $(AN_EXPORT_LIBS)
 $(BUILD)/pmuanalyze: $(BUILD)/analyze/pmuanalyze.o $(BUILD)/analyze/model.o $(BUILD)/analyze/compare.o \
-	$(BUILD)/analyze/trace.o $(BUILD)/analyze/html.o $(BUILD)/analyze/symbolize.o $(LIB_A)
+	$(BUILD)/analyze/trace.o $(BUILD)/analyze/html.o $(BUILD)/analyze/symbolize.o $(BUILD)/analyze/profile.o $(LIB_A)
 $(BUILD)/mkfixture: $(BUILD)/fixtures/mkfixture.o $(LIB_A)
 $(BUILD)/failing-collector: $(BUILD)/fixtures/failing-collector/failing-collector.o
 $(BUILD)/specgen: $(BUILD)/bundle-spec/gen.o $(LIB_A)

@@ -566,8 +566,9 @@ static void print_prof_row(json_t *r, int indent)
 			 (long long)json_integer_value(json_object_get(r, "line")));
 	else if (json_object_get(r, "reason"))
 		snprintf(where, sizeof(where), "  (%s%s%s)", sget(r, "reason"),
-			 json_object_get(r, "build_id") ? ", build-id " : "",
-			 json_object_get(r, "build_id") ? sget(r, "build_id") : "");
+			 json_object_get(r, "build_id") && !strstr(sget(r, "reason"), sget(r, "build_id")) ? ", build-id " : "",
+			 json_object_get(r, "build_id") && !strstr(sget(r, "reason"), sget(r, "build_id")) ? sget(r, "build_id")
+													  : "");
 	else if (json_object_get(r, "object") && strcmp(sget(r, "status"), "kernel"))
 		snprintf(where, sizeof(where), "  [%s]", base_name(sget(r, "object")));
 	printf("%*s", indent, "");
@@ -702,7 +703,7 @@ static void print_profile(json_t *rep)
 		put_text(sget(x, "function"));
 		printf(" (%lld innermost): ", (long long)json_integer_value(json_object_get(x, "self_samples")));
 		put_text(sget(x, "reason"));
-		if (json_object_get(x, "build_id"))
+		if (json_object_get(x, "build_id") && !strstr(sget(x, "reason"), sget(x, "build_id")))
 			printf(", build-id %s", sget(x, "build_id"));
 		printf("\n");
 	}

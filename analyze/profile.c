@@ -944,9 +944,11 @@ static int aggregate(struct an_prof *p)
 					continue;
 				/* counted once per sample, at its outermost place */
 				err |= acc_add(p, K_INCL, scopes[c], seq[k], 0, s->samples);
-				if (k > 0)
+				/* a function calling itself (recursion, or an object's
+				 * unsymbolized frames grouped as one) is no edge */
+				if (k > 0 && seq[k - 1] != seq[k])
 					err |= acc_add(p, K_CALLER, scopes[c], seq[k], seq[k - 1], s->samples);
-				if (k + 1 < ns)
+				if (k + 1 < ns && seq[k + 1] != seq[k])
 					err |= acc_add(p, K_CALLEE, scopes[c], seq[k], seq[k + 1], s->samples);
 			}
 		}
