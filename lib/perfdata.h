@@ -47,6 +47,13 @@ int pmu_perfdata_mmap2(struct pmu_perfdata_w *w, pid_t pid, pid_t tid, uint64_t 
 		       uint64_t pgoff, uint32_t prot, uint32_t flags, const char *path, const unsigned char *bid,
 		       size_t bid_len, uint64_t t);
 
+/* The kernel's map as perf synthesizes it (an MMAP of
+ * "[kernel.kallsyms]_text", pid -1, from _text to the end of the address
+ * space, pgoff the address of _text): without it perf report warns that
+ * the kernel address maps were restricted and names no kernel function.
+ * text: _text's address in /proc/kallsyms (not 0). */
+int pmu_perfdata_kernel_mmap(struct pmu_perfdata_w *w, uint64_t text, uint64_t t);
+
 /* An object and its build-id for the BUILD_ID feature section (perf
  * buildid-list); pid -1 and kernel true for the kernel.  The file's pid
  * field names perf's machine, not a process: -1 (the host) is written
