@@ -8,7 +8,9 @@
 #                   following the cohort vs perf stat (bench/follower),
 #                   pmurec -- true's fixed cost vs perf stat with the same events (bench/fixed),
 #                   counting vs perf stat and in-process counter reads (bench/count),
-#                   pmuanalyze vs perf report (bench/analyze), pmuvalidate on large cohorts (bench/cohort)
+#                   pmuanalyze vs perf report (bench/analyze, events and ~1M call-chain samples),
+#                   pmuvalidate on large cohorts (bench/cohort),
+#                   sampling overhead at 1/10 kHz vs perf record (bench/sample)
 #   make fuzz       libFuzzer harnesses for a bounded time (clang)
 #   make install    PREFIX=/usr/local DESTDIR=
 # Options: SANITIZE=address,undefined  V=1  FUZZ_SECONDS=60
@@ -329,6 +331,7 @@ bench: deps
 	@bench/count $(BUILD)
 	@bench/analyze $(BUILD)
 	@bench/cohort $(BUILD)
+	@bench/sample $(BUILD)
 
 fixtures: all
 	@fixtures/regen $(BUILD)
