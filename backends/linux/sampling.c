@@ -1092,7 +1092,10 @@ static void base_attr(struct samp *s, struct perf_event_attr *a)
 	if (s->o.call_graph == PMU_CG_FP)
 		a->sample_type |= PERF_SAMPLE_CALLCHAIN;
 	if (s->o.call_graph == PMU_CG_DWARF) {
-		a->sample_type |= PERF_SAMPLE_REGS_USER | PERF_SAMPLE_STACK_USER;
+		/* the kernel's part of the chain as with fp (perf record does
+		 * the same); the user part is unwound from the copies */
+		a->sample_type |= PERF_SAMPLE_CALLCHAIN | PERF_SAMPLE_REGS_USER | PERF_SAMPLE_STACK_USER;
+		a->exclude_callchain_user = 1;
 		a->sample_regs_user = REGS_MASK;
 		a->sample_stack_user = s->o.stack_bytes;
 	}
