@@ -999,6 +999,26 @@ static void kernel_probe(struct samp *s)
 	}
 }
 
+/* "ADDR T NAME" of /proc/kallsyms (sscanf costs more than the kernel's
+ * own formatting of the file). */
+static int ksym_line(const char *l, unsigned long long *a, char *ty, char *name, size_t n)
+{
+	char *end;
+	size_t k;
+
+	*a = strtoull(l, &end, 16);
+	if (end == l || *end != ' ' || !end[1] || end[2] != ' ')
+		return -1;
+	*ty = end[1];
+	l = end + 3;
+	k = strcspn(l, " \t\n");
+	if (!k || k >= n)
+		return -1;
+	memcpy(name, l, k);
+	name[k] = 0;
+	return 0;
+}
+
 /* One pass of /proc/kallsyms up to its first module: _etext, and (full
  * mode) the ksym records of the functions holding sampled addresses. */
 static void kallsyms_pass(struct samp *s, bool ksyms, size_t *nrec)
@@ -1024,11 +1044,10 @@ static void kallsyms_pass(struct samp *s, bool ksyms, size_t *nrec)
 	while (fgets(line, sizeof(line), f)) {
 		unsigned long long a;
 		char ty, name[256];
-		int n = 0;
 
 		if (strchr(line, '['))
 			break; /* the modules follow */
-		if (sscanf(line, "%llx %c %255s%n", &a, &ty, name, &n) != 3)
+		if (ksym_line(line, &a, &ty, name, sizeof(name)))
 			continue;
 		if (!strcmp(name, "_etext")) {
 			s->ketext = a;
@@ -1273,6 +1292,13 @@ static int samp_probe(struct pmu_collector_env *env, json_t *caps, void **state)
 			 "kernel.perf_event_paranoid is %lld and pmurec has no CAP_PERFMON: kernel code may not be "
 			 "sampled, only user code is",
 			 paranoid);
+	}
+	if (!e && !s->kernel_excluded && s->mode < 2) {
+		/* light mode stays cheap: no kernel map nor symbols to read */
+		s->kernel_excluded = true;
+		s->attr.exclude_kernel = 1;
+		snprintf(s->kernel_reason, sizeof(s->kernel_reason),
+			 "light mode samples user code only (kernel code, its map and its symbols come with --mode full)");
 	}
 	if (e) {
 		unusable(s,
@@ -1713,9 +1739,9 @@ static int samp_emit(void *state, struct pmu_collector_env *env, const struct pm
 
 		snprintf(ev, sizeof(ev),
 			 "%d per-CPU %s events (%s); %" PRIu64 " samples written, %" PRIu64 " of no cohort incarnation; "
-			 "%zu maps; %zu kernel functions named",
+			 "%zu maps (%" PRIu64 " MMAP2 records of no cohort incarnation left out); %zu kernel functions named",
 			 s->nr, s->event, s->cgroup_scope ? "cohort cgroup" : "inherited from the root", s->samples,
-			 s->unattributed, json_array_size(s->maps), nks);
+			 s->unattributed, json_array_size(s->maps), s->unattributed_maps, nks);
 		pmu_lc_set_evidence(env->lc, ev);
 	}
 	if (s->lost_records + s->lost_samples) {
@@ -1725,6 +1751,10 @@ static int samp_emit(void *state, struct pmu_collector_env *env, const struct pm
 			 s->lost_records, s->lost_samples);
 		pmu_lc_lost(env->lc, "drop", win->end_ns, s->lost_records + s->lost_samples, why);
 	}
+	if (s->late)
+		pmu_lc_lost(env->lc, "drop", win->end_ns, s->late,
+			    "samples that reached the merge after later ones were written (left out to keep the stream in "
+			    "time order)");
 	if (s->malformed)
 		pmu_lc_lost(env->lc, "malformed", win->end_ns, s->malformed, s->malformed_first);
 	pmu_lc_step(env->lc, "detached", win->end_ns);
