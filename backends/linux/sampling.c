@@ -119,6 +119,7 @@ struct samp {
 	struct perf_event_attr attr;
 	char event[64], event_reason[400], kernel_reason[300], scope_reason[400], ring_reason[300];
 	bool kernel_excluded, cgroup_scope;
+	bool lowered;           /* the default frequency lowered to the kernel's bound */
 	long long max_rate_start;
 	long long max_stack;
 	struct pmu_perfrec_fmt fmt;
@@ -1207,13 +1208,20 @@ static int samp_probe(struct pmu_collector_env *env, json_t *caps, void **state)
 		s->o = *cfg->sampling;
 	else
 		s->o = (struct pmu_sampling_opts){ .call_graph = PMU_CG_DEFAULT };
-	if (!s->o.period && !s->o.freq_hz)
+	s->max_rate_start = read_ll("/proc/sys/kernel/perf_event_max_sample_rate", -1);
+	if (!s->o.period && !s->o.freq_hz) {
 		s->o.freq_hz = s->mode >= 2 ? 999 : 99;
+		/* the mode's default, not the user's -F: within what the kernel
+		 * allows now (it lowers the bound when sampling takes too long) */
+		if (s->max_rate_start > 0 && s->o.freq_hz > s->max_rate_start) {
+			s->o.freq_hz = (unsigned)s->max_rate_start;
+			s->lowered = true;
+		}
+	}
 	if (s->o.call_graph == PMU_CG_DEFAULT)
 		s->o.call_graph = s->mode >= 2 ? PMU_CG_FP : PMU_CG_NONE;
 	if (s->o.call_graph == PMU_CG_DWARF && !s->o.stack_bytes)
 		s->o.stack_bytes = 8192;
-	s->max_rate_start = read_ll("/proc/sys/kernel/perf_event_max_sample_rate", -1);
 	s->max_stack = read_ll("/proc/sys/kernel/perf_event_max_stack", 127);
 	vdso_bid(s);
 	if (!(s->maps = json_array()))
@@ -1738,10 +1746,11 @@ static int samp_emit(void *state, struct pmu_collector_env *env, const struct pm
 		char ev[600];
 
 		snprintf(ev, sizeof(ev),
-			 "%d per-CPU %s events (%s); %" PRIu64 " samples written, %" PRIu64 " of no cohort incarnation; "
+			 "%d per-CPU %s events (%s%s); %" PRIu64 " samples written, %" PRIu64 " of no cohort incarnation; "
 			 "%zu maps (%" PRIu64 " MMAP2 records of no cohort incarnation left out); %zu kernel functions named",
-			 s->nr, s->event, s->cgroup_scope ? "cohort cgroup" : "inherited from the root", s->samples,
-			 s->unattributed, json_array_size(s->maps), s->unattributed_maps, nks);
+			 s->nr, s->event, s->cgroup_scope ? "cohort cgroup" : "inherited from the root",
+			 s->lowered ? "; the mode's default frequency lowered to kernel.perf_event_max_sample_rate" : "",
+			 s->samples, s->unattributed, json_array_size(s->maps), s->unattributed_maps, nks);
 		pmu_lc_set_evidence(env->lc, ev);
 	}
 	if (s->lost_records + s->lost_samples) {
