@@ -51,6 +51,6 @@ int pmu_retain_jit_map(struct pmu_retain *r, struct pmu_stream *maps, const char
 
 /* The GNU build-id of the ELF file at path as lowercase hex into hex
  * (>= 2 * 64 + 1 bytes): 0, or -1 with why. */
-int pmu_elf_build_id(const char *path, char *hex, size_t n, char *why, size_t whylen);
+int pmu_elf_file_build_id(const char *path, char *hex, size_t n, char *why, size_t whylen);
 
 #endif
