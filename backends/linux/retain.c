@@ -278,7 +278,7 @@ static int open_map_file(pid_t pid, const char *path, char *why, size_t n)
 	fd = open(p, O_RDONLY | O_CLOEXEC | O_NOCTTY);
 	if (fd < 0)
 		snprintf(why, n, "cannot open '%s': %s%s", p, strerror(errno),
-			 errno == EPERM || errno == EACCES ? " (map_files needs CAP_SYS_ADMIN: record as root)" : "");
+			 errno == EPERM || errno == EACCES ? " (map_files needs CAP_SYS_ADMIN or CAP_CHECKPOINT_RESTORE: record as root)" : "");
 	return fd;
 }
 

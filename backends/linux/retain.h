@@ -18,7 +18,9 @@
  * Shared by every repetition (blob_open shared): an object is copied once
  * per bundle.  The build-id is read again from the file at copy time; a
  * file whose build-id is not the one the run saw is not copied (unretained,
- * with the reason).  Files are streamed: memory stays flat.
+ * with the reason), nor is a file over 2 GiB or a debug file without a
+ * build-id note.  Files are streamed: memory stays flat.  /usr/lib/debug
+ * is $PMU_DEBUG_ROOT when that is set to an absolute path (tests).
  *
  * Each call writes its evidence as records of the maps stream (spec 1.6):
  * "retained" for each file copied, "unretained" with the reason for an
