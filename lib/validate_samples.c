@@ -460,6 +460,22 @@ void pmu_v_samples_end(struct v *v, struct stream_state *s)
 			       "stream has %llu throttle records of what throttle", (unsigned long long)ss->sum_throttles,
 			       (unsigned long long)ss->throttles);
 	}
+	/* the samples' addresses are named through the maps: one without the
+	 * other cannot be symbolized */
+	{
+		char p[512];
+		const char *slash = strrchr(s->file, '/');
+
+		eval(v, PMU_CHECK_MAPS_SHAPE);
+		snprintf(p, sizeof(p), "%.*s/maps.jsonl", (int)(slash - s->file), s->file);
+		if (!pmu_v_find_file(v, p))
+			report(v, PMU_CHECK_MAPS_SHAPE, s->file, 0, "the samples stream has no maps stream beside it (%s)", p);
+		else if (v->maps_kmap >= 0 && ss->have_config && ss->kernel_sampled != (v->maps_kmap == 1))
+			report(v, PMU_CHECK_MAPS_SHAPE, p, 0, "%s", ss->kernel_sampled
+			       ? "kernel code is sampled, but the maps stream has no kmap"
+			       : "a kmap, but kernel code is excluded from sampling");
+		v->maps_kmap = -1;
+	}
 	perf_data(v, s);
 	free(ss);
 	s->ss = NULL;
@@ -631,6 +647,7 @@ void pmu_v_on_maps(struct v *v, struct stream_state *s, uint64_t rec, const stru
 		if (ms->phase != 0)
 			report(v, PMU_CHECK_MAPS_SHAPE, s->file, rec, "a kmap after other records (one kmap, first)");
 		ms->phase = 1;
+		ms->kmaps++;
 		if (!faddr(rf(r, "start"), &a) || !faddr(rf(r, "end"), &b))
 			report(v, PMU_CHECK_MAPS_SHAPE, s->file, rec, "start and end are 0x-prefixed lowercase hex addresses");
 		else if (a >= b)
@@ -670,7 +687,7 @@ void pmu_v_on_maps(struct v *v, struct stream_state *s, uint64_t rec, const stru
 
 void pmu_v_maps_end(struct v *v, struct stream_state *s)
 {
-	(void)v;
+	v->maps_kmap = s->ms->kmaps > 0;
 	free(s->ms->pairs.v);
 	free(s->ms->bids.v);
 	free(s->ms);

@@ -272,3 +272,32 @@ for l in open(sys.argv[1]):
 	run verdict "$b"
 	assert_output RETAINED
 }
+
+@test "MAPS-SHAPE: samples without a maps stream are refused" {
+	b=$(mk b sampled)
+	rm "$b/data/$MAPS" "$b/data/build-id/3f/"* "$b/data/collectors/sampling/perf-7000.map"
+	rmdir "$b/data/build-id/3f" "$b/data/build-id"
+	rebag "$b"
+	run verdict "$b"
+	assert_output MAPS-SHAPE
+}
+
+@test "two repetitions with --retain-binaries share data/build-id/ and are valid; a copy under repeats/ is refused" {
+	b="$BATS_TEST_TMPDIR/rep.bundle"
+	pmurec --mode full --retain-binaries --repeat 2 -o "$b" -- "$PMU_BUILD/hot" 30 >/dev/null 2>"$BATS_TEST_TMPDIR/rec.err" ||
+		fail "pmurec failed: $(cat "$BATS_TEST_TMPDIR/rec.err")"
+	[ -f "$b/data/repeats/2/$SAMPLES" ] || skip "the sampling collector did not run here"
+	run pmuvalidate "$b"
+	assert_success
+	f=$(cd "$b/data" && find build-id -type f | head -1)
+	mkdir -p "$b/data/repeats/2/$(dirname "$f")"
+	cp "$b/data/$f" "$b/data/repeats/2/$f"
+	rebag "$b"
+	run verdict "$b"
+	assert_output FILE-UNKNOWN
+}
+
+@test "MAPS-SHAPE: kernel code sampled, but no kmap, is refused" {
+	run maps_case "R.pop(at(R, type='kmap'))"
+	assert_output MAPS-SHAPE
+}
