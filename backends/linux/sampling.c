@@ -1317,8 +1317,16 @@ static int samp_probe(struct pmu_collector_env *env, json_t *caps, void **state)
 		return 0;
 	}
 	s->fmt = (struct pmu_perfrec_fmt){ s->attr.sample_type, s->attr.sample_regs_user, true };
-	if (!s->kernel_excluded)
+	if (!s->kernel_excluded) {
 		kernel_probe(s);
+		if (!s->kallsyms_ok) {
+			/* kernel samples that no kmap could place */
+			s->kernel_excluded = true;
+			s->attr.exclude_kernel = 1;
+			snprintf(s->kernel_reason, sizeof(s->kernel_reason),
+				 "the kernel's text cannot be located (%.200s): kernel code is not sampled", s->kallsyms_why);
+		}
+	}
 	pmu_lc_probed_ok(env->lc, pmu_now_mono_ns());
 	return 0;
 }
