@@ -8,7 +8,9 @@
 #                   following the cohort vs perf stat (bench/follower),
 #                   pmurec -- true's fixed cost vs perf stat with the same events (bench/fixed),
 #                   counting vs perf stat and in-process counter reads (bench/count),
-#                   pmuanalyze vs perf report (bench/analyze), pmuvalidate on large cohorts (bench/cohort)
+#                   pmuanalyze vs perf report (bench/analyze, events and ~1M call-chain samples),
+#                   pmuvalidate on large cohorts (bench/cohort),
+#                   sampling overhead at 1/10 kHz vs perf record (bench/sample)
 #   make fuzz       libFuzzer harnesses for a bounded time (clang)
 #   make install    PREFIX=/usr/local DESTDIR=
 # Options: SANITIZE=address,undefined  V=1  FUZZ_SECONDS=60
@@ -26,8 +28,10 @@ FUZZ_SECONDS ?= 60
 
 # the tools' libraries, and each backend's own (elfutils: the Linux probe
 # and image provenance)
-PKGS_linux := libelf libdw
-PKGS       := libarchive jansson libcrypto $(PKGS_$(BACKEND))
+PKGS_linux :=
+# libelf and libdw for every backend: pmuanalyze symbolizes with libdwfl
+# (analyze/symbolize.c), and demangles with libiberty (no pkg-config file)
+PKGS       := libarchive jansson libcrypto libelf libdw $(PKGS_$(BACKEND))
 PKG_CFLAGS := $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
 # libarchive is loaded on first use (lib/archive_dl.h says why), not linked:
 # the headers come from pkg-config, the soname from the library built against
@@ -58,7 +62,7 @@ BASE_CFLAGS += -fsanitize=$(SANITIZE) -fno-omit-frame-pointer -fno-sanitize-reco
 LDFLAGS     += -fsanitize=$(SANITIZE)
 endif
 ALL_CFLAGS := $(BASE_CFLAGS) $(CFLAGS)
-LIBS       := $(PKG_LIBS) -pthread -ldl -lm
+LIBS       := $(PKG_LIBS) -liberty -pthread -ldl -lm
 
 ifeq ($(V),1)
 Q :=
@@ -204,8 +208,34 @@ $(BE_A): $(BE_OBJ)
 REC_OBJ  := $(patsubst %.c,$(BUILD)/%.o,$(sort $(wildcard record/*.c)))
 $(BUILD)/pmurec: $(REC_OBJ) $(BE_A) $(LIB_A)
 $(BUILD)/pmuvalidate: $(BUILD)/validate/pmuvalidate.o $(LIB_A)
+# The profile's exports (analyze/export.c): pprof's profile.proto compiled by
+# protobuf-c's protoc-c into the build directory, gzip by zlib
+AN_EXPORT_OBJ := $(BUILD)/analyze/export.o $(BUILD)/analyze/profile.pb-c.o
+AN_EXPORT_LIBS := $(shell pkg-config --libs libprotobuf-c zlib 2>/dev/null || echo -lprotobuf-c -lz)
+# (a pattern rule: one protoc-c run makes both files)
+$(BUILD)/analyze/%.pb-c.c $(BUILD)/analyze/%.pb-c.h: analyze/%.proto
+	$(call msg,PROTOC,$@)
+	@mkdir -p $(BUILD)/analyze
+	$(Q)protoc-c --c_out=$(BUILD)/analyze --proto_path=analyze $<
+# generated code: the project's warnings are not its author's
+$(BUILD)/analyze/profile.pb-c.o: $(BUILD)/analyze/profile.pb-c.c
+	$(call msg,CC,$@)
+	$(Q)$(CC) $(BASE_CFLAGS) $(CFLAGS) -Wno-unused-parameter -Wno-shadow -I$(BUILD)/analyze -c -o $@ $<
+$(BUILD)/analyze/export.o: ALL_CFLAGS += -I$(BUILD)/analyze
+$(BUILD)/analyze/export.o: $(BUILD)/analyze/profile.pb-c.h
+$(BUILD)/tests/unit/t-export.o: ALL_CFLAGS += -Ianalyze -I$(BUILD)/analyze
+$(BUILD)/tests/unit/t-export.o: $(BUILD)/analyze/profile.pb-c.h
+$(BUILD)/tests/t-export: $(BUILD)/tests/unit/t-export.o $(AN_EXPORT_OBJ) $(BUILD)/analyze/model.o \
+	$(BUILD)/analyze/compare.o $(BUILD)/analyze/trace.o $(LIB_A)
+	$(call msg,LD,$@)
+	@mkdir -p $(dir $@)
+	$(Q)$(CC) $(ALL_CFLAGS) $(LDFLAGS) -o $@ $^ $(AN_EXPORT_LIBS) $(LIBS)
+# pmuanalyze writes the exports (the profile, analyze/profile.c, walked by
+# export.c); listed before the archives so that they resolve its symbols
+$(BUILD)/pmuanalyze: $(BUILD)/analyze/profile.o $(AN_EXPORT_OBJ)
+$(BUILD)/pmuanalyze: LIBS += $(AN_EXPORT_LIBS)
 $(BUILD)/pmuanalyze: $(BUILD)/analyze/pmuanalyze.o $(BUILD)/analyze/model.o $(BUILD)/analyze/compare.o \
-	$(BUILD)/analyze/trace.o $(BUILD)/analyze/html.o $(LIB_A)
+	$(BUILD)/analyze/trace.o $(BUILD)/analyze/html.o $(BUILD)/analyze/symbolize.o $(BUILD)/analyze/profile.o $(LIB_A)
 $(BUILD)/mkfixture: $(BUILD)/fixtures/mkfixture.o $(LIB_A)
 $(BUILD)/failing-collector: $(BUILD)/fixtures/failing-collector/failing-collector.o
 $(BUILD)/specgen: $(BUILD)/bundle-spec/gen.o $(LIB_A)
@@ -256,7 +286,14 @@ $(BUILD)/tests/t-compare: $(BUILD)/tests/unit/t-compare.o $(BUILD)/analyze/compa
 	@mkdir -p $(dir $@)
 	$(Q)$(CC) $(ALL_CFLAGS) $(LDFLAGS) -o $@ $^ $(LIBS)
 
-$(filter-out $(BUILD)/tests/t-collectors $(BUILD)/tests/t-compare,$(UNITS)): $(BUILD)/tests/%: $(BUILD)/tests/unit/%.o $(LIB_A)
+# the symbolizer (libdwfl, libiberty) against the test workload
+$(BUILD)/tests/unit/t-symbolize.o: ALL_CFLAGS += -Ianalyze
+$(BUILD)/tests/t-symbolize: $(BUILD)/tests/unit/t-symbolize.o $(BUILD)/analyze/symbolize.o $(LIB_A)
+	$(call msg,LD,$@)
+	@mkdir -p $(dir $@)
+	$(Q)$(CC) $(ALL_CFLAGS) $(LDFLAGS) -o $@ $^ $(LIBS)
+
+$(filter-out $(BUILD)/tests/t-collectors $(BUILD)/tests/t-compare $(BUILD)/tests/t-symbolize $(BUILD)/tests/t-export,$(UNITS)): $(BUILD)/tests/%: $(BUILD)/tests/unit/%.o $(LIB_A)
 	$(call msg,LD,$@)
 	@mkdir -p $(dir $@)
 	$(Q)$(CC) $(ALL_CFLAGS) $(LDFLAGS) -o $@ $^ $(LIBS)
@@ -288,12 +325,14 @@ bench: deps
 	@scripts/deps bench
 	@$(MAKE) --no-print-directory all
 	@bench/validate $(BUILD)
+	@bench/validate-samples $(BUILD)
 	@bench/record $(BUILD)
 	@bench/follower $(BUILD)
 	@bench/fixed $(BUILD)
 	@bench/count $(BUILD)
 	@bench/analyze $(BUILD)
 	@bench/cohort $(BUILD)
+	@bench/sample $(BUILD)
 
 fixtures: all
 	@fixtures/regen $(BUILD)
@@ -304,7 +343,7 @@ FUZZ_BIN := $(FUZZ_SRC:tests/fuzz/%.c=$(BUILD)/fuzz/%)
 $(BUILD)/fuzz/%: tests/fuzz/%.c $(LIB_SRC) $(wildcard lib/*.h lib/*.def)
 	$(call msg,FUZZ,$@)
 	@mkdir -p $(dir $@)
-	$(Q)clang -std=gnu11 -D_GNU_SOURCE -g -O1 -Ilib $(PKG_CFLAGS) -DPMU_VERSION='"$(VERSION)"' \
+	$(Q)clang -std=gnu11 -D_GNU_SOURCE -g -O1 -Ilib -Ibackends $(PKG_CFLAGS) -DPMU_VERSION='"$(VERSION)"' \
 		-DPMU_REVISION='"$(REVISION)"' -DPMU_BUILD_FLAGS='"fuzz"' \
 		-fsanitize=fuzzer,address,undefined -o $@ $< $(LIB_SRC) $(LIBS)
 fuzz: deps

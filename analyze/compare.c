@@ -654,6 +654,199 @@ static json_t *comparability(json_t *ra, json_t *rb, bool variants, bool same_ca
 	return o;
 }
 
+/* ---- the profiles --------------------------------------------------------------- */
+
+static void wilson95(double k, double n, double *lo, double *hi)
+{
+	const double z = 1.959963984540054;
+	double p = n > 0 ? k / n : 0, d = 1 + z * z / n, c, h;
+
+	if (n <= 0) {
+		*lo = 0;
+		*hi = 1;
+		return;
+	}
+	c = (p + z * z / (2 * n)) / d;
+	h = z * sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / d;
+	*lo = fmax(0, c - h);
+	*hi = fmin(1, c + h);
+}
+
+/* A function's identity across bundles: its object's build-id (else its
+ * path) and its symbol, never its name alone. */
+static char *fn_key(json_t *r)
+{
+	char *k = NULL;
+	const char *obj = json_object_get(r, "build_id") ? sget(r, "build_id") : sget(r, "object");
+	const char *sym = json_is_string(json_object_get(r, "symbol")) ? sget(r, "symbol") : sget(r, "function");
+
+	if (asprintf(&k, "%s\x1f%s\x1f%s", sget(r, "status"), obj, sym) < 0)
+		return NULL;
+	return k;
+}
+
+static json_t *find_program(json_t *rep, const char *name)
+{
+	json_t *pr;
+	size_t i;
+
+	json_array_foreach(json_object_get(json_object_get(rep, "profile"), "programs"), i, pr)
+		if (!strcmp(sget(pr, "program"), name))
+			return pr;
+	return NULL;
+}
+
+/* The row of the other side with the same symbol from another build-id. */
+static json_t *other_build(json_t *rows, json_t *r)
+{
+	json_t *x;
+	size_t i;
+
+	if (!json_is_string(json_object_get(r, "symbol")))
+		return NULL;
+	json_array_foreach(rows, i, x)
+		if (json_is_string(json_object_get(x, "symbol")) && !strcmp(sget(x, "symbol"), sget(r, "symbol")) &&
+		    strcmp(json_object_get(x, "build_id") ? sget(x, "build_id") : "-",
+			   json_object_get(r, "build_id") ? sget(r, "build_id") : "-"))
+			return x;
+	return NULL;
+}
+
+/* A function listed on one side only: a verdict, never a difference
+ * against a 0 that was not measured (the other side may list only its
+ * top functions). */
+static json_t *one_side(json_t *r, double n, int side, json_t *other, json_t *oth_rows)
+{
+	char v[600];
+	json_t *ob = other_build(json_object_get(other, "self"), r), *o;
+	const char *s = side ? "B" : "A", *t = side ? "A" : "B";
+
+	if (ob)
+		snprintf(v, sizeof(v), "only in %s: %s has `%s` from another build (build-id %s), not compared", s, t,
+			 sget(ob, "symbol"), json_object_get(ob, "build_id") ? sget(ob, "build_id") : "none");
+	else if (json_is_true(json_object_get(other, "self_complete")))
+		snprintf(v, sizeof(v), "only in %s: no self samples in %s", s, t);
+	else
+		snprintf(v, sizeof(v), "only in %s's listed functions: %s lists its top %zu only", s, t,
+			 json_array_size(oth_rows));
+	o = json_pack("{s:O,s:O,s:O?,s:O?,s:s,s:s}", "function", json_object_get(r, "function"), "symbol",
+		      json_object_get(r, "symbol"), "object", json_object_get(r, "object"), "build_id",
+		      json_object_get(r, "build_id"), "verdict", v, "verdict_code", side ? "only-b" : "only-a");
+	json_object_set(o, side ? "b_samples" : "a_samples", json_object_get(r, "samples"));
+	json_object_set_new(o, side ? "b_share_percent" : "a_share_percent",
+			    json_real(n > 0 ? 100.0 * (double)json_integer_value(json_object_get(r, "samples")) / n : 0));
+	return o;
+}
+
+/*
+ * Per program (by name) that both profiles have: each function's self
+ * share in A and in B, matched by build-id and symbol, and the difference
+ * B - A in percentage points with its 95% interval by Newcombe's hybrid
+ * score method (his method 10, from the two Wilson intervals); a verdict
+ * from the interval.  Shares are estimates from samples.
+ */
+static json_t *profile_diff(json_t *ra, json_t *rb)
+{
+	json_t *pa = json_object_get(ra, "profile"), *pb = json_object_get(rb, "profile"), *progs = json_array(), *x;
+	json_t *out;
+	size_t i, k;
+
+	if (strcmp(sget(pa, "status"), "ok") || strcmp(sget(pb, "status"), "ok")) {
+		char why[600];
+
+		snprintf(why, sizeof(why), "no profile to compare: A's profile is %s, B's %s", sget(pa, "status"),
+			 sget(pb, "status"));
+		json_decref(progs);
+		return json_pack("{s:s,s:s}", "status", "unavailable", "reason", why);
+	}
+	json_array_foreach(json_object_get(pa, "programs"), i, x) {
+		json_t *y = find_program(rb, sget(x, "program")), *fa = json_array(), *r;
+		double na = (double)json_integer_value(json_object_get(x, "samples")), nb;
+		json_t *seen = json_object();
+
+		if (!y) {
+			json_decref(fa);
+			json_decref(seen);
+			json_array_append_new(progs, json_pack("{s:O,s:s}", "program", json_object_get(x, "program"),
+							       "verdict", "only in A"));
+			continue;
+		}
+		nb = (double)json_integer_value(json_object_get(y, "samples"));
+		json_array_foreach(json_object_get(x, "self"), k, r) {
+			char *key = fn_key(r);
+			json_t *m = NULL, *q;
+			size_t j;
+
+			json_array_foreach(json_object_get(y, "self"), j, q) {
+				char *kq = fn_key(q);
+
+				if (key && kq && !strcmp(key, kq))
+					m = q;
+				free(kq);
+				if (m)
+					break;
+			}
+			if (key)
+				json_object_set_new(seen, key, json_true());
+			free(key);
+			if (!m) {
+				json_array_append_new(fa, one_side(r, na, 0, y, json_object_get(y, "self")));
+				continue;
+			}
+			{
+				double ka = (double)json_integer_value(json_object_get(r, "samples")),
+				       kb = (double)json_integer_value(json_object_get(m, "samples"));
+				double p1 = ka / na, p2 = kb / nb, l1, u1, l2, u2, d, lo, hi;
+				char v[200];
+				const char *code;
+
+				wilson95(ka, na, &l1, &u1);
+				wilson95(kb, nb, &l2, &u2);
+				d = p2 - p1;
+				lo = d - sqrt((p2 - l2) * (p2 - l2) + (u1 - p1) * (u1 - p1));
+				hi = d + sqrt((u2 - p2) * (u2 - p2) + (p1 - l1) * (p1 - l1));
+				if (lo > 0) {
+					code = "higher";
+					snprintf(v, sizeof(v), "higher in B by %.1f to %.1f points", 100 * lo, 100 * hi);
+				} else if (hi < 0) {
+					code = "lower";
+					snprintf(v, sizeof(v), "lower in B by %.1f to %.1f points", -100 * hi, -100 * lo);
+				} else {
+					code = "no-significant-difference";
+					snprintf(v, sizeof(v), "no significant difference (%+.1f to %+.1f points)", 100 * lo,
+						 100 * hi);
+				}
+				json_array_append_new(fa, json_pack("{s:O,s:O,s:O?,s:O?,s:I,s:f,s:I,s:f,s:f,s:f,s:f,s:s,s:s}",
+					"function", json_object_get(r, "function"), "symbol", json_object_get(r, "symbol"),
+					"object", json_object_get(r, "object"), "build_id", json_object_get(r, "build_id"),
+					"a_samples", (json_int_t)ka, "a_share_percent", 100 * p1, "b_samples", (json_int_t)kb,
+					"b_share_percent", 100 * p2, "delta_points", 100 * d, "ci_low_points", 100 * lo,
+					"ci_high_points", 100 * hi, "verdict", v, "verdict_code", code));
+			}
+		}
+		json_array_foreach(json_object_get(y, "self"), k, r) {
+			char *key = fn_key(r);
+
+			if (key && !json_object_get(seen, key))
+				json_array_append_new(fa, one_side(r, nb, 1, x, json_object_get(x, "self")));
+			free(key);
+		}
+		json_decref(seen);
+		json_array_append_new(progs, json_pack("{s:O,s:I,s:I,s:o}", "program", json_object_get(x, "program"),
+						       "a_samples", (json_int_t)na, "b_samples", (json_int_t)nb,
+						       "functions", fa));
+	}
+	json_array_foreach(json_object_get(pb, "programs"), i, x)
+		if (!find_program(ra, sget(x, "program")))
+			json_array_append_new(progs, json_pack("{s:O,s:s}", "program", json_object_get(x, "program"),
+							       "verdict", "only in B"));
+	out = json_pack("{s:s,s:b,s:s,s:o}", "status", "ok", "estimate", true, "basis",
+			"self shares of the listed functions per program, matched by build-id and symbol (never by "
+			"name alone); B - A in percentage points with a 95% Newcombe hybrid score interval",
+			"programs", progs);
+	return out;
+}
+
 json_t *an_compare(json_t *ra, json_t *rb, const struct an_compare_opts *opts)
 {
 	json_t *d = json_array(), *metrics = json_array(), *warnings = json_array(), *names = json_object(), *s;
@@ -763,10 +956,11 @@ json_t *an_compare(json_t *ra, json_t *rb, const struct an_compare_opts *opts)
 		}
 		json_decref(hw);
 	}
-	return json_pack("{s:b,s:b,s:o,s:o,s:f,s:s,s:o,s:o,s:o,s:o}", "comparable", comparable, "same_campaign",
+	return json_pack("{s:b,s:b,s:o,s:o,s:f,s:s,s:o,s:o,s:o,s:o,s:o}", "comparable", comparable, "same_campaign",
 			 same_campaign, "comparability", cmpb, "differences", d, "min_effect_percent", opts->min_effect,
 			 "min_effect_source", opts->min_effect_given ? "--min-effect" : "default", "metrics", metrics,
-			 "overhead", overhead(ra, rb, metrics), "host_load", hl, "warnings", warnings);
+			 "overhead", overhead(ra, rb, metrics), "host_load", hl, "warnings", warnings, "profile",
+			 profile_diff(ra, rb));
 }
 
 int an_gate_parse(const char *expr, char *metric, size_t n, double *pct, char *why, size_t wn)

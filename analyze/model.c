@@ -17,6 +17,7 @@
 #include "checks.h"
 #include "error.h"
 #include "model.h"
+#include "profile.h"
 #include "spec_json.h"
 #include "stats.h"
 #include "trace.h"
@@ -1502,6 +1503,122 @@ static json_t *dominant(json_t *proc, json_t *wall, json_t *progs)
 	return o;
 }
 
+/* ---- the profile --------------------------------------------------------------- */
+
+/* Fewer samples than this in the scope the dominant cost names: its share
+ * is said to be rough. */
+#define AN_PROF_FEW 50
+
+/*
+ * The profile section of a bundle without a samples stream: why, from the
+ * sampling collector's fate (its lifecycle): not requested, unavailable
+ * (with the reason and remedy), failed, or a recording without the
+ * collector at all.
+ */
+static json_t *profile_absent(json_t *fates)
+{
+	json_t *f = fate_of(fates, "sampling");
+	const char *st = f ? sget(f, "status") : NULL;
+
+	if (!f)
+		return json_pack("{s:s,s:s,s:s}", "status", "not-recorded", "reason",
+				 "this recording has no sampling collector (a bundle of spec 1.5 or older, or a pmurec "
+				 "without sampling)",
+				 "remedy", "record again with pmurec --mode light or --mode full");
+	if (!strcmp(st, "not-requested") || !json_is_true(json_object_get(f, "requested")))
+		return json_pack("{s:s,s:s,s:s}", "status", "not-requested", "reason",
+				 "sampling was not requested (mode none)", "remedy",
+				 "record with pmurec --mode light (99 Hz, no call chains) or --mode full (999 Hz, call "
+				 "chains)");
+	if (!strcmp(st, "ok") || !strcmp(st, "no-events"))
+		return json_pack("{s:s,s:s,s:s}", "status", "missing", "reason",
+				 "the sampling collector ran, but the bundle has no samples stream", "remedy",
+				 "record again; pmuvalidate says what else the bundle lacks");
+	return json_pack("{s:s,s:o,s:o}", "status", !strcmp(st, "unavailable") ? "unavailable" : st, "reason",
+			 pmu_json_text(*sget(f, "reason") && strcmp(sget(f, "reason"), "?") ? sget(f, "reason")
+											 : "the sampling collector did not run"),
+			 "remedy", pmu_json_text(strcmp(sget(f, "remedy"), "?") ? sget(f, "remedy") : ""));
+}
+
+/* The profile's scope that the dominant cost names: its program, or the
+ * process's incarnation within its program; *name is what to call it. */
+static json_t *profile_scope(json_t *dom, json_t *prof, const char **name, json_t **inc)
+{
+	json_t *pr, *x;
+	size_t i, k;
+
+	*inc = NULL;
+	if (json_object_get(dom, "program")) {
+		json_array_foreach(json_object_get(prof, "programs"), i, pr)
+			if (!strcmp(sget(pr, "program"), sget(dom, "program"))) {
+				*name = sget(pr, "program");
+				return pr;
+			}
+		return NULL;
+	}
+	if (json_object_get(dom, "inc"))
+		json_array_foreach(json_object_get(prof, "programs"), i, pr)
+			json_array_foreach(json_object_get(pr, "incarnations"), k, x)
+				if (!strcmp(sget(x, "inc"), sget(dom, "inc"))) {
+					*name = sget(pr, "program");
+					*inc = x;
+					/* a program of one process: the same samples */
+					return json_integer_value(json_object_get(pr, "processes_with_samples")) == 1 ? pr : x;
+				}
+	return NULL;
+}
+
+/*
+ * The dominant cost's statement gains where in the code: "within PROGRAM,
+ * N% ± M% of its K samples in `func` (file.c:LINE)", hedged when the
+ * samples are few or some were lost or throttled.
+ */
+static void dominant_profile(json_t *dom, json_t *prof)
+{
+	const char *name = NULL;
+	json_t *inc, *sc, *top, *acct = json_object_get(prof, "accounting");
+	char st[3200], fl[600] = "", hedge[300] = "";
+	double lo, hi, sh;
+	json_int_t k, lost, thr;
+
+	if (!dom || strcmp(sget(prof, "status"), "ok") || !(sc = profile_scope(dom, prof, &name, &inc)) ||
+	    !(top = json_array_get(json_object_get(sc, "self"), 0)))
+		return;
+	k = json_integer_value(json_object_get(sc, "samples"));
+	sh = json_real_value(json_object_get(top, "share_percent"));
+	lo = json_real_value(json_object_get(top, "ci_low_percent"));
+	hi = json_real_value(json_object_get(top, "ci_high_percent"));
+	lost = json_integer_value(json_object_get(acct, "lost_records")) +
+	       json_integer_value(json_object_get(acct, "lost_samples"));
+	thr = json_integer_value(json_object_get(acct, "throttles"));
+	if (json_object_get(top, "file"))
+		snprintf(fl, sizeof(fl), " (%s:%lld)", strrchr(sget(top, "file"), '/') ? strrchr(sget(top, "file"), '/') + 1
+										       : sget(top, "file"),
+			 (long long)json_integer_value(json_object_get(top, "line")));
+	else if (json_object_get(top, "reason"))
+		snprintf(fl, sizeof(fl), " (%s)", sget(top, "reason"));
+	if (k < AN_PROF_FEW)
+		snprintf(hedge, sizeof(hedge), "only %lld samples: a rough share", (long long)k);
+	if (lost || thr) {
+		size_t l = strlen(hedge);
+
+		snprintf(hedge + l, sizeof(hedge) - l, "%s%lld samples lost and %lld throttles in the recording: the "
+			 "shares may be skewed", l ? "; " : "", (long long)lost, (long long)thr);
+	}
+	snprintf(st, sizeof(st), "%s; within %s%s, %.0f%% ± %.0f%% of its %lld samples in `%s`%s%s%s%s",
+		 sget(dom, "statement"), name, inc && sc == inc ? " (that process)" : "", sh, (hi - lo) / 2, (long long)k,
+		 sget(top, "function"), fl, hedge[0] ? " (" : "", hedge, hedge[0] ? ")" : "");
+	json_object_set_new(dom, "statement", pmu_json_text(st));
+	json_object_set_new(dom, "profile",
+			    json_pack("{s:o,s:O,s:O?,s:O?,s:O?,s:I,s:I,s:f,s:f,s:f,s:b,s:o}", "program",
+				      pmu_json_text(name), "function", json_object_get(top, "function"), "symbol",
+				      json_object_get(top, "symbol"), "file", json_object_get(top, "file"), "line",
+				      json_object_get(top, "line"), "samples",
+				      json_integer_value(json_object_get(top, "samples")), "scope_samples", k,
+				      "share_percent", sh, "ci_low_percent", lo, "ci_high_percent", hi, "estimate", true,
+				      "hedge", hedge[0] ? pmu_json_text(hedge) : json_null()));
+}
+
 /* ---- phases ------------------------------------------------------------------ */
 
 /* Marks listed in the report; the rest are counted (marks_omitted). */
@@ -2187,8 +2304,13 @@ static json_t *not_measured_groups(json_t *missing)
 }
 
 json_t *an_load(const char *path, bool allow_invalid, int trace_rep, const char *trace_path, size_t max_processes,
-		int *code)
+		struct an_prof **prof_out, int *code)
 {
+	struct an_prof *prof = NULL;
+	json_t *pj, *dom;
+
+	if (prof_out)
+		*prof_out = NULL;
 	struct pmu_validate_opts vo;
 	struct pmu_validate_result res;
 	struct failures fl = { json_array() };
@@ -2292,6 +2414,22 @@ json_t *an_load(const char *path, bool allow_invalid, int trace_rep, const char 
 		json_array_append_new(missing, json_pack("{s:s,s:s,s:s,s:s}", "what", "cgroup cohort", "status",
 							 "unavailable", "reason", sget(x, "reason"), "remedy",
 							 sget(x, "remedy")));
+	/* the samples of the first repetition: a profile that cannot be read
+	 * is a finding of the section, never the end of the report */
+	err = an_prof_load(&prof, &b, 1);
+	if (err)
+		pj = json_pack("{s:s,s:o,s:s}", "status", "failed", "reason", pmu_json_text(pmu_error_detail()),
+			       "remedy", "pmuvalidate the bundle; analyze it with --allow-invalid to see the rest");
+	else
+		pj = prof ? an_prof_json(prof) : profile_absent(fates);
+	if (!pj)
+		pj = json_pack("{s:s,s:s,s:s}", "status", "failed", "reason", "out of memory", "remedy", "");
+	if (strcmp(sget(pj, "status"), "ok") && strcmp(sget(pj, "status"), "not-requested") &&
+	    strcmp(sget(pj, "status"), "empty") && strcmp(sget(pj, "status"), "not-recorded"))
+		json_array_append_new(missing, json_pack("{s:s,s:s,s:O,s:O}", "what", "profile (samples)", "status",
+							 sget(pj, "status"), "reason", json_object_get(pj, "reason"),
+							 "remedy", json_object_get(pj, "remedy")));
+	err = 0;
 	wt = wall_time(&fr.s, k, run, fates, &attributing);
 	progs = programs(&fr.s);
 	/* the off-CPU time is a measurement this recording does not have:
@@ -2380,13 +2518,14 @@ json_t *an_load(const char *path, bool allow_invalid, int trace_rep, const char 
 		json_decref(rr);
 		json_decref(rk);
 	}
+	dom = dominant(dominant_cost(&fr.s, k, fr.dcomm, fr.dpid, shares), wt, progs);
+	dominant_profile(dom, pj);
 	x = json_pack("{s:o,s:b,s:O,s:O,s:O?,s:O?,s:O?,s:O?,s:O,s:O,s:O,s:O,s:O,s:o,s:o,s:{s:i,s:O,s:o}}", "bundle",
 		      pmu_json_text(path), "valid", res.errors == 0, "failed_checks", fl.list, "run", run, "host",
 		      json_object_get(caps, "host"), "settings", json_object_get(prov, "settings"), "images",
 		      json_object_get(prov, "images"), "config_hash", json_object_get(prov, "config_hash"),
 		      "not_measured", missing, "collectors", fates, "cohort", fr.cohort, "tree", fr.tree,
-		      "cohort_listing", fr.listing, "dominant_cost",
-		      dominant(dominant_cost(&fr.s, k, fr.dcomm, fr.dpid, shares), wt, progs),
+		      "cohort_listing", fr.listing, "dominant_cost", dom,
 		      "phases", phases(&b, run, &fr.s), "repetitions", "n", nrep, "runs", runs, "summary", summarize(runs));
 	if (!x) {
 		/* a document without what the report needs (possible only in a
@@ -2397,6 +2536,7 @@ json_t *an_load(const char *path, bool allow_invalid, int trace_rep, const char 
 		json_object_set(x, "wall_time", wt);
 		json_object_set(x, "programs", progs);
 		json_object_set_new(x, "not_measured_groups", not_measured_groups(missing));
+		json_object_set(x, "profile", pj);
 		if (k)
 			json_object_set(x, "counting", k);
 	}
@@ -2413,5 +2553,10 @@ json_t *an_load(const char *path, bool allow_invalid, int trace_rep, const char 
 	json_decref(wt);
 	json_decref(progs);
 	json_decref(fl.list);
+	json_decref(pj);
+	if (prof_out && x)
+		*prof_out = prof;
+	else
+		an_prof_free(prof);
 	return x;
 }

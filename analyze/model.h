@@ -42,9 +42,14 @@ enum { AN_EXIT_OK = 0, AN_EXIT_INVALID = 1, AN_EXIT_USAGE = 2, AN_EXIT_REGRESSIO
  * trace_out, the Chrome trace of that repetition is written too, while the
  * bundle is open.  The report lists at most max_processes incarnations
  * (>= 1); its memory is bounded by that, not by the size of the cohort.
+ * The report's profile section is the first repetition's samples
+ * (profile.h); with prof not NULL, *prof is that aggregated profile, for
+ * the exports (the caller an_prof_free()s it), or NULL when the bundle has
+ * no samples stream.
  */
+struct an_prof;
 json_t *an_load(const char *path, bool allow_invalid, int trace_rep, const char *trace_path, size_t max_processes,
-		int *code);
+		struct an_prof **prof, int *code);
 
 /*
  * Call fn once per incarnation of repetition rep (1: data/, k:

@@ -30,6 +30,7 @@
 #include "cli.h"
 #include "compare.h"
 #include "error.h"
+#include "export.h"
 #include "html.h"
 #include "model.h"
 #include "spec.h"
@@ -64,6 +65,9 @@ static const char usage[] =
 	"      --trace FILE   also write a Chrome trace (Perfetto, chrome://tracing) of\n"
 	"                     the incarnations, spans and marks (of A when comparing)\n"
 	"      --trace-rep K  trace repetition K (default 1)\n"
+	"      --folded FILE, --speedscope FILE, --pprof FILE  also write the profile's\n"
+	"                     samples (repetition 1) as folded stacks (flamegraph.pl),\n"
+	"                     speedscope JSON, or gzip'd pprof (go tool pprof)\n"
 	"      --max-processes N  list at most N processes (default 200): the root, then\n"
 	"                     by CPU time with their ancestors; the rest are counted and\n"
 	"                     summed, and every total covers all of them\n"
@@ -84,6 +88,9 @@ static const char usage[] =
 	"Exit status: 0 report written; 1 a bundle is invalid (refused); 2 usage or\n"
 	"I/O error, or a gate that cannot be judged; 3 a --fail-if threshold was crossed\n"
 	"significantly; 4 the bundles are not comparable (without --force).\n";
+
+/* Rows per ranking in the text report (--json has more). */
+#define PROF_TEXT_ROWS 10
 
 static const char *sget(json_t *o, const char *k)
 {
@@ -539,6 +546,192 @@ static void print_programs(json_t *rep)
 	}
 }
 
+/* ---- the profile ------------------------------------------------------------------ */
+
+static const char *base_name(const char *p)
+{
+	const char *b = strrchr(p, '/');
+
+	return b && b[1] ? b + 1 : p;
+}
+
+/* One ranked function: count, share and its interval, where it is. */
+static void print_prof_row(json_t *r, int indent)
+{
+	char name[400], where[400] = "";
+
+	snprintf(name, sizeof(name), "%s", sget(r, "function"));
+	if (json_object_get(r, "file"))
+		snprintf(where, sizeof(where), "  %s:%lld", base_name(sget(r, "file")),
+			 (long long)json_integer_value(json_object_get(r, "line")));
+	else if (json_object_get(r, "reason"))
+		snprintf(where, sizeof(where), "  (%s%s%s)", sget(r, "reason"),
+			 json_object_get(r, "build_id") && !strstr(sget(r, "reason"), sget(r, "build_id")) ? ", build-id " : "",
+			 json_object_get(r, "build_id") && !strstr(sget(r, "reason"), sget(r, "build_id")) ? sget(r, "build_id")
+													  : "");
+	else if (json_object_get(r, "object") && strcmp(sget(r, "status"), "kernel"))
+		snprintf(where, sizeof(where), "  [%s]", base_name(sget(r, "object")));
+	printf("%*s", indent, "");
+	put_text(name);
+	printf("%*s %8lld %6.1f%% [%5.1f%% .. %5.1f%%]", (int)(strlen(name) < 36 ? 36 - strlen(name) : 1), "",
+	       (long long)json_integer_value(json_object_get(r, "samples")),
+	       json_real_value(json_object_get(r, "share_percent")), json_real_value(json_object_get(r, "ci_low_percent")),
+	       json_real_value(json_object_get(r, "ci_high_percent")));
+	put_text(where);
+	printf("\n");
+	if (json_object_get(r, "inline_chain")) {
+		printf("%*s  inline: ", indent, "");
+		put_text(sget(r, "inline_chain"));
+		printf("\n");
+	}
+}
+
+static void print_prof_edges(json_t *e, const char *label)
+{
+	json_t *x;
+	size_t i;
+
+	printf(" %s ", label);
+	if (!json_array_size(e))
+		printf("-");
+	json_array_foreach(e, i, x) {
+		printf("%s", i ? ", " : "");
+		put_text(sget(x, "function"));
+		printf(" %.0f%%", json_real_value(json_object_get(x, "percent_of_inclusive")));
+	}
+	printf(";");
+}
+
+/* A program's or an incarnation's rankings. */
+static void print_prof_scope(json_t *sc, int indent, size_t top, bool details)
+{
+	json_t *r, *h = json_object_get(sc, "hottest_line");
+	size_t i;
+
+	printf("%*sself%*s  samples  share   95%% interval\n", indent, "", 33, "");
+	json_array_foreach(json_object_get(sc, "self"), i, r) {
+		if (i >= top)
+			break;
+		print_prof_row(r, indent + 2);
+	}
+	if (json_integer_value(json_object_get(sc, "functions_with_self")) > (json_int_t)top)
+		printf("%*s%lld more functions with self samples (--json lists %zu)\n", indent + 2, "",
+		       (long long)(json_integer_value(json_object_get(sc, "functions_with_self")) - (json_int_t)top),
+		       json_array_size(json_object_get(sc, "self")));
+	if (!details)
+		return;
+	printf("%*sinclusive (each function once per sample)\n", indent, "");
+	json_array_foreach(json_object_get(sc, "inclusive"), i, r) {
+		if (i >= top)
+			break;
+		print_prof_row(r, indent + 2);
+	}
+	if (json_array_size(json_object_get(sc, "callers_callees"))) {
+		printf("%*scallers and callees (share of the function's inclusive samples)\n", indent, "");
+		json_array_foreach(json_object_get(sc, "callers_callees"), i, r) {
+			printf("%*s", indent + 2, "");
+			put_text(sget(r, "function"));
+			printf(":");
+			print_prof_edges(json_object_get(r, "callers"), "called from");
+			print_prof_edges(json_object_get(r, "callees"), "calls");
+			printf("\n");
+		}
+	}
+	if (h) {
+		printf("%*shottest line: %s, %lld samples, %.1f%% [%.1f%% .. %.1f%%]: ", indent, "", sget(h, "where"),
+		       (long long)json_integer_value(json_object_get(h, "samples")),
+		       json_real_value(json_object_get(h, "share_percent")), json_real_value(json_object_get(h, "ci_low_percent")),
+		       json_real_value(json_object_get(h, "ci_high_percent")));
+		put_text(sget(h, "chain"));
+		printf("\n");
+	}
+}
+
+static void print_profile(json_t *rep)
+{
+	json_t *p = json_object_get(rep, "profile"), *c = json_object_get(p, "config"), *a = json_object_get(p, "accounting"),
+	       *x, *pr;
+	size_t i, k;
+
+	if (!p)
+		return;
+	if (strcmp(sget(p, "status"), "ok")) {
+		printf("\nprofile: %s: %s", sget(p, "status"), sget(p, "reason"));
+		if (*sget(p, "remedy") && strcmp(sget(p, "remedy"), "?"))
+			printf("; %s", sget(p, "remedy"));
+		printf("\n");
+		return;
+	}
+	printf("\nprofile (repetition %lld; %s", (long long)json_integer_value(json_object_get(p, "repetition")),
+	       sget(c, "event"));
+	if (json_object_get(c, "freq_hz"))
+		printf(" at %lld Hz", (long long)json_integer_value(json_object_get(c, "freq_hz")));
+	else if (json_object_get(c, "period"))
+		printf(" every %lld events", (long long)json_integer_value(json_object_get(c, "period")));
+	printf(", call chains %s; shares are estimates from samples, with 95%% Wilson intervals)\n", sget(c, "call_graph"));
+	printf("  accounted: %lld samples of the cohort", (long long)json_integer_value(json_object_get(a, "samples")));
+	if (json_is_integer(json_object_get(a, "unattributed")))
+		printf(", %lld unattributed (of no cohort process, left out)",
+		       (long long)json_integer_value(json_object_get(a, "unattributed")));
+	else
+		printf(", unattributed unknown (no summary record)");
+	printf(", %lld lost (ring full), %lld lost samples, %lld throttles, %lld chains cut",
+	       (long long)json_integer_value(json_object_get(a, "lost_records")),
+	       (long long)json_integer_value(json_object_get(a, "lost_samples")),
+	       (long long)json_integer_value(json_object_get(a, "throttles")),
+	       (long long)json_integer_value(json_object_get(a, "chains_cut")));
+	if (json_integer_value(json_object_get(a, "unwind_failed")))
+		printf(", %lld not unwound (%s)", (long long)json_integer_value(json_object_get(a, "unwind_failed")),
+		       sget(a, "unwind_reason"));
+	if (json_integer_value(json_object_get(a, "malformed_records")))
+		printf(", %lld malformed records skipped", (long long)json_integer_value(json_object_get(a, "malformed_records")));
+	if (json_integer_value(json_object_get(a, "not_in_cohort")))
+		printf(", %lld of incarnations not in the cohort skipped",
+		       (long long)json_integer_value(json_object_get(a, "not_in_cohort")));
+	printf("\n");
+	if (strcmp(sget(c, "kernel"), "sampled") && json_object_get(c, "kernel"))
+		printf("  kernel code not sampled\n");
+	else if (json_object_get(c, "kallsyms") && strcmp(sget(c, "kallsyms"), "recorded") &&
+		 strcmp(sget(c, "kallsyms"), "not-needed"))
+		printf("  kernel functions not named: kallsyms %s%s%s\n", sget(c, "kallsyms"),
+		       json_object_get(c, "kallsyms_reason") ? ": " : "",
+		       json_object_get(c, "kallsyms_reason") ? sget(c, "kallsyms_reason") : "");
+	if (json_object_get(p, "symbolizer_reason"))
+		printf("  %s\n", sget(p, "symbolizer_reason"));
+	json_array_foreach(json_object_get(p, "unsymbolized"), i, x) {
+		printf("  not symbolized: %lld samples through ", (long long)json_integer_value(json_object_get(x, "samples_through")));
+		put_text(sget(x, "function"));
+		printf(" (%lld innermost): ", (long long)json_integer_value(json_object_get(x, "self_samples")));
+		put_text(sget(x, "reason"));
+		if (json_object_get(x, "build_id") && !strstr(sget(x, "reason"), sget(x, "build_id")))
+			printf(", build-id %s", sget(x, "build_id"));
+		printf("\n");
+	}
+	json_array_foreach(json_object_get(p, "programs"), i, pr) {
+		json_int_t np = json_integer_value(json_object_get(pr, "processes_with_samples"));
+
+		if (i >= 5)
+			break;
+		printf("\n  program ");
+		put_text(sget(pr, "program"));
+		printf(": %lld samples, %lld process%s with samples\n", (long long)json_integer_value(json_object_get(pr, "samples")),
+		       (long long)np, np == 1 ? "" : "es");
+		print_prof_scope(pr, 4, PROF_TEXT_ROWS, true);
+		if (np < 2)
+			continue;
+		json_array_foreach(json_object_get(pr, "incarnations"), k, x) {
+			if (k >= 5)
+				break;
+			printf("    process %s (pid %lld, ", sget(x, "inc"), (long long)json_integer_value(json_object_get(x, "pid")));
+			put_text(sget(x, "comm"));
+			printf("): %lld samples\n", (long long)json_integer_value(json_object_get(x, "samples")));
+			print_prof_scope(x, 6, 3, false);
+		}
+	}
+	if (json_array_size(json_object_get(p, "programs")) > 5)
+		printf("\n  %zu more programs with samples (--json lists them)\n", json_array_size(json_object_get(p, "programs")) - 5);
+}
+
 static void print_summary(json_t *rep)
 {
 	json_t *reps = json_object_get(rep, "repetitions"), *s, *o;
@@ -612,6 +805,7 @@ static void print_single(json_t *rep)
 	print_host_load_one(json_object_get(rep, "host_load"));
 	printf("\ndominant cost: %s\n", sget(json_object_get(rep, "dominant_cost"), "statement"));
 	print_programs(rep);
+	print_profile(rep);
 	printf("\n");
 	print_not_measured(rep);
 	printf("\ncollectors\n");
@@ -766,6 +960,40 @@ static void print_compare(json_t *report)
 		if (n)
 			printf("\n");
 	}
+	{
+		json_t *pd = json_object_get(cmp, "profile"), *pr, *f;
+		size_t k;
+
+		if (strcmp(sget(pd, "status"), "ok")) {
+			printf("\nprofiles not compared: %s\n", sget(pd, "reason"));
+		} else {
+			printf("\nprofiles: self share per function, B - A in points (95%% Newcombe interval; functions "
+			       "matched by build-id and symbol; estimates from samples)\n");
+			json_array_foreach(json_object_get(pd, "programs"), i, pr) {
+				printf("  program ");
+				put_text(sget(pr, "program"));
+				if (json_object_get(pr, "verdict")) {
+					printf(": %s\n", sget(pr, "verdict"));
+					continue;
+				}
+				printf(" (A %lld samples, B %lld)\n", (long long)json_integer_value(json_object_get(pr, "a_samples")),
+				       (long long)json_integer_value(json_object_get(pr, "b_samples")));
+				json_array_foreach(json_object_get(pr, "functions"), k, f) {
+					char sa[32] = "-", sb[32] = "-";
+
+					if (k >= 15)
+						break;
+					if (json_object_get(f, "a_share_percent"))
+						snprintf(sa, sizeof(sa), "%.1f%%", json_real_value(json_object_get(f, "a_share_percent")));
+					if (json_object_get(f, "b_share_percent"))
+						snprintf(sb, sizeof(sb), "%.1f%%", json_real_value(json_object_get(f, "b_share_percent")));
+					printf("    %-32s A %7s  B %7s  ", sget(f, "function"), sa, sb);
+					put_text(sget(f, "verdict"));
+					printf("\n");
+				}
+			}
+		}
+	}
 	if (json_is_true(json_object_get(ov, "applicable"))) {
 		printf("\nobserver overhead of mode %s (campaign %s; run order:", sget(ov, "b_mode"), sget(ov, "campaign"));
 		json_array_foreach(json_object_get(ov, "order"), i, x)
@@ -819,6 +1047,63 @@ static void csv_nums(json_t *o, const char *const *keys, size_t n)
 	for (size_t k = 0; k < n; k++) {
 		putchar(',');
 		csv_num(json_object_get(o, keys[k]));
+	}
+}
+
+static void csv_prof_rows(json_t *sc, const char *program, const char *inc)
+{
+	static const char *const kinds[] = { "self", "inclusive" };
+	static const char *const nums[] = { "samples", "share_percent", "ci_low_percent", "ci_high_percent" };
+	json_t *r;
+	size_t i;
+
+	for (int k = 0; k < 2; k++)
+		json_array_foreach(json_object_get(sc, kinds[k]), i, r) {
+			printf("profile,");
+			csv_field(program);
+			printf(",%s,%s,%zu,", inc, kinds[k], i + 1);
+			csv_field(sget(r, "function"));
+			putchar(',');
+			csv_field(json_is_string(json_object_get(r, "symbol")) ? sget(r, "symbol") : "");
+			putchar(',');
+			csv_field(json_object_get(r, "object") ? sget(r, "object") : "");
+			printf(",%s,%s,", json_object_get(r, "build_id") ? sget(r, "build_id") : "", sget(r, "status"));
+			csv_field(json_object_get(r, "reason") ? sget(r, "reason") : "");
+			putchar(',');
+			csv_field(json_object_get(r, "file") ? sget(r, "file") : "");
+			putchar(',');
+			csv_num(json_object_get(r, "line"));
+			printf(",%lld", (long long)json_integer_value(json_object_get(sc, "samples")));
+			csv_nums(r, nums, PMU_ARRAY_SIZE(nums));
+			printf(",true\n");
+		}
+}
+
+/* The profile: what was accounted, then the rankings of every listed
+ * program and incarnation (shares are estimates). */
+static void csv_profile(json_t *p)
+{
+	json_t *a = json_object_get(p, "accounting"), *pr, *x;
+	size_t i, k;
+	static const char *const an[] = { "samples", "unattributed", "lost_records", "lost_samples", "throttles",
+					  "chains_cut", "unwind_failed" };
+
+	if (!p)
+		return;
+	printf("\ntable,status,samples,unattributed,lost_records,lost_samples,throttles,chains_cut,unwind_failed,reason\n"
+	       "profile_accounting,%s", sget(p, "status"));
+	csv_nums(a, an, PMU_ARRAY_SIZE(an));
+	putchar(',');
+	csv_field(json_object_get(p, "reason") ? sget(p, "reason") : "");
+	printf("\n");
+	if (strcmp(sget(p, "status"), "ok"))
+		return;
+	printf("\ntable,program,inc,kind,rank,function,symbol,object,build_id,status,reason,file,line,scope_samples,"
+	       "samples,share_percent,ci_low_percent,ci_high_percent,estimate\n");
+	json_array_foreach(json_object_get(p, "programs"), i, pr) {
+		csv_prof_rows(pr, sget(pr, "program"), "");
+		json_array_foreach(json_object_get(pr, "incarnations"), k, x)
+			csv_prof_rows(x, sget(pr, "program"), sget(x, "inc"));
 	}
 }
 
@@ -908,6 +1193,7 @@ static void csv_single(json_t *rep)
 			printf(",%s\n", json_is_true(json_object_get(r, "estimate")) ? "true" : "false");
 		}
 	}
+	csv_profile(json_object_get(rep, "profile"));
 	printf("\ntable,metric,unit,n,median,min,max,q1,q3,mad,estimate,status\n");
 	json_array_foreach(json_object_get(json_object_get(rep, "repetitions"), "summary"), i, s) {
 		printf("metrics,");
@@ -939,6 +1225,31 @@ static void csv_compare(json_t *report)
 		printf(",%s,%s,", json_is_true(json_object_get(x, "estimate")) ? "true" : "false", sget(x, "status"));
 		csv_field(json_object_get(x, "verdict") ? sget(x, "verdict") : "");
 		printf(",%s\n", json_object_get(x, "verdict_code") ? sget(x, "verdict_code") : "");
+	}
+	{
+		json_t *pd = json_object_get(json_object_get(report, "comparison"), "profile"), *pr, *f;
+		size_t k;
+		static const char *const nums[] = { "a_samples", "a_share_percent", "b_samples", "b_share_percent",
+						    "delta_points", "ci_low_points", "ci_high_points" };
+
+		if (!strcmp(sget(pd, "status"), "ok")) {
+			printf("\ntable,program,function,symbol,build_id,a_samples,a_share_percent,b_samples,b_share_percent,"
+			       "delta_points,ci_low_points,ci_high_points,verdict_code,verdict,estimate\n");
+			json_array_foreach(json_object_get(pd, "programs"), i, pr)
+				json_array_foreach(json_object_get(pr, "functions"), k, f) {
+					printf("profile_comparison,");
+					csv_field(sget(pr, "program"));
+					putchar(',');
+					csv_field(sget(f, "function"));
+					putchar(',');
+					csv_field(json_is_string(json_object_get(f, "symbol")) ? sget(f, "symbol") : "");
+					printf(",%s", json_object_get(f, "build_id") ? sget(f, "build_id") : "");
+					csv_nums(f, nums, PMU_ARRAY_SIZE(nums));
+					printf(",%s,", sget(f, "verdict_code"));
+					csv_field(sget(f, "verdict"));
+					printf(",true\n");
+				}
+		}
 	}
 	{
 		json_t *cb = json_object_get(json_object_get(report, "comparison"), "comparability");
@@ -1063,9 +1374,13 @@ int main(int argc, char **argv)
 		{ "allow-invalid", no_argument, NULL, 'a' }, { "help", no_argument, NULL, 'h' },
 		{ "version", no_argument, NULL, 'V' },       { "max-processes", required_argument, NULL, 'm' },
 		{ "min-effect", required_argument, NULL, 'E' },
+		{ "folded", required_argument, NULL, 3610 }, { "speedscope", required_argument, NULL, 3611 },
+		{ "pprof", required_argument, NULL, 3612 },
 		{ NULL, 0, NULL, 0 },
 	};
 	bool json = false, csv = false, allow = false, force = false;
+	struct an_export_req exq = { .rep = 1 };  /* the profile's exports (export.h) */
+	json_t *flame = NULL;
 	const char *html = NULL, *trace = NULL, *junit = NULL;
 	int c, code = AN_EXIT_OK, trace_rep = 1, nb;
 	size_t max_proc = AN_MAX_PROCESSES;
@@ -1135,6 +1450,9 @@ int main(int argc, char **argv)
 			break;
 		}
 		case 'J': junit = optarg; break;
+		case 3610: exq.folded = optarg; break;
+		case 3611: exq.speedscope = optarg; break;
+		case 3612: exq.pprof = optarg; break;
 		case 'f': force = true; break;
 		case 'a': allow = true; break;
 		case 'h':
@@ -1162,11 +1480,15 @@ int main(int argc, char **argv)
 		fprintf(stderr, "pmuanalyze: --fail-if, --junit, --force and --min-effect compare two bundles\n");
 		goto usage;
 	}
+	if (nb == 2 && (exq.folded || exq.speedscope || exq.pprof)) {
+		fprintf(stderr, "pmuanalyze: --folded, --speedscope and --pprof export one bundle's samples\n");
+		goto usage;
+	}
 	color = !json && !csv && isatty(STDOUT_FILENO) && !getenv("NO_COLOR");
-	ra = an_load(argv[optind], allow, trace_rep, trace, max_proc, &code);
+	ra = an_load(argv[optind], allow, trace_rep, trace, max_proc, NULL, &code);
 	if (!ra)
 		goto out;
-	if (nb == 2 && !(rb = an_load(argv[optind + 1], allow, 0, NULL, max_proc, &code)))
+	if (nb == 2 && !(rb = an_load(argv[optind + 1], allow, 0, NULL, max_proc, NULL, &code)))
 		goto out;
 	if (nb == 1) {
 		report = json_incref(ra);
@@ -1234,6 +1556,9 @@ int main(int argc, char **argv)
 	} else {
 		print_compare(report);
 	}
+	if (nb == 1 && (exq.folded || exq.speedscope || exq.pprof || html) &&
+	    an_exports(argv[optind], &exq, html ? &flame : NULL))
+		code = AN_EXIT_USAGE;
 	if (html) {
 		struct an_out ho;
 
@@ -1242,7 +1567,7 @@ int main(int argc, char **argv)
 			an_out_close(&ho, false);
 			code = AN_EXIT_USAGE;
 		} else {
-			int hr = an_html(report, ho.f);
+			int hr = an_html(report, flame, ho.f);
 
 			if (hr)
 				fprintf(stderr, "pmuanalyze: cannot write '%s': %m\n", html);
@@ -1251,6 +1576,7 @@ int main(int argc, char **argv)
 		}
 	}
 out:
+	json_decref(flame);
 	json_decref(report);
 	json_decref(ra);
 	json_decref(rb);
