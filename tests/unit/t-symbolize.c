@@ -372,9 +372,23 @@ int main(void)
 		snprintf(p, sizeof(p), "/proc/%d/mem", (int)npid);
 		mfd = open(p, O_RDONLY);
 		if (ptrace(PTRACE_GETREGS, npid, 0, &r) == 0 && mfd >= 0) {
-			for (got = 0; got < (ssize_t)sizeof(buf); got += 4096)
-				if (pread(mfd, buf + got, 4096, (off_t)r.rsp + got) != 4096)
-					break;
+			/* up to the end of the stack mapping, as the kernel's
+			 * copy for PERF_SAMPLE_STACK_USER is cut there */
+			size_t want = sizeof(buf);
+			char mp[64], ln[512];
+			FILE *mf;
+
+			snprintf(mp, sizeof(mp), "/proc/%d/maps", (int)npid);
+			mf = fopen(mp, "r");
+			while (mf && fgets(ln, sizeof(ln), mf)) {
+				unsigned long long lo, hi;
+
+				if (sscanf(ln, "%llx-%llx", &lo, &hi) == 2 && r.rsp >= lo && r.rsp < hi && hi - r.rsp < want)
+					want = hi - r.rsp;
+			}
+			if (mf)
+				fclose(mf);
+			got = pread(mfd, buf, want, (off_t)r.rsp);
 			regs = malloc(512);
 			snprintf(regs, 512,
 				 "0x%llx 0x%llx 0x%llx 0x%llx 0x%llx 0x%llx 0x%llx 0x%llx 0x%llx "
