@@ -44,6 +44,7 @@
 struct pmu_lifecycle;
 struct pmu_evspec;
 struct pmu_cohort_cgroup;
+struct pmu_sampling_opts;
 
 /*
  * The bundle as a collector writes it: streams of JSON records under the
@@ -112,6 +113,9 @@ struct pmu_run_config {
 	enum pmu_cohort_scope scope;   /* --cohort */
 	int collector_timeout_ms;
 	int delay_ms;
+	/* the sampling collector's options (backends/linux/sampling.h); NULL:
+	 * the mode's defaults */
+	const struct pmu_sampling_opts *sampling;
 };
 
 /* Whether the follower in use holds each new task before it runs

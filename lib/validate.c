@@ -60,6 +60,27 @@ void pmu_v_report_sev(struct v *v, enum pmu_check c, enum pmu_severity sev, cons
 
 /* ---- files of the payload ---------------------------------------------- */
 
+/*
+ * Stream kinds that one collector alone writes (spec 1.6: the sampling
+ * collector's samples and maps, section 22); the others are any
+ * collector's.  A samples.jsonl under another collector is no stream the
+ * spec defines (FILE-UNKNOWN).
+ */
+static const struct {
+	const char *kind, *collector;
+} stream_owner[] = {
+	{ "samples", "sampling" },
+	{ "maps", "sampling" },
+};
+
+static bool stream_owned_by(const struct pmu_streamdef *sd, const char *coll, size_t len)
+{
+	for (size_t i = 0; i < PMU_ARRAY_SIZE(stream_owner); i++)
+		if (!strcmp(sd->kind, stream_owner[i].kind))
+			return strlen(stream_owner[i].collector) == len && !memcmp(stream_owner[i].collector, coll, len);
+	return true;
+}
+
 /* The stream kind of a path relative to its repetition's directory. */
 static const struct pmu_streamdef *stream_for(const char *rel, char *coll, size_t collsz)
 {
@@ -76,7 +97,8 @@ static const struct pmu_streamdef *stream_for(const char *rel, char *coll, size_
 		if (strncmp(rel, "collectors/", 11))
 			continue;
 		rest = strchr(rel + 11, '/');
-		if (!rest || strcmp(rest + 1, sd->file) || (size_t)(rest - (rel + 11)) >= collsz)
+		if (!rest || strcmp(rest + 1, sd->file) || (size_t)(rest - (rel + 11)) >= collsz ||
+		    !stream_owned_by(sd, rel + 11, (size_t)(rest - (rel + 11))))
 			continue;
 		snprintf(coll, collsz, "%.*s", (int)(rest - (rel + 11)), rel + 11);
 		return sd;
@@ -287,6 +309,8 @@ static void check_payload(struct v *v)
 		const struct pmu_streamdef *sd = stream_for(rel, coll, sizeof(coll));
 
 		known |= sd != NULL && sd->since <= v->minor && pmu_bag_name_ok(p);
+		/* the sampling collector's other files (1.6) */
+		known |= k && v->minor >= 6 && pmu_v_sampling_file(rel, k) && pmu_bag_name_ok(p);
 		if (!k || k > v->repeat || !known)
 			report(v, PMU_CHECK_FILE_UNKNOWN, p, 0, "file is not defined by spec %s%s", v->spec,
 			       k > v->repeat ? " (a repetition beyond data/run.json's repeat)"
@@ -295,6 +319,7 @@ static void check_payload(struct v *v)
 	}
 	for (int k = 2; k <= v->repeat; k++)
 		check_scope(v, k);
+	pmu_v_check_sampling_files(v);
 }
 
 static void check_spec_version(struct v *v)
@@ -341,6 +366,9 @@ static void v_release(struct v *v)
 	for (size_t i = 0; i < v->nfiles; i++)
 		free(v->files[i].path);
 	free(v->files);
+	for (size_t i = 0; i < v->nretained; i++)
+		free(v->retained[i]);
+	free(v->retained);
 	pmu_jrec_release(&v->rec);
 }
 

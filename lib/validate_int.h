@@ -149,6 +149,10 @@ struct v {
 	struct span *spans;
 	size_t nspans, capspans;
 
+	/* the files that retained records name (spec 1.6), "data/..." */
+	char **retained;
+	size_t nretained, capretained;
+
 	struct pmu_jrec rec;
 	struct inc *inc_cache[16]; /* check_stream's: by the id's length and last byte */
 	struct {                   /* check_stream's: a thread's pairing slot, by tid */
@@ -391,6 +395,8 @@ struct shapes {
 typedef void (*lmask_fn)(const char *p, struct lmask *m);
 
 struct counts_state;
+struct samples_state;
+struct maps_state;
 
 /* One stream being checked, for the rules of its kind. */
 struct stream_state {
@@ -409,6 +415,9 @@ struct stream_state {
 	/* cohort */
 	uint64_t c_records;
 	bool c_over, c_thr_over;   /* past the limits: the rest is not read */
+	/* samples, maps (validate_samples.c) */
+	struct samples_state *ss;
+	struct maps_state *ms;
 };
 
 /* pmu_jrec_get(), inlined: the key is a literal, its length a constant.
@@ -457,6 +466,29 @@ lmask_fn pmu_v_lmask_pick(enum pmu_line_masks want);
 struct collector *pmu_v_find_coll(struct v *v, const char *name);
 /* Check one stream of kind sd at file (coll: its collector, or NULL). */
 void pmu_v_check_stream(struct v *v, const struct pmu_streamdef *sd, const char *file, const char *coll);
+
+/* The rules' helpers the other stream files share: time order within s,
+ * and the attribution of record r (its inc, pid when has_pid, and tid) to
+ * an incarnation alive from t0 to t1 (NULL and reported when none). */
+void pmu_v_time_order(struct v *v, struct stream_state *s, uint64_t rec, const char *what, uint64_t t);
+struct inc *pmu_v_attribute(struct v *v, const char *file, uint64_t rec, const struct pmu_jrec *r, bool has_pid,
+			    uint64_t t0, uint64_t t1);
+
+/* ---- samples and maps (validate_samples.c) ------------------------------ */
+
+/* The state of a samples or maps stream s (others: none); 0 or
+ * PMU_ERR_NOMEM.  The _end functions release it. */
+int pmu_v_samples_begin(struct stream_state *s);
+void pmu_v_on_samples(struct v *v, struct stream_state *s, uint64_t rec, const struct pmu_jrec *r, const char *type);
+void pmu_v_samples_end(struct v *v, struct stream_state *s);
+void pmu_v_on_maps(struct v *v, struct stream_state *s, uint64_t rec, const struct pmu_jrec *r, const char *type);
+void pmu_v_maps_end(struct v *v, struct stream_state *s);
+/* Whether rel (relative to repetition k's directory) is one of the
+ * sampling collector's files that are not streams: perf.data,
+ * perf-PID.map, and at the bundle's level build-id/xx/yyyy[.debug]. */
+bool pmu_v_sampling_file(const char *rel, int k);
+/* After every repetition: retained files named, perf.data beside samples. */
+void pmu_v_check_sampling_files(struct v *v);
 
 /* ---- events streams in parallel (validate_jobs.c) ----------------------- */
 

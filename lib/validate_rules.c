@@ -107,6 +107,14 @@ static struct inc *attribute(struct v *v, const char *file, uint64_t rec, const 
 			   t0, t1, slot);
 }
 
+struct inc *pmu_v_attribute(struct v *v, const char *file, uint64_t rec, const struct pmu_jrec *r, bool has_pid,
+			    uint64_t t0, uint64_t t1)
+{
+	size_t slot;
+
+	return attribute(v, file, rec, r, has_pid, t0, t1, &slot);
+}
+
 /* ---- header, time order, spans, events, lifecycles ---------------------- */
 
 static void check_header(struct v *v, struct stream_state *s, const char *line, size_t len)
@@ -153,6 +161,11 @@ static void time_order(struct v *v, struct stream_state *s, uint64_t rec, const 
 		       what, (unsigned long long)t, (unsigned long long)s->last_t);
 	s->last_t = t;
 	s->have_t = true;
+}
+
+void pmu_v_time_order(struct v *v, struct stream_state *s, uint64_t rec, const char *what, uint64_t t)
+{
+	time_order(v, s, rec, what, t);
 }
 
 static void on_mark(struct v *v, struct stream_state *s, uint64_t rec, const struct pmu_jrec *r)
@@ -939,7 +952,8 @@ static void counts_end(struct v *v, struct stream_state *s)
 
 void pmu_v_check_stream(struct v *v, const struct pmu_streamdef *sd, const char *file, const char *coll)
 {
-	struct stream_state s = { sd, file, coll, 0, false, -1, { 0 }, false, "", 0, NULL, 0, false, false };
+	struct stream_state s = { sd, file, coll, 0, false, -1, { 0 }, false, "", 0, NULL, 0, false, false,
+				  NULL, NULL };
 	struct shapes *shp;
 	struct lines l;
 	const char *line = NULL, *why;
@@ -964,7 +978,14 @@ void pmu_v_check_stream(struct v *v, const struct pmu_streamdef *sd, const char 
 				v->stacks[i].n = 0;
 	bool is_spans = !strcmp(sd->kind, "spans"), is_lifecycle = !strcmp(sd->kind, "lifecycle"),
 	     is_counts = !strcmp(sd->kind, "counts"), is_cohort = !strcmp(sd->kind, "cohort"),
-	     is_events = !is_spans && !is_lifecycle && !is_counts && !is_cohort;
+	     is_samples = !strcmp(sd->kind, "samples"), is_maps = !strcmp(sd->kind, "maps"),
+	     is_events = !is_spans && !is_lifecycle && !is_counts && !is_cohort && !is_samples && !is_maps;
+
+	if (pmu_v_samples_begin(&s)) {
+		report(v, PMU_CHECK_JSON_SYNTAX, file, 0, "out of memory");
+		pmu_v_lines_close(&l);
+		return;
+	}
 
 	if (is_counts) {
 		s.cs = calloc(1, sizeof(*s.cs));
@@ -1062,6 +1083,10 @@ accepted:
 			on_counts(v, &s, l.lineno, &v->rec, rd->type);
 		else if (is_cohort)
 			pmu_v_on_cohort(v, &s, l.lineno, &v->rec, rd->type);
+		else if (is_samples)
+			pmu_v_on_samples(v, &s, l.lineno, &v->rec, rd->type);
+		else if (is_maps)
+			pmu_v_on_maps(v, &s, l.lineno, &v->rec, rd->type);
 		else
 			on_event(v, &s, l.lineno, &v->rec, rd->type);
 	}
@@ -1077,6 +1102,10 @@ accepted:
 		check_spans(v, file);
 	if (s.cs)
 		counts_end(v, &s);
+	if (s.ss)
+		pmu_v_samples_end(v, &s);
+	if (s.ms)
+		pmu_v_maps_end(v, &s);
 	if (!strcmp(sd->kind, "events") && v->cohort_ok) {
 		eval(v, PMU_CHECK_PAIRING);
 		for (size_t i = 0; i < v->nslots; i++)

@@ -14,7 +14,8 @@
 #include "spec.h"
 #include "util.h"
 
-extern const struct pmu_collector_ops pmu_cohort_collector, pmu_control_collector, pmu_counting_collector;
+extern const struct pmu_collector_ops pmu_cohort_collector, pmu_control_collector, pmu_counting_collector,
+	pmu_sampling_collector;
 
 /* What this version cannot collect yet: listed, and unavailable with the reason. */
 #define UNBUILT(id, nm, md) \
@@ -41,7 +42,6 @@ extern const struct pmu_collector_ops pmu_cohort_collector, pmu_control_collecto
 		.name = nm, .modes = md, .probe = id##_probe, .emit = id##_emit, .release = id##_release, \
 	}
 
-UNBUILT(sampling_unbuilt, "sampling", 2 | 4);
 UNBUILT(syscalls_unbuilt, "syscalls", 4);
 UNBUILT(sched_unbuilt, "sched", 4);
 
@@ -49,7 +49,7 @@ const struct pmu_collector_ops *const pmu_collectors[] = {
 	&pmu_cohort_collector,
 	&pmu_control_collector,
 	&pmu_counting_collector,
-	&sampling_unbuilt,
+	&pmu_sampling_collector,
 	&syscalls_unbuilt,
 	&sched_unbuilt,
 	NULL,

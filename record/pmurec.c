@@ -34,6 +34,7 @@
 #include "spec_json.h"
 #include "util.h"
 #include "linux/provenance.h"
+#include "linux/sampling.h"
 #include "external.h"
 #include "control.h"
 #include "bounds.h"
@@ -104,6 +105,24 @@ static const char usage[] =
 	"      --follower HOW      how the cohort is followed: auto (default: eBPF where it\n"
 	"                          can be loaded, else ptrace), ebpf or ptrace; the bundle\n"
 	"                          says which ran and why\n"
+	"  -F, --freq HZ           sample HZ times a second per thread (default: light 99,\n"
+	"                          full 999); the sampling collector (light and full)\n"
+	"      --period N          sample every N events instead of by frequency\n"
+	"      --call-graph HOW    none, fp (frame pointers) or dwarf[,STACK_BYTES] (user\n"
+	"                          registers and STACK_BYTES of user stack, default 8192, for\n"
+	"                          code built without frame pointers); default: light none,\n"
+	"                          full fp\n"
+	"      --sample-event NAME cycles, instructions, cpu-clock or task-clock (default:\n"
+	"                          cycles where the core PMU samples it and -e counts no\n"
+	"                          hardware event, else cpu-clock; the bundle says why)\n"
+	"      --sample-ring-kb KB each CPU's ring buffer (default: from\n"
+	"                          kernel.perf_event_mlock_kb); rounded down to a power of two\n"
+	"                          of pages\n"
+	"      --allow-loss        a bundle with lost samples or throttling still validates\n"
+	"                          (run.json tolerate_loss; the loss is reported as a warning)\n"
+	"      --retain-binaries[=sampled|all]\n"
+	"                          copy the objects with samples (all: every mapped object),\n"
+	"                          their debug files and JIT maps into the bundle by build-id\n"
 	"      --list-events       print the perf event names pmurec knows; run nothing\n"
 	"      --probe             print what this host can measure, and why not; run nothing\n"
 	"      --json              with --probe: print JSON\n"
@@ -163,6 +182,7 @@ struct opts {
 	bool scaled, list_events;
 	enum pmu_cohort_scope cohort;
 	enum pmu_follower_kind follower; /* --follower (mode none: none) */
+	struct pmu_sampling_opts sampling; /* -F, --period, --call-graph, ... */
 };
 
 static const char *const mode_names[] = { "none", "light", "full" };
@@ -778,11 +798,15 @@ static int parse(int argc, char **argv, struct opts *o)
 		{ "delay", required_argument, NULL, 'd' },    { "max-output-bytes", required_argument, NULL, 'B' },
 		{ "pid", required_argument, NULL, 'p' },         { "file-mode", required_argument, NULL, 'M' },
 		{ "repeat", required_argument, NULL, 'R' },      { "warmup", required_argument, NULL, 'W' },
-		{ "ab", required_argument, NULL, 'A' },          { "follower", required_argument, NULL, 'F' },
+		{ "ab", required_argument, NULL, 'A' },          { "follower", required_argument, NULL, 1001 },
 		{ "events", required_argument, NULL, 'e' },      { "scaled", no_argument, NULL, 's' },
 		{ "cohort", required_argument, NULL, 'c' },      { "list-events", no_argument, NULL, 'L' },
 		{ "help", no_argument, NULL, 'h' },              { "version", no_argument, NULL, 'V' },
 		{ "variants", required_argument, NULL, 'N' },
+		{ "freq", required_argument, NULL, 'F' },        { "period", required_argument, NULL, 1002 },
+		{ "call-graph", required_argument, NULL, 1003 }, { "sample-event", required_argument, NULL, 1004 },
+		{ "sample-ring-kb", required_argument, NULL, 1005 }, { "allow-loss", no_argument, NULL, 1006 },
+		{ "retain-binaries", optional_argument, NULL, 1007 },
 		{ NULL, 0, NULL, 0 },
 	};
 	int c;
@@ -790,7 +814,8 @@ static int parse(int argc, char **argv, struct opts *o)
 
 	o->mode = 1;
 	o->follower = PMU_FOLLOW_AUTO;
-	while ((c = getopt_long(argc, argv, "+o:fm:p:e:hV", lo, NULL)) != -1) {
+	o->sampling.call_graph = PMU_CG_DEFAULT;
+	while ((c = getopt_long(argc, argv, "+o:fm:p:e:F:hV", lo, NULL)) != -1) {
 		switch (c) {
 		case 'o': o->out = optarg; break;
 		case 'f': o->force = true; break;
@@ -907,6 +932,66 @@ static int parse(int argc, char **argv, struct opts *o)
 			break;
 		case 'e': o->events = optarg; break;
 		case 'F':
+			if (num_opt(optarg, "-F (samples per second)", 1, 1000000, &n))
+				return -1;
+			if (o->sampling.period) {
+				fprintf(stderr, "pmurec: -F and --period exclude each other: sample by frequency or by period\n");
+				return -1;
+			}
+			o->sampling.freq_hz = (unsigned)n;
+			break;
+		case 1002:
+			if (num_opt(optarg, "--period (events per sample)", 1, INT64_MAX, &n))
+				return -1;
+			if (o->sampling.freq_hz) {
+				fprintf(stderr, "pmurec: -F and --period exclude each other: sample by frequency or by period\n");
+				return -1;
+			}
+			o->sampling.period = (uint64_t)n;
+			break;
+		case 1003: {
+			const char *comma = strchr(optarg, ',');
+			size_t k = comma ? (size_t)(comma - optarg) : strlen(optarg);
+
+			if (k == 4 && !strncmp(optarg, "none", 4) && !comma)
+				o->sampling.call_graph = PMU_CG_NONE;
+			else if (k == 2 && !strncmp(optarg, "fp", 2) && !comma)
+				o->sampling.call_graph = PMU_CG_FP;
+			else if (k == 5 && !strncmp(optarg, "dwarf", 5)) {
+				o->sampling.call_graph = PMU_CG_DWARF;
+				if (comma) {
+					if (num_opt(comma + 1, "--call-graph dwarf,STACK_BYTES", 8, 65528, &n))
+						return -1;
+					if (n % 8) {
+						fprintf(stderr, "pmurec: --call-graph dwarf,%lld: the stack size is a multiple of 8\n", n);
+						return -1;
+					}
+					o->sampling.stack_bytes = (unsigned)n;
+				}
+			} else {
+				fprintf(stderr, "pmurec: --call-graph '%s': none, fp or dwarf[,STACK_BYTES]\n", optarg);
+				return -1;
+			}
+			break;
+		}
+		case 1004: o->sampling.event = optarg; break;
+		case 1005:
+			if (num_opt(optarg, "--sample-ring-kb", 4, 1 << 21, &n))
+				return -1;
+			o->sampling.ring_kb = (unsigned)n;
+			break;
+		case 1006: o->sampling.allow_loss = true; break;
+		case 1007:
+			if (!optarg || !strcmp(optarg, "sampled"))
+				o->sampling.retain = PMU_RETAIN_SAMPLED;
+			else if (!strcmp(optarg, "all"))
+				o->sampling.retain = PMU_RETAIN_ALL;
+			else {
+				fprintf(stderr, "pmurec: --retain-binaries='%s': sampled (the default) or all\n", optarg);
+				return -1;
+			}
+			break;
+		case 1001:
 			if (!strcmp(optarg, "auto"))
 				o->follower = PMU_FOLLOW_AUTO;
 			else if (!strcmp(optarg, "ebpf"))
@@ -1122,7 +1207,7 @@ static int record_repetition(struct opts *o, struct bundle_out *b, int k, int po
 			next++;
 	}
 	cfg = (struct pmu_run_config){ o->mode, o->attach, o->ev, o->nev, o->scaled, o->cohort,
-				       o->collector_timeout_ms, o->delay_ms };
+				       o->collector_timeout_ms, o->delay_ms, &o->sampling };
 	err = pmurec_colls_new(NULL, &cfg, &cohort, &out, (void **)ext, next, NULL, &colls);
 	if (err) {
 		fprintf(stderr, "pmurec: %s\n", pmu_error_detail());
@@ -1248,7 +1333,7 @@ static int record_repetition(struct opts *o, struct bundle_out *b, int k, int po
 	json_object_set_new(run, "result", json_string(result));
 	if (reason[0])
 		json_object_set_new(run, "result_reason", json_string(reason));
-	json_object_set_new(run, "tolerate_loss", json_false());
+	json_object_set_new(run, "tolerate_loss", json_boolean(o->sampling.allow_loss));
 	json_object_set_new(run, "collectors", list);
 	if (o->have_seed)
 		json_object_set_new(run, "seed", json_integer((json_int_t)o->seed));

@@ -22,12 +22,66 @@
 #include "provenance.h"
 #include "sha256.h"
 
+/*
+ * The GNU build-id note of e (NT_GNU_BUILD_ID, owner "GNU"): from its
+ * SHT_NOTE sections, else (no section headers) its PT_NOTE segments.  A
+ * separate debug file (objcopy --only-keep-debug) keeps the note with its
+ * bytes, while its segments point at NOBITS, so sections come first.
+ */
+static int note_scan(Elf_Data *d, uint64_t base, char *hex, size_t n, uint64_t *off)
+{
+	size_t pos = 0, noff, doff;
+	GElf_Nhdr nh;
+
+	while ((pos = gelf_getnote(d, pos, &nh, &noff, &doff)) > 0) {
+		if (nh.n_type != NT_GNU_BUILD_ID || nh.n_namesz != 4 || memcmp((char *)d->d_buf + noff, "GNU", 4) ||
+		    !nh.n_descsz || nh.n_descsz > 64 || 2 * (size_t)nh.n_descsz + 1 > n)
+			continue;
+		for (size_t i = 0; i < nh.n_descsz; i++)
+			snprintf(hex + 2 * i, 3, "%02x", ((unsigned char *)d->d_buf)[doff + i]);
+		if (off)
+			*off = base + doff;
+		return 0;
+	}
+	return -1;
+}
+
+int pmu_elf_gnu_build_id(Elf *e, char *hex, size_t n, uint64_t *off)
+{
+	Elf_Scn *scn = NULL;
+	size_t nph;
+
+	if (elf_kind(e) != ELF_K_ELF)
+		return -1;
+	while ((scn = elf_nextscn(e, scn))) {
+		GElf_Shdr sh;
+		Elf_Data *d;
+
+		if (gelf_getshdr(scn, &sh) && sh.sh_type == SHT_NOTE && (d = elf_getdata(scn, NULL)) &&
+		    !note_scan(d, sh.sh_offset, hex, n, off))
+			return 0;
+	}
+	if (elf_getphdrnum(e, &nph) != 0)
+		return -1;
+	for (size_t i = 0; i < nph; i++) {
+		GElf_Phdr ph;
+		Elf_Data *d;
+
+		if (gelf_getphdr(e, (int)i, &ph) && ph.p_type == PT_NOTE && ph.p_filesz &&
+		    (d = elf_getdata_rawchunk(e, (int64_t)ph.p_offset, ph.p_filesz,
+					      ph.p_align == 8 ? ELF_T_NHDR8 : ELF_T_NHDR)) &&
+		    !note_scan(d, ph.p_offset, hex, n, off))
+			return 0;
+	}
+	return -1;
+}
+
 static void elf_facts(int fd, json_t *o)
 {
 	Elf *e;
 	Elf_Scn *scn = NULL;
 	size_t shstrndx;
-	char comment[512] = "";
+	char comment[512] = "", hex[129];
 
 	elf_version(EV_CURRENT);
 	e = elf_begin(fd, ELF_C_READ, NULL);
@@ -45,22 +99,7 @@ static void elf_facts(int fd, json_t *o)
 		if (!gelf_getshdr(scn, &sh))
 			continue;
 		name = elf_strptr(e, shstrndx, sh.sh_name);
-		if (sh.sh_type == SHT_NOTE && (d = elf_getdata(scn, NULL))) {
-			size_t off = 0, noff, doff;
-			GElf_Nhdr nh;
-
-			while ((off = gelf_getnote(d, off, &nh, &noff, &doff)) > 0) {
-				if (nh.n_type == NT_GNU_BUILD_ID && nh.n_namesz == 4 &&
-				    !memcmp((char *)d->d_buf + noff, "GNU", 4) && nh.n_descsz <= 64) {
-					char hex[129];
-
-					for (size_t i = 0; i < nh.n_descsz; i++)
-						snprintf(hex + 2 * i, 3, "%02x", ((unsigned char *)d->d_buf)[doff + i]);
-					if (nh.n_descsz)
-						json_object_set_new(o, "build_id", json_string(hex));
-				}
-			}
-		} else if (name && !strcmp(name, ".comment") && (d = elf_getdata(scn, NULL))) {
+		if (name && !strcmp(name, ".comment") && (d = elf_getdata(scn, NULL))) {
 			/* NUL-separated strings, joined with "; " */
 			const char *p = d->d_buf, *end = p + d->d_size;
 
@@ -74,6 +113,8 @@ static void elf_facts(int fd, json_t *o)
 			}
 		}
 	}
+	if (!pmu_elf_gnu_build_id(e, hex, sizeof(hex), NULL))
+		json_object_set_new(o, "build_id", json_string(hex));
 	if (comment[0])
 		json_object_set_new(o, "comment", json_string(comment));
 	elf_end(e);

@@ -238,3 +238,10 @@ const struct pmu_collector_ops pmu_counting_collector = {
 	.name = "counting", .modes = 2 | 4, .probe = counting_probe, .emit = counting_emit,
 	.release = counting_release,
 };
+
+/* ---- sampling: the collector, unavailable -------------------------------- */
+
+const struct pmu_collector_ops pmu_sampling_collector = {
+	.name = "sampling", .modes = 2 | 4, .probe = counting_probe, .emit = counting_emit,
+	.release = counting_release,
+};
