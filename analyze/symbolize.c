@@ -58,6 +58,7 @@ struct sym_obj {
 	struct sym_seg *seg;
 	size_t nseg;
 	int fd;                    /* main_path open, for the unwinder's reads */
+	struct pmu_sym *s;
 	uint16_t machine;
 };
 
@@ -268,20 +269,90 @@ static int fd_has_build_id(int fd, const char *bid)
 
 /* ---- the objects: found by build-id, never by path alone -------------- */
 
+static char *bundle_file(struct pmu_sym *s, const char *bid, const char *suffix);
+static int host_file(const char *path, const char *bid);
+
+/* The build-id of the dwz alt file that path's .gnu_debugaltlink names
+ * (the section: the file's name, NUL, the build-id's bytes). */
+static bool altlink_build_id(const char *path, char *name, size_t namelen, char *hex, size_t hexlen)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	Elf *e = fd >= 0 ? elf_begin(fd, ELF_C_READ_MMAP, NULL) : NULL;
+	size_t shstr;
+	Elf_Scn *scn = NULL;
+	bool found = false;
+
+	if (e && elf_getshdrstrndx(e, &shstr) == 0)
+		while (!found && (scn = elf_nextscn(e, scn))) {
+			GElf_Shdr sh;
+			Elf_Data *d;
+			const char *n;
+			const unsigned char *b, *z;
+			size_t k;
+
+			if (!gelf_getshdr(scn, &sh) || !(n = elf_strptr(e, shstr, sh.sh_name)) ||
+			    strcmp(n, ".gnu_debugaltlink") || !(d = elf_getdata(scn, NULL)) || !d->d_buf)
+				continue;
+			b = d->d_buf;
+			z = memchr(b, 0, d->d_size);
+			if (!z)
+				break;
+			k = d->d_size - (size_t)(z + 1 - b);
+			if (k == 0 || k * 2 + 1 > hexlen || (size_t)(z - b) >= namelen)
+				break;
+			memcpy(name, b, (size_t)(z - b) + 1);
+			for (size_t i = 0; i < k; i++)
+				snprintf(hex + 2 * i, 3, "%02x", z[1 + i]);
+			found = true;
+		}
+	if (e)
+		elf_end(e);
+	if (fd >= 0)
+		close(fd);
+	return found;
+}
+
+/*
+ * libdwfl asks for the separate debug file (debuglink_file: the
+ * .gnu_debuglink name), then, when the DWARF it got has a
+ * .gnu_debugaltlink (dwz), for the alt file (debuglink_file: the alt's
+ * name, file_name: the file that names it).  Both are found by build-id
+ * only: libdwfl's standard search would also look by path.
+ */
 static int find_debuginfo_cb(Dwfl_Module *mod, void **userdata, const char *modname, Dwarf_Addr base,
 			     const char *file_name, const char *debuglink, GElf_Word crc, char **debug_name)
 {
-	const struct sym_obj *o = *userdata;
+	struct sym_obj *o = *userdata;
+	char hex[256], host[4096], altname[4096], *alt = NULL;
+	const char *path;
 	int fd;
 
-	(void)mod, (void)modname, (void)base, (void)file_name, (void)debuglink, (void)crc;
-	/* only the debug file found by build-id: libdwfl's standard search
-	 * would also look by path (debuglink next to the binary) */
-	if (!o || !o->debug_path)
+	(void)mod, (void)modname, (void)base, (void)crc;
+	if (!o)
 		return -1;
-	fd = open(o->debug_path, O_RDONLY | O_CLOEXEC);
+	/* the alt request names the alt file that file_name links to */
+	if (!debuglink || !file_name || !altlink_build_id(file_name, altname, sizeof(altname), hex, sizeof(hex)) ||
+	    strcmp(debuglink, altname)) {
+		if (!o->debug_path)
+			return -1;
+		path = o->debug_path;
+	} else {
+		alt = bundle_file(o->s, hex, ".debug");
+		if (!alt) {
+			snprintf(host, sizeof(host), "%s/.build-id/%.2s/%s.debug", o->s->debug_root, hex, hex + 2);
+			if (host_file(host, hex) == 1)
+				alt = strdup(host);
+			else if (debuglink[0] == '/' && host_file(debuglink, hex) == 1)
+				alt = strdup(debuglink);
+		}
+		if (!alt)
+			return -1;
+		path = alt;
+	}
+	fd = open(path, O_RDONLY | O_CLOEXEC);
 	if (fd >= 0)
-		*debug_name = strdup(o->debug_path);
+		*debug_name = strdup(path);
+	free(alt);
 	return fd;
 }
 
@@ -440,6 +511,7 @@ static struct sym_obj *obj_get(struct pmu_sym *s, const char *bid, const char *p
 	o->path = path;
 	o->nobid_why = nobid_why;
 	o->fd = -1;
+	o->s = s;
 	s->objs[s->nobj++] = o;
 	return o;
 }
