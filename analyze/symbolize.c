@@ -643,7 +643,8 @@ int pmu_sym_new(struct pmu_sym **out, const struct pmu_bundle *b, int rep)
 		return PMU_ERR_NOMEM;
 	elf_version(EV_CURRENT);
 	s->b = b;
-	s->debug_root = root && *root ? root : "/usr/lib/debug";
+	/* an absolute path only, as backends/linux/retain.c reads it */
+	s->debug_root = root && root[0] == '/' ? root : "/usr/lib/debug";
 	err = read_maps(s, rep);
 	if (err) {
 		pmu_sym_free(s);
