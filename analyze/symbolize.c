@@ -71,8 +71,22 @@ struct sym_map {
 
 struct sym_unw;
 
+struct sym_jit {               /* one line of a retained /tmp/perf-PID.map */
+	uint64_t start, size;
+	const char *name;
+};
+
+struct sym_jitmap {
+	int pid;
+	const char *path;          /* where it was on the recording host */
+	struct sym_jit *sym;       /* sorted by start */
+	size_t n;
+};
+
 struct sym_inc {
 	const char *id;            /* interned */
+	int pid;
+	const struct sym_jitmap *jit;
 	struct sym_map *maps;      /* in stream order (non-decreasing t_ns) */
 	size_t nmaps, capmaps;
 	struct sym_unw *unw;
@@ -117,6 +131,9 @@ struct pmu_sym {
 	size_t nframes, capframes;
 	struct sym_str **strs;
 	size_t strcap, nstr;
+	struct sym_jitmap *jits;
+	size_t njit, capjit;
+	int rep;
 };
 
 /* ---- small helpers --------------------------------------------------- */
@@ -558,7 +575,7 @@ static struct sym_inc *inc_get(struct pmu_sym *s, const char *id, bool add)
 
 static int add_map(struct pmu_sym *s, const struct pmu_jrec *r)
 {
-	const struct pmu_jfield *t = pmu_jrec_get(r, "t_ns"), *org = pmu_jrec_get(r, "origin");
+	const struct pmu_jfield *t = pmu_jrec_get(r, "t_ns"), *org = pmu_jrec_get(r, "origin"), *pid = pmu_jrec_get(r, "pid");
 	const char *inc = jstr(s, r, "inc"), *path = jstr(s, r, "path"), *bid = jstr(s, r, "build_id");
 	struct sym_map m = { 0 };
 	struct sym_inc *ic;
@@ -571,10 +588,95 @@ static int add_map(struct pmu_sym *s, const struct pmu_jrec *r)
 	m.procmaps = org && org->type == PMU_JV_STR && org->slen == 9 && !memcmp(org->s, "proc-maps", 9);
 	m.obj = obj_get(s, bid, path, jstr(s, r, "build_id_reason"));
 	ic = inc_get(s, inc, true);
+	if (ic && pid && pid->type == PMU_JV_INT)
+		ic->pid = (int)pid->i;
 	if (!m.obj || !ic || grow((void **)&ic->maps, &ic->capmaps, ic->nmaps + 1, sizeof(*ic->maps)))
 		return PMU_ERR_NOMEM;
 	ic->maps[ic->nmaps++] = m;
 	return 0;
+}
+
+static int jit_cmp(const void *a, const void *b)
+{
+	uint64_t x = ((const struct sym_jit *)a)->start, y = ((const struct sym_jit *)b)->start;
+
+	return x < y ? -1 : x > y;
+}
+
+/*
+ * A retained JIT map (kind jit-map): the lines "START SIZE NAME" (hex,
+ * perf's tools/perf/Documentation/jit-interface.txt) of the copy of
+ * /tmp/perf-PID.map, for the addresses of that pid that no file maps.
+ */
+static int add_jit(struct pmu_sym *s, const struct pmu_jrec *r)
+{
+	const struct pmu_jfield *kind = pmu_jrec_get(r, "kind");
+	const char *file = jstr(s, r, "file"), *path = jstr(s, r, "path"), *base;
+	struct sym_jitmap *j;
+	char rel[600], *line = NULL;
+	size_t cap = 0, capsym = 0;
+	int pid, fd = -1;
+	FILE *f;
+
+	if (!kind || kind->type != PMU_JV_STR || kind->slen != 7 || memcmp(kind->s, "jit-map", 7) || !file || !path)
+		return 0;
+	base = strrchr(path, '/');
+	if (sscanf(base ? base + 1 : path, "perf-%d.map", &pid) != 1)
+		return 0;
+	if (s->rep >= 2) {
+		snprintf(rel, sizeof(rel), "data/repeats/%d/%s", s->rep, file);
+		fd = openat(s->b->rootfd, rel, O_RDONLY | O_CLOEXEC);
+	}
+	if (fd < 0) {
+		snprintf(rel, sizeof(rel), "data/%s", file);
+		fd = openat(s->b->rootfd, rel, O_RDONLY | O_CLOEXEC);
+	}
+	if (fd < 0 || !(f = fdopen(fd, "r"))) {
+		if (fd >= 0)
+			close(fd);
+		return 0;   /* its frames stay unmapped, with that reason */
+	}
+	if (grow((void **)&s->jits, &s->capjit, s->njit + 1, sizeof(*s->jits))) {
+		fclose(f);
+		return PMU_ERR_NOMEM;
+	}
+	j = &s->jits[s->njit++];
+	*j = (struct sym_jitmap){ .pid = pid, .path = path };
+	while (getline(&line, &cap, f) > 0) {
+		unsigned long long st, sz;
+		int n = 0;
+
+		line[strcspn(line, "\n")] = '\0';
+		if (sscanf(line, "%llx %llx %n", &st, &sz, &n) < 2 || !n || !line[n])
+			continue;
+		if (grow((void **)&j->sym, &capsym, j->n + 1, sizeof(*j->sym))) {
+			free(line);
+			fclose(f);
+			return PMU_ERR_NOMEM;
+		}
+		j->sym[j->n++] = (struct sym_jit){ st, sz, intern(s, line + n) };
+	}
+	free(line);
+	fclose(f);
+	qsort(j->sym, j->n, sizeof(*j->sym), jit_cmp);
+	return 0;
+}
+
+static const struct sym_jit *jit_find(const struct sym_jitmap *j, uint64_t addr)
+{
+	size_t lo = 0, hi = j->n;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (j->sym[mid].start <= addr)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (lo && addr - j->sym[lo - 1].start < j->sym[lo - 1].size)
+		return &j->sym[lo - 1];
+	return NULL;
 }
 
 static int read_maps(struct pmu_sym *s, int rep)
@@ -623,6 +725,8 @@ static int read_maps(struct pmu_sym *s, int rep)
 			err = add_map(s, &r);
 		else if (ty->slen == 4 && !memcmp(ty->s, "kmap", 4))
 			s->has_kmap = jhex(&r, "start", &s->kstart) && jhex(&r, "end", &s->kend);
+		else if (ty->slen == 8 && !memcmp(ty->s, "retained", 8))
+			err = add_jit(s, &r);
 	}
 	pmu_jrec_release(&r);
 	free(line);
@@ -645,11 +749,16 @@ int pmu_sym_new(struct pmu_sym **out, const struct pmu_bundle *b, int rep)
 	s->b = b;
 	/* an absolute path only, as backends/linux/retain.c reads it */
 	s->debug_root = root && root[0] == '/' ? root : "/usr/lib/debug";
+	s->rep = rep;
 	err = read_maps(s, rep);
 	if (err) {
 		pmu_sym_free(s);
 		return err;
 	}
+	for (size_t i = 0; i < s->ninc; i++)
+		for (size_t k = 0; k < s->njit; k++)
+			if (s->incs[i].pid && s->jits[k].pid == s->incs[i].pid)
+				s->incs[i].jit = &s->jits[k];
 	*out = s;
 	return 0;
 }
@@ -668,6 +777,9 @@ void pmu_sym_free(struct pmu_sym *s)
 	for (size_t i = 0; i < s->nobj; i++)
 		obj_free(s->objs[i]);
 	free(s->objs);
+	for (size_t i = 0; i < s->njit; i++)
+		free(s->jits[i].sym);
+	free(s->jits);
 	free(s->ksym);
 	free(s->cache);
 	free(s->frames);
@@ -939,6 +1051,15 @@ size_t pmu_sym_frames(struct pmu_sym *s, const char *inc, uint64_t t, uint64_t a
 	ic = inc_get(s, intern(s, inc), false);
 	m = ic ? map_find(ic, t, addr) : NULL;
 	if (!m) {
+		const struct sym_jit *js = ic && ic->jit ? jit_find(ic->jit, addr) : NULL;
+
+		if (js) {
+			f.status = PMU_FRAME_OK;
+			f.func = js->name;
+			f.object = ic->jit->path;
+			f.rel = addr - js->start;
+			return one(out, max, &f);
+		}
 		f.why = s->nomaps_why ? s->nomaps_why : "address in no recorded map";
 		return one(out, max, &f);
 	}
@@ -1287,6 +1408,19 @@ size_t pmu_sym_unwind(struct pmu_sym *s, const char *inc, uint64_t t, const char
 	for (int bit = 0, k = 0; bit < 64; bit++)
 		if (regs_mask >> bit & 1)
 			u->regs[bit] = vals[k++];
+	{
+		/* a 32-bit process (user_abi 32) runs code of another ELF
+		 * machine, with other registers */
+		const struct sym_map *im = map_find(ic, t, u->regs[ip]);
+		unsigned want_m = arm64 ? EM_AARCH64 : EM_X86_64;
+
+		if (im && im->obj->st == PMU_FRAME_OK && im->obj->machine != want_m) {
+			snprintf(why, whylen, "the sampled code is ELF machine %u, not %s (a 32-bit process?): its ABI is not unwound",
+				 im->obj->machine, arch);
+			free(stack);
+			return 0;
+		}
+	}
 	u->arm64 = arm64;
 	u->t = t;
 	u->stack = stack;

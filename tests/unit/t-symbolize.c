@@ -421,7 +421,15 @@ int main(void)
 				      "\"end\":\"0x7f0000100000\",\"pgoff\":\"0x0\",\"path\":\"%s\",\"build_id\":\"%s\","
 				      "\"origin\":\"proc-maps\"}\n", cxx, cbid);
 	}
+	/* a JIT's /tmp/perf-PID.map, retained */
+	fprintf(maps, "{\"type\":\"map\",\"t_ns\":1000,\"inc\":\"jit\",\"pid\":4242,\"tid\":4242,\"start\":\"0x10000\","
+		      "\"end\":\"0x20000\",\"pgoff\":\"0x0\",\"path\":\"/nowhere/jit\",\"build_id_reason\":\"test\","
+		      "\"origin\":\"proc-maps\"}\n");
+	fprintf(maps, "{\"type\":\"retained\",\"kind\":\"jit-map\",\"path\":\"/tmp/perf-4242.map\","
+		      "\"file\":\"collectors/sampling/perf-4242.map\"}\n");
 	fclose(maps);
+	sh("printf '7f1000001040 20 LazyCompile:foo bar.js:3\\n7f1000001000 40 jitted_add\\n' >%s/data/collectors/sampling/perf-4242.map",
+	   bundle);
 	b.rootfd = open(bundle, O_RDONLY | O_DIRECTORY);
 
 	elf_sym(hot, "hot_loop", &v, &size);
@@ -492,6 +500,14 @@ int main(void)
 	   "a map without build-id: its build_id_reason");
 	one_frame(s, "hot", 0x8, &f[0]);
 	ok(f[0].status == PMU_FRAME_UNMAPPED && f[0].why && !f[0].func, "an address in no map: unmapped (%s)", f[0].why);
+	one_frame(s, "jit", 0x7f1000001010ull, &f[0]);
+	ok(f[0].status == PMU_FRAME_OK && f[0].func && !strcmp(f[0].func, "jitted_add") && f[0].object &&
+		   !strcmp(f[0].object, "/tmp/perf-4242.map"),
+	   "a JIT address: named from the retained perf-PID.map");
+	one_frame(s, "jit", 0x7f1000001050ull, &f[0]);
+	is_str(f[0].func, "LazyCompile:foo bar.js:3", "a JIT name with spaces");
+	one_frame(s, "jit", 0x7f1000001060ull, &f[0]);
+	ok(f[0].status == PMU_FRAME_UNMAPPED, "past the JIT map's last symbol: unmapped");
 	one_frame(s, "nosuchinc", a, &f[0]);
 	ok(f[0].status == PMU_FRAME_UNMAPPED, "an incarnation without maps: unmapped");
 	n = pmu_sym_frames(s, "hot", 2000, 0xffffffff81000150ull, false, true, f, 8);
