@@ -48,6 +48,7 @@ struct sym_obj {
 	const char *build_id;      /* interned, or NULL (then keyed by path) */
 	const char *path;          /* as recorded */
 	const char *nobid_why;     /* the map's build_id_reason */
+	const char *unret_why;     /* an unretained record's reason */
 	bool tried;
 	enum pmu_frame_status st;  /* OK once a file was found */
 	const char *why;
@@ -470,12 +471,17 @@ static void obj_resolve(struct pmu_sym *s, struct sym_obj *o)
 		dbg = NULL;
 	}
 	if (!bin) {
-		char why[300];
+		char why[1024];
 
 		free(dbg);
 		if (stale) {
 			o->st = PMU_FRAME_STALE;
 			o->why = intern(s, WHY_STALE);
+		} else if (o->unret_why) {
+			snprintf(why, sizeof(why), "binary not found (build-id %s; not retained: %s)", o->build_id,
+				 o->unret_why);
+			o->st = PMU_FRAME_NOTFOUND;
+			o->why = intern(s, why);
 		} else {
 			snprintf(why, sizeof(why), "binary not found (build-id %s)", o->build_id);
 			o->st = PMU_FRAME_NOTFOUND;
@@ -492,7 +498,7 @@ static void obj_resolve(struct pmu_sym *s, struct sym_obj *o)
 		dwfl_report_end(o->dwfl, NULL, NULL);
 	}
 	if (!o->mod || !load_segments(o)) {
-		char why[300];
+		char why[1024];
 
 		snprintf(why, sizeof(why), "cannot read '%s': %s", bin, dwfl_errmsg(-1));
 		o->st = PMU_FRAME_NOTFOUND;
@@ -679,6 +685,16 @@ static const struct sym_jit *jit_find(const struct sym_jitmap *j, uint64_t addr)
 	return NULL;
 }
 
+/* why an object was not copied: said with its frames when it is not found */
+static void unretained(struct pmu_sym *s, const struct pmu_jrec *r)
+{
+	const char *bid = jstr(s, r, "build_id"), *why = jstr(s, r, "reason");
+
+	for (size_t i = 0; bid && why && i < s->nobj; i++)
+		if (s->objs[i]->build_id == bid && !s->objs[i]->unret_why)
+			s->objs[i]->unret_why = why;
+}
+
 static int read_maps(struct pmu_sym *s, int rep)
 {
 	char rel[128];
@@ -727,6 +743,8 @@ static int read_maps(struct pmu_sym *s, int rep)
 			s->has_kmap = jhex(&r, "start", &s->kstart) && jhex(&r, "end", &s->kend);
 		else if (ty->slen == 8 && !memcmp(ty->s, "retained", 8))
 			err = add_jit(s, &r);
+		else if (ty->slen == 10 && !memcmp(ty->s, "unretained", 10))
+			unretained(s, &r);
 	}
 	pmu_jrec_release(&r);
 	free(line);

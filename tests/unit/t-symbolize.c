@@ -421,6 +421,12 @@ int main(void)
 				      "\"end\":\"0x7f0000100000\",\"pgoff\":\"0x0\",\"path\":\"%s\",\"build_id\":\"%s\","
 				      "\"origin\":\"proc-maps\"}\n", cxx, cbid);
 	}
+	/* an object that pmurec did not retain, and said why */
+	fprintf(maps, "{\"type\":\"map\",\"t_ns\":1000,\"inc\":\"hot\",\"pid\":1,\"tid\":1,\"start\":\"0x30000\",\"end\":\"0x40000\","
+		      "\"pgoff\":\"0x0\",\"path\":\"/nowhere/gone.so\",\"build_id\":\"00ff00ff00ff00ff00ff00ff00ff00ff00ff00ff\","
+		      "\"origin\":\"proc-maps\"}\n");
+	fprintf(maps, "{\"type\":\"unretained\",\"build_id\":\"00ff00ff00ff00ff00ff00ff00ff00ff00ff00ff\","
+		      "\"path\":\"/nowhere/gone.so\",\"reason\":\"test: over the size limit\"}\n");
 	/* a JIT's /tmp/perf-PID.map, retained */
 	fprintf(maps, "{\"type\":\"map\",\"t_ns\":1000,\"inc\":\"jit\",\"pid\":4242,\"tid\":4242,\"start\":\"0x10000\","
 		      "\"end\":\"0x20000\",\"pgoff\":\"0x0\",\"path\":\"/nowhere/jit\",\"build_id_reason\":\"test\","
@@ -500,6 +506,9 @@ int main(void)
 	   "a map without build-id: its build_id_reason");
 	one_frame(s, "hot", 0x8, &f[0]);
 	ok(f[0].status == PMU_FRAME_UNMAPPED && f[0].why && !f[0].func, "an address in no map: unmapped (%s)", f[0].why);
+	one_frame(s, "hot", 0x30010, &f[0]);
+	is_str(f[0].why, "binary not found (build-id 00ff00ff00ff00ff00ff00ff00ff00ff00ff00ff; not retained: test: over the size limit)",
+	       "an object not found and not retained: the unretained record's reason");
 	one_frame(s, "jit", 0x7f1000001010ull, &f[0]);
 	ok(f[0].status == PMU_FRAME_OK && f[0].func && !strcmp(f[0].func, "jitted_add") && f[0].object &&
 		   !strcmp(f[0].object, "/tmp/perf-4242.map"),
