@@ -329,7 +329,7 @@ int main(void)
 	struct pmu_sym *s;
 	struct pmu_frame f[8];
 	size_t n;
-	char *regs = NULL, *stack = NULL;
+	char *regs = NULL, *stack = NULL, *arm_regs = NULL, *arm_stack = NULL;
 	bool have_unwind = false;
 
 	build = getenv("PMU_BUILD") ? getenv("PMU_BUILD") : "build";
@@ -420,6 +420,44 @@ int main(void)
 			fprintf(maps, "{\"type\":\"map\",\"t_ns\":1000,\"inc\":\"cxx\",\"pid\":2,\"tid\":2,\"start\":\"0x7f0000000000\","
 				      "\"end\":\"0x7f0000100000\",\"pgoff\":\"0x0\",\"path\":\"%s\",\"build_id\":\"%s\","
 				      "\"origin\":\"proc-maps\"}\n", cxx, cbid);
+	}
+	/* an aarch64 program stopped three calls deep, under qemu-aarch64:
+	 * its registers, stack copy and maps (tests/helpers/unwind-arm64.c) */
+	if (!sh("command -v aarch64-linux-gnu-gcc >/dev/null && command -v qemu-aarch64 >/dev/null && aarch64-linux-gnu-gcc -std=gnu11 -g -O2 "
+		"-fomit-frame-pointer -static -o %s/ua tests/helpers/unwind-arm64.c && qemu-aarch64 %s/ua >%s/ua.out",
+		tmp, tmp, tmp)) {
+		char ln[40000], path[512], abid[128];
+		FILE *uo;
+
+		snprintf(p, sizeof(p), "%s/ua.out", tmp);
+		uo = fopen(p, "r");
+		while (uo && fgets(ln, sizeof(ln), uo)) {
+			unsigned long long st, en, off;
+
+			ln[strcspn(ln, "\n")] = '\0';
+			if (sscanf(ln, "map %llx %llx %llx %511s", &st, &en, &off, path) == 4 &&
+			    build_id_of(path, abid, sizeof(abid)))
+				fprintf(maps, "{\"type\":\"map\",\"t_ns\":1000,\"inc\":\"arm64\",\"pid\":3,\"tid\":3,\"start\":\"0x%llx\","
+					      "\"end\":\"0x%llx\",\"pgoff\":\"0x%llx\",\"path\":\"%s\",\"build_id\":\"%s\","
+					      "\"origin\":\"proc-maps\"}\n", st, en, off, path, abid);
+			else if (!strncmp(ln, "regs ", 5))
+				arm_regs = strdup(ln + 5);
+			else if (!strncmp(ln, "stack ", 6)) {
+				size_t nb = strlen(ln + 6) / 2;
+				unsigned char *bytes = malloc(nb + 1);
+
+				for (size_t i = 0; i < nb; i++) {
+					unsigned x;
+
+					sscanf(ln + 6 + 2 * i, "%2x", &x);
+					bytes[i] = (unsigned char)x;
+				}
+				arm_stack = b64(bytes, nb);
+				free(bytes);
+			}
+		}
+		if (uo)
+			fclose(uo);
 	}
 	/* an object that pmurec did not retain, and said why */
 	fprintf(maps, "{\"type\":\"map\",\"t_ns\":1000,\"inc\":\"hot\",\"pid\":1,\"tid\":1,\"start\":\"0x30000\",\"end\":\"0x40000\","
@@ -572,6 +610,24 @@ int main(void)
 		skip("unwinding");
 		skip("unwinding");
 	}
+	if (arm_regs && arm_stack) {
+		uint64_t pcs[64];
+		char why[256] = "", got[512] = "";
+		size_t np = pmu_sym_unwind(s, "arm64", 2000, "aarch64", (1ull << 33) - 1, arm_regs, arm_stack, pcs, 64, why,
+					   sizeof(why));
+
+		for (size_t i = 0; i < np; i++) {
+			struct pmu_frame uf[8];
+			size_t k = pmu_sym_frames(s, "arm64", 2000, pcs[i], i > 0, false, uf, 8);
+			size_t l = strlen(got);
+
+			snprintf(got + l, sizeof(got) - l, "%s%s", i ? " <- " : "", uf[k - 1].func ? uf[k - 1].func : "?");
+		}
+		ok(!strncmp(got, "capture <- level2 <- level1 <- main", 35),
+		   "aarch64 (qemu-aarch64, no frame pointers): %s%s%s", got, why[0] ? "; " : "", why);
+	} else {
+		skip("no aarch64-linux-gnu-gcc or qemu-aarch64: aarch64 unwinding not tested");
+	}
 	(void)xn, (void)nn;
 
 	/* ---- numbers: distinct addresses resolved per second ---- */
@@ -657,6 +713,8 @@ int main(void)
 	close(b.rootfd);
 	free(regs);
 	free(stack);
+	free(arm_regs);
+	free(arm_stack);
 	sh("rm -rf %s", tmp);
 	return done_testing();
 }
