@@ -412,11 +412,19 @@ int main(void)
 	{
 		char cxx[300], cbid[128];
 
+		char src[300];
+		FILE *cf;
+
 		snprintf(cxx, sizeof(cxx), "%s/cxx", tmp);
-		if (!sh("command -v g++ >/dev/null && printf '%%s\\n' 'namespace ns { struct K { "
-			"__attribute__((noinline)) static int f(int x) { return x * 3 + 1; } }; }' "
-			"'int main(int c, char **) { return ns::K::f(c); }' | g++ -g -O1 -x c++ -o %s - 2>/dev/null", cxx) &&
-		    build_id_of(cxx, cbid, sizeof(cbid)))
+		snprintf(src, sizeof(src), "%s/cxx.cc", tmp);
+		cf = fopen(src, "w");
+		/* a C++ method, and a function under a Rust (legacy) mangled name */
+		fprintf(cf, "namespace ns { struct K { __attribute__((noinline)) static int f(int x) { return x * 3 + 1; } }; }\n"
+			    "extern \"C\" __attribute__((noinline)) int rs(int x) __asm__(\"_ZN4core3fmt5write17h0123456789abcdefE\");\n"
+			    "int rs(int x) { return x * 5 + 2; }\n"
+			    "int main(int c, char **) { return ns::K::f(c) + rs(c); }\n");
+		fclose(cf);
+		if (!sh("command -v g++ >/dev/null && g++ -g -O1 -o %s %s", cxx, src) && build_id_of(cxx, cbid, sizeof(cbid)))
 			fprintf(maps, "{\"type\":\"map\",\"t_ns\":1000,\"inc\":\"cxx\",\"pid\":2,\"tid\":2,\"start\":\"0x7f0000000000\","
 				      "\"end\":\"0x7f0000100000\",\"pgoff\":\"0x0\",\"path\":\"%s\",\"build_id\":\"%s\","
 				      "\"origin\":\"proc-maps\"}\n", cxx, cbid);
@@ -575,8 +583,13 @@ int main(void)
 		ok(elf_sym(p, "_ZN2ns1K1fEi", &v, &size), "the C++ binary has ns::K::f");
 		one_frame(s, "cxx", 0x7f0000000000ull + vaddr_off(p, v), &cf);
 		is_str(cf.func, "ns::K::f(int)", "C++ names are demangled");
+		ok(elf_sym(p, "_ZN4core3fmt5write17h0123456789abcdefE", &v, &size), "the binary has a Rust-mangled name");
+		one_frame(s, "cxx", 0x7f0000000000ull + vaddr_off(p, v), &cf);
+		is_str(cf.func, "core::fmt::write", "Rust names are demangled");
 	} else {
 		skip("no g++: C++ demangling not tested");
+		skip("no g++");
+		skip("no g++");
 		skip("no g++");
 	}
 
