@@ -829,6 +829,18 @@ static const struct sym_map *map_find(const struct sym_inc *ic, uint64_t t, uint
 	return early;
 }
 
+/* Why an address of ic at t is in no map: more than "no map" where the
+ * time says it (a sample of the process before its exec, whose maps were
+ * recorded from the exec on). */
+static const char *unmapped_why(const struct sym_inc *ic, uint64_t t)
+{
+	if (!ic)
+		return "the incarnation has no recorded map";
+	if (ic->nmaps && ic->maps[0].t > t)
+		return "address in no recorded map: the sample precedes the incarnation's first map (before its exec?)";
+	return "address in no recorded map";
+}
+
 /* ---- kernel ----------------------------------------------------------- */
 
 int pmu_sym_ksym(struct pmu_sym *s, uint64_t addr, const char *name)
@@ -1078,7 +1090,7 @@ size_t pmu_sym_frames(struct pmu_sym *s, const char *inc, uint64_t t, uint64_t a
 			f.rel = addr - js->start;
 			return one(out, max, &f);
 		}
-		f.why = s->nomaps_why ? s->nomaps_why : "address in no recorded map";
+		f.why = s->nomaps_why ? s->nomaps_why : unmapped_why(ic, t);
 		return one(out, max, &f);
 	}
 	o = m->obj;

@@ -467,6 +467,14 @@ int main(void)
 		if (uo)
 			fclose(uo);
 	}
+	/* the same range mapped twice (munmap, then another mmap): the map
+	 * seen by the sample's time decides */
+	fprintf(maps, "{\"type\":\"map\",\"t_ns\":1000,\"inc\":\"remap\",\"pid\":5,\"tid\":5,\"start\":\"0x50001000\","
+		      "\"end\":\"0x50002000\",\"pgoff\":\"0x%llx\",\"path\":\"%s\",\"build_id\":\"%s\",\"origin\":\"mmap2\"}\n",
+		(unsigned long long)vaddr_off(hot, 0x1000), hot, bid);
+	fprintf(maps, "{\"type\":\"map\",\"t_ns\":5000,\"inc\":\"remap\",\"pid\":5,\"tid\":5,\"start\":\"0x50001000\","
+		      "\"end\":\"0x50002000\",\"pgoff\":\"0x1000\",\"path\":\"%s\",\"build_id\":\"%s\",\"origin\":\"mmap2\"}\n",
+		lib, libbid);
 	/* an object that pmurec did not retain, and said why */
 	fprintf(maps, "{\"type\":\"map\",\"t_ns\":1000,\"inc\":\"hot\",\"pid\":1,\"tid\":1,\"start\":\"0x30000\",\"end\":\"0x40000\","
 		      "\"pgoff\":\"0x0\",\"path\":\"/nowhere/gone.so\",\"build_id\":\"00ff00ff00ff00ff00ff00ff00ff00ff00ff00ff\","
@@ -563,6 +571,15 @@ int main(void)
 	is_str(f[0].func, "LazyCompile:foo bar.js:3", "a JIT name with spaces");
 	one_frame(s, "jit", 0x7f1000001060ull, &f[0]);
 	ok(f[0].status == PMU_FRAME_UNMAPPED, "past the JIT map's last symbol: unmapped");
+	elf_sym(hot, "hot_loop", &v, &size);
+	n = pmu_sym_frames(s, "remap", 2000, 0x50001000 + (v - 0x1000), false, false, f, 8);
+	ok(f[n - 1].func && !strcmp(f[n - 1].func, "hot_loop") && !strcmp(f[n - 1].object, hot),
+	   "a range mapped twice: before the second mmap, the first map's object");
+	n = pmu_sym_frames(s, "remap", 6000, 0x50001000 + (v - 0x1000), false, false, f, 8);
+	ok(f[n - 1].object && !strcmp(f[n - 1].object, lib) && (!f[n - 1].func || strcmp(f[n - 1].func, "hot_loop")),
+	   "after it, the second's (%s)", f[n - 1].func ? f[n - 1].func : f[n - 1].why);
+	n = pmu_sym_frames(s, "remap", 500, 0x50001000 + (v - 0x1000), false, false, f, 8);
+	ok(f[0].status == PMU_FRAME_UNMAPPED && strstr(f[0].why, "precedes"), "before both (mmap2 maps): unmapped, and why");
 	one_frame(s, "nosuchinc", a, &f[0]);
 	ok(f[0].status == PMU_FRAME_UNMAPPED, "an incarnation without maps: unmapped");
 	n = pmu_sym_frames(s, "hot", 2000, 0xffffffff81000150ull, false, true, f, 8);
