@@ -25,6 +25,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <gelf.h>
+#include <stddef.h>
 #include <libiberty/demangle.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -110,8 +111,18 @@ struct sym_cent {              /* address cache entry */
 struct sym_str {               /* interned string */
 	struct sym_str *next;
 	size_t len;
+	/* what the string names, so that looking it up is the interning's
+	 * hash: the incarnation (index + 1), the object by build-id or, without
+	 * one, by path.  Cohorts have thousands of incarnations. */
+	size_t inc;
+	struct sym_obj *obj_bid, *obj_path;
 	char s[];
 };
+
+static struct sym_str *str_node(const char *interned)
+{
+	return (struct sym_str *)(void *)(interned - offsetof(struct sym_str, s));
+}
 
 struct pmu_sym {
 	const struct pmu_bundle *b;
@@ -200,7 +211,7 @@ static const char *intern_n(struct pmu_sym *s, const char *str, size_t len)
 	for (e = s->strs[i]; e; e = e->next)
 		if (e->len == len && !memcmp(e->s, str, len))
 			return e->s;
-	e = malloc(sizeof(*e) + len + 1);
+	e = calloc(1, sizeof(*e) + len + 1);
 	if (!e)
 		return NULL;
 	e->len = len;
@@ -517,14 +528,11 @@ static void obj_resolve(struct pmu_sym *s, struct sym_obj *o)
 
 static struct sym_obj *obj_get(struct pmu_sym *s, const char *bid, const char *path, const char *nobid_why)
 {
-	struct sym_obj *o;
+	struct sym_str *key = str_node(bid ? bid : path);
+	struct sym_obj *o = bid ? key->obj_bid : key->obj_path;
 
-	/* objects are few (tens): a linear search, by interned pointer */
-	for (size_t i = 0; i < s->nobj; i++) {
-		o = s->objs[i];
-		if (bid ? o->build_id == bid : !o->build_id && o->path == path)
-			return o;
-	}
+	if (o)
+		return o;
 	if (grow((void **)&s->objs, &s->capobj, s->nobj + 1, sizeof(*s->objs)))
 		return NULL;
 	o = calloc(1, sizeof(*o));
@@ -536,6 +544,10 @@ static struct sym_obj *obj_get(struct pmu_sym *s, const char *bid, const char *p
 	o->fd = -1;
 	o->s = s;
 	s->objs[s->nobj++] = o;
+	if (bid)
+		key->obj_bid = o;
+	else
+		key->obj_path = o;
 	return o;
 }
 
@@ -568,15 +580,19 @@ static uint64_t obj_vaddr(const struct sym_obj *o, uint64_t off)
 
 static struct sym_inc *inc_get(struct pmu_sym *s, const char *id, bool add)
 {
-	/* interned ids compare by pointer; incarnations are few per bundle */
-	for (size_t i = 0; i < s->ninc; i++)
-		if (s->incs[i].id == id)
-			return &s->incs[i];
+	struct sym_str *key;
+
+	if (!id)
+		return NULL;
+	key = str_node(id);
+	if (key->inc)
+		return &s->incs[key->inc - 1];
 	if (!add || grow((void **)&s->incs, &s->capinc, s->ninc + 1, sizeof(*s->incs)))
 		return NULL;
 	memset(&s->incs[s->ninc], 0, sizeof(s->incs[0]));
 	s->incs[s->ninc].id = id;
-	return &s->incs[s->ninc++];
+	key->inc = ++s->ninc;
+	return &s->incs[s->ninc - 1];
 }
 
 static int add_map(struct pmu_sym *s, const struct pmu_jrec *r)
@@ -690,9 +706,10 @@ static void unretained(struct pmu_sym *s, const struct pmu_jrec *r)
 {
 	const char *bid = jstr(s, r, "build_id"), *why = jstr(s, r, "reason");
 
-	for (size_t i = 0; bid && why && i < s->nobj; i++)
-		if (s->objs[i]->build_id == bid && !s->objs[i]->unret_why)
-			s->objs[i]->unret_why = why;
+	struct sym_obj *o = bid ? str_node(bid)->obj_bid : NULL;
+
+	if (o && why && !o->unret_why)
+		o->unret_why = why;
 }
 
 static int read_maps(struct pmu_sym *s, int rep)
