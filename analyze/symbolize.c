@@ -92,6 +92,7 @@ struct sym_inc {
 	struct sym_map *maps;      /* in stream order (non-decreasing t_ns) */
 	size_t nmaps, capmaps;
 	struct sym_unw *unw;
+	uint64_t unw_used;         /* when unw was last used (s->unw_clock) */
 	bool unw_failed;
 	char unw_why[160];
 };
@@ -146,7 +147,14 @@ struct pmu_sym {
 	struct sym_jitmap *jits;
 	size_t njit, capjit;
 	int rep;
+	size_t nunw;               /* live unwinding Dwfls */
+	uint64_t unw_clock;
 };
+
+/* Unwinding Dwfls kept at most: one per incarnation would make memory
+ * grow with the cohort; samples come in time order, so an incarnation's
+ * are near each other and the least recently used can go. */
+#define SYM_UNW_MAX 64
 
 /* ---- small helpers --------------------------------------------------- */
 
@@ -1280,8 +1288,21 @@ static struct sym_unw *unw_get(struct pmu_sym *s, struct sym_inc *ic)
 	struct sym_unw *u;
 	size_t reported = 0;
 
+	ic->unw_used = ++s->unw_clock;
 	if (ic->unw || ic->unw_failed)
 		return ic->unw;
+	if (s->nunw >= SYM_UNW_MAX) {
+		struct sym_inc *lru = NULL;
+
+		for (size_t i = 0; i < s->ninc; i++)
+			if (s->incs[i].unw && (!lru || s->incs[i].unw_used < lru->unw_used))
+				lru = &s->incs[i];
+		if (lru) {
+			unw_free(lru->unw);
+			lru->unw = NULL;
+			s->nunw--;
+		}
+	}
 	u = calloc(1, sizeof(*u));
 	if (!u || !(u->dwfl = dwfl_begin(&sym_callbacks))) {
 		free(u);
@@ -1323,6 +1344,7 @@ static struct sym_unw *unw_get(struct pmu_sym *s, struct sym_inc *ic)
 		return NULL;
 	}
 	ic->unw = u;
+	s->nunw++;
 	return u;
 }
 

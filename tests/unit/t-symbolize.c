@@ -361,6 +361,15 @@ int main(void)
 	 * call_graph dwarf sample has them (perf's x86_64 register order) */
 	npid = start(nofp);
 	nn = record_maps(npid, "nofp", xn, 32);
+	/* 70 more incarnations with that address space: more unwinders than
+	 * the symbolizer keeps (it frees the least recently used) */
+	for (int k = 0; k < 70; k++) {
+		char inc[32];
+		struct xmap tmpm[32];
+
+		snprintf(inc, sizeof(inc), "nofp%d", k);
+		record_maps(npid, inc, tmpm, 32);
+	}
 #ifdef __x86_64__
 	if (ptrace(PTRACE_SEIZE, npid, 0, 0) == 0 && ptrace(PTRACE_INTERRUPT, npid, 0, 0) == 0 &&
 	    waitpid(npid, NULL, __WALL) == npid) {
@@ -631,12 +640,27 @@ int main(void)
 		ok(np >= 3 && top_ok && run_seen && main_seen,
 		   "hot-nofp (no frame pointers) unwinds by DWARF CFI: hot_loop or lib_work <- run <- main (%zu pcs%s%s)", np,
 		   why[0] ? "; " : "", why);
+		{
+			int good = 0;
+
+			for (int round = 0; round < 2; round++)
+				for (int k = 0; k < 70; k++) {
+					char inc[32];
+					uint64_t pc2[64];
+
+					snprintf(inc, sizeof(inc), "nofp%d", k);
+					good += pmu_sym_unwind(s, inc, 2000, "x86_64", 0xff01ffull, regs, stack, pc2, 64, why,
+							       sizeof(why)) == np;
+				}
+			is_int(good, 140, "70 incarnations unwound twice (unwinders evicted and rebuilt): the same pcs count");
+		}
 		np = pmu_sym_unwind(s, "nofp", 2000, "riscv64", 0xff01ffull, regs, stack, pcs, 64, why, sizeof(why));
 		ok(np == 0 && strstr(why, "riscv64"), "another architecture: 0 with the reason (%s)", why);
 		np = pmu_sym_unwind(s, "nofp", 2000, "x86_64", 0x1ffull, "0x1 0x2", stack, pcs, 64, why, sizeof(why));
 		ok(np == 0 && why[0], "registers that do not match regs_mask: 0 with the reason (%s)", why);
 	} else {
 		skip("cannot stop hot-nofp with ptrace here (or not x86_64): DWARF unwinding not tested");
+		skip("unwinding");
 		skip("unwinding");
 		skip("unwinding");
 	}
