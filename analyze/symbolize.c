@@ -519,7 +519,10 @@ static void obj_resolve(struct pmu_sym *s, struct sym_obj *o)
 	if (!o->mod || !load_segments(o)) {
 		char why[1024];
 
-		snprintf(why, sizeof(why), "cannot read '%s': %s", bin, dwfl_errmsg(-1));
+		/* a retained copy by its name in the bundle */
+		const char *shown = strncmp(bin, "/proc/self/fd/", 14) ? bin : strstr(bin, "/data/build-id/");
+
+		snprintf(why, sizeof(why), "cannot read '%s': %s", shown ? shown + (shown != bin) : bin, dwfl_errmsg(-1));
 		o->st = PMU_FRAME_NOTFOUND;
 		o->why = intern(s, why);
 		return;
