@@ -60,6 +60,7 @@ struct sym_obj {
 	struct sym_seg *seg;
 	size_t nseg;
 	int fd;                    /* main_path open, for the unwinder's reads */
+	bool main_is_debug;        /* main_path is a debug file: its bytes are not the code's */
 	struct pmu_sym *s;
 	uint16_t machine;
 };
@@ -488,6 +489,7 @@ static void obj_resolve(struct pmu_sym *s, struct sym_obj *o)
 	if (!bin && dbg) {
 		bin = dbg;
 		dbg = NULL;
+		o->main_is_debug = true;
 	}
 	if (!bin) {
 		char why[1024];
@@ -533,7 +535,7 @@ static void obj_resolve(struct pmu_sym *s, struct sym_obj *o)
 		dwfl_module_info(o->mod, &ud, NULL, NULL, NULL, NULL, NULL, NULL);
 		*ud = o;
 	}
-	o->fd = open(bin, O_RDONLY | O_CLOEXEC);
+	o->fd = o->main_is_debug ? -1 : open(bin, O_RDONLY | O_CLOEXEC);
 	o->st = PMU_FRAME_OK;
 }
 
