@@ -43,8 +43,10 @@
 #include "corepmu.h"
 #include "error.h"
 #include "lifecycle.h"
+#include "perfdata.h"
 #include "perfev.h"
 #include "perfrec.h"
+#include "retain.h"
 #include "sampling.h"
 #include "util.h"
 
@@ -83,7 +85,10 @@ struct item {
 	int cpu;
 	uint32_t len;
 	unsigned char *raw;
-	json_t *map;
+	json_t *map;            /* a map record, or (comm) the comm as a JSON string */
+	bool comm;
+	pid_t pid;
+	uint32_t prot, mflags;  /* a map's, for its synthesized MMAP2 */
 };
 
 struct bid {
@@ -146,6 +151,9 @@ struct samp {
 	uint64_t *kaddr;
 	size_t nk, kcap;
 	bool ksampled;
+	/* perf.data: the cohort's kernel records, and what was there before */
+	struct pmu_perfdata_w *pd;
+	char pd_why[300];
 	/* build-ids by file */
 	struct bid *bids;
 	char vdso_bid[129];
@@ -216,6 +224,18 @@ static void hex_of(char *out, const unsigned char *b, size_t n)
 		out[2 * i + 1] = d[b[i] & 15];
 	}
 	out[2 * (n < 64 ? n : 64)] = 0;
+}
+
+static size_t unhex(const char *h, unsigned char *b, size_t n)
+{
+	size_t k = 0;
+
+	for (; k < n && isxdigit((unsigned char)h[2 * k]) && isxdigit((unsigned char)h[2 * k + 1]); k++) {
+		char two[3] = { h[2 * k], h[2 * k + 1], 0 };
+
+		b[k] = (unsigned char)strtoul(two, NULL, 16);
+	}
+	return k;
 }
 
 /* The GNU build-id in a block of ELF notes. */
@@ -616,6 +636,12 @@ static json_t *map_rec(uint64_t t, const char *inc, pid_t pid, pid_t tid, uint64
 	return m;
 }
 
+static void pd_raw(struct samp *s, const struct item *it)
+{
+	if (s->pd && pmu_perfdata_record(s->pd, it->raw, it->len) && !s->pd_why[0])
+		snprintf(s->pd_why, sizeof(s->pd_why), "writing perf.data's data: %s", pmu_error_detail());
+}
+
 /* One merged record, in time order.  Returns 1 when it must wait (its task
  * is not known yet), else 0. */
 static int process(struct samp *s, struct item *it, uint64_t now, bool final)
@@ -624,6 +650,11 @@ static int process(struct samp *s, struct item *it, uint64_t now, bool final)
 	char why[200];
 	const struct pmu_incarnation *in;
 
+	if (it->comm) {
+		if (s->pd)
+			pmu_perfdata_comm(s->pd, it->pid, it->pid, json_string_value(it->map), it->t, false);
+		return 0;
+	}
 	if (it->map) {
 		/* a map read from /proc: attributed when read */
 		uint64_t st = 0, en = 0;
@@ -634,6 +665,15 @@ static int process(struct samp *s, struct item *it, uint64_t now, bool final)
 		sscanf(json_string_value(json_object_get(it->map, "end")), "%" SCNx64, &en);
 		put_bid(s, it->map, path, bid);
 		json_object_set_new(it->map, "origin", json_string("proc-maps"));
+		if (s->pd) {
+			unsigned char bb[64];
+			size_t bl = unhex(bid, bb, sizeof(bb));
+
+			pmu_perfdata_mmap2(s->pd, it->pid, it->pid, st, en - st,
+					   (uint64_t)json_integer_value(json_object_get(it->map, "pgoff_n")), it->prot,
+					   it->mflags, path, bl ? bb : NULL, bl, it->t);
+		}
+		json_object_del(it->map, "pgoff_n");
 		hold_map(s, it->map, (pid_t)json_integer_value(json_object_get(it->map, "pid")), st, en, path, bid);
 		it->map = NULL;
 		return 0;
@@ -644,12 +684,21 @@ static int process(struct samp *s, struct item *it, uint64_t now, bool final)
 		return 0;
 	}
 	switch (r.type) {
+	case PERF_RECORD_COMM:
+	case PERF_RECORD_FORK:
+	case PERF_RECORD_EXIT:
+		/* perf.data only: the cohort's own */
+		if (pmu_cohort_find(s->env->cohort, (pid_t)r.pid, (pid_t)r.tid, r.t, r.t) ||
+		    (r.type == PERF_RECORD_FORK && pmu_cohort_find(s->env->cohort, (pid_t)r.ppid, (pid_t)r.ptid, r.t, r.t)) ||
+		    (r.type == PERF_RECORD_EXIT && pmu_cohort_find(s->env->cohort, (pid_t)r.pid, (pid_t)r.tid, 0, 0)))
+			pd_raw(s, it);
+		return 0;
 	case PERF_RECORD_SAMPLE:
 	case PERF_RECORD_MMAP2:
 		in = pmu_cohort_find(s->env->cohort, (pid_t)r.pid, (pid_t)r.tid, r.t, r.t);
 		if (!in && !final && s->env->stops != PMU_STOPS_BEFORE_RUN && now < r.t + HOLD_NS && s->hn < HOLD_MAX)
 			return 1;
-		if (it->t < s->last_written) {
+		if (r.type == PERF_RECORD_SAMPLE && it->t < s->last_written) {
 			s->late++;
 			return 0;
 		}
@@ -660,6 +709,7 @@ static int process(struct samp *s, struct item *it, uint64_t now, bool final)
 				s->unattributed_maps++;
 			return 0;
 		}
+		pd_raw(s, it);
 		if (r.type == PERF_RECORD_SAMPLE) {
 			s->last_written = it->t;
 			write_sample(s, &r, in);
@@ -692,6 +742,7 @@ static int process(struct samp *s, struct item *it, uint64_t now, bool final)
 		json_object_set_new(o, "cpu", json_integer(r.has_cpu ? (json_int_t)r.cpu : it->cpu));
 		json_object_set_new(o, "lost", json_integer((json_int_t)r.lost));
 		json_object_set_new(o, "what", json_string(r.type == PERF_RECORD_LOST ? "records" : "samples"));
+		pd_raw(s, it);
 		if (r.type == PERF_RECORD_LOST)
 			s->lost_records += r.lost;
 		else
@@ -709,6 +760,7 @@ static int process(struct samp *s, struct item *it, uint64_t now, bool final)
 		json_object_set_new(o, "t_ns", json_integer((json_int_t)t));
 		json_object_set_new(o, "cpu", json_integer(r.has_cpu ? (json_int_t)r.cpu : it->cpu));
 		json_object_set_new(o, "what", json_string(r.type == PERF_RECORD_THROTTLE ? "throttle" : "unthrottle"));
+		pd_raw(s, it);
 		if (r.type == PERF_RECORD_THROTTLE)
 			s->throttles++;
 		else
@@ -776,8 +828,9 @@ static void read_ring(struct samp *s, struct ring *g)
 		}
 		if (r.type != PERF_RECORD_SAMPLE && r.type != PERF_RECORD_MMAP2 && r.type != PERF_RECORD_LOST &&
 		    r.type != PERF_RECORD_LOST_SAMPLES && r.type != PERF_RECORD_THROTTLE &&
-		    r.type != PERF_RECORD_UNTHROTTLE)
-			continue; /* COMM, FORK, EXIT: the follower has them */
+		    r.type != PERF_RECORD_UNTHROTTLE && (!s->pd || (r.type != PERF_RECORD_COMM &&
+		    r.type != PERF_RECORD_FORK && r.type != PERF_RECORD_EXIT)))
+			continue; /* the follower has the tasks; perf.data keeps them */
 		it.t = r.has_t ? r.t : g->last_t;
 		g->last_t = it.t;
 		it.cpu = g->cpu;
@@ -826,6 +879,23 @@ static int samp_fds(void *state, int *fds, int max)
 
 /* ---- /proc/PID/maps ------------------------------------------------------- */
 
+/* perf.data: a COMM for a process that was there before its records */
+static void synth_comm(struct samp *s, pid_t pid, uint64_t t)
+{
+	char cp[64], *comm = NULL;
+	struct item it = { .t = t, .cpu = -1, .comm = true, .pid = pid };
+
+	if (!s->pd)
+		return;
+	snprintf(cp, sizeof(cp), "/proc/%d/comm", (int)pid);
+	if (!pmu_read_file(AT_FDCWD, cp, 64, &comm, NULL)) {
+		comm[strcspn(comm, "\n")] = 0;
+		if ((it.map = json_string(comm)) && heap_push(s, it))
+			json_decref(it.map);
+	}
+	free(comm);
+}
+
 static void proc_maps(struct samp *s, int inc, pid_t pid, uint64_t t)
 {
 	char path[64], line[4200], incs[24];
@@ -835,6 +905,7 @@ static void proc_maps(struct samp *s, int inc, pid_t pid, uint64_t t)
 	if (!(f = fopen(path, "re")))
 		return;
 	incname(incs, sizeof(incs), inc);
+	synth_comm(s, pid, t);
 	while (fgets(line, sizeof(line), f)) {
 		unsigned long long a, b, off;
 		char perms[8];
@@ -852,9 +923,12 @@ static void proc_maps(struct samp *s, int inc, pid_t pid, uint64_t t)
 		if (name[0] != '/' && strcmp(name, "[vdso]"))
 			continue;
 		{
-			struct item it = { .t = t, .cpu = -1 };
+			struct item it = { .t = t, .cpu = -1, .pid = pid };
 
+			it.prot = (perms[0] == 'r' ? PROT_READ : 0) | (perms[1] == 'w' ? PROT_WRITE : 0) | PROT_EXEC;
+			it.mflags = perms[3] == 's' ? MAP_SHARED : MAP_PRIVATE;
 			it.map = map_rec(t, incs, pid, pid, a, b, off, name);
+			json_object_set_new(it.map, "pgoff_n", json_integer((json_int_t)off));
 			if (heap_push(s, it))
 				json_decref(it.map);
 		}
@@ -868,8 +942,15 @@ static void samp_task(void *state, const struct pmu_task_event *ev)
 
 	if (!s->nr || s->stopped)
 		return;
-	if (ev->what == PMU_TASK_JOINED && ev->pid == ev->tid && !(ev->flags & PMU_TASK_ROOT_PREEXEC))
-		proc_maps(s, ev->inc, ev->pid, ev->t);
+	if (ev->what == PMU_TASK_JOINED && ev->pid == ev->tid && (ev->flags & PMU_TASK_ROOT_PREEXEC))
+		synth_comm(s, ev->pid, ev->t); /* the recorder's image until its exec */
+	else if (ev->what == PMU_TASK_JOINED && ev->pid == ev->tid) {
+		/* its maps are its parent's, from its start (a follower that
+		 * reports after the fact reports it later) */
+		const struct pmu_incarnation *in = pmu_cohort_of_pid(s->env->cohort, ev->pid);
+
+		proc_maps(s, ev->inc, ev->pid, in && in->start_ns && in->start_ns < ev->t ? in->start_ns : ev->t);
+	}
 	else if (ev->what == PMU_TASK_EXEC)
 		proc_maps(s, ev->inc, ev->pid, ev->t);
 }
@@ -1011,7 +1092,10 @@ static void base_attr(struct samp *s, struct perf_event_attr *a)
 	if (s->o.call_graph == PMU_CG_FP)
 		a->sample_type |= PERF_SAMPLE_CALLCHAIN;
 	if (s->o.call_graph == PMU_CG_DWARF) {
-		a->sample_type |= PERF_SAMPLE_REGS_USER | PERF_SAMPLE_STACK_USER;
+		/* the kernel's part of the chain as with fp (perf record does
+		 * the same); the user part is unwound from the copies */
+		a->sample_type |= PERF_SAMPLE_CALLCHAIN | PERF_SAMPLE_REGS_USER | PERF_SAMPLE_STACK_USER;
+		a->exclude_callchain_user = 1;
 		a->sample_regs_user = REGS_MASK;
 		a->sample_stack_user = s->o.stack_bytes;
 	}
@@ -1380,6 +1464,17 @@ static int samp_open(void *state, pid_t root, uint64_t t)
 	}
 	free(cpus);
 	{
+		uint64_t *ids = calloc((size_t)s->nr, sizeof(*ids));
+
+		for (int i = 0; ids && i < s->nr; i++)
+			ids[i] = s->r[i].id;
+		if (!ids || pmu_perfdata_new(&s->pd, &s->attr, ids, (size_t)s->nr, s->event, NULL)) {
+			snprintf(s->pd_why, sizeof(s->pd_why), "perf.data could not be started: %s", pmu_error_detail());
+			s->pd = NULL;
+		}
+		free(ids);
+	}
+	{
 		struct pmu_out *o = env->out;
 
 		if ((s->err = o->open(o, "collectors/sampling/samples.jsonl", "samples", &s->ss)))
@@ -1407,6 +1502,123 @@ static void samp_stop(void *state, uint64_t t)
 }
 
 /* ---- emit ------------------------------------------------------------------- */
+
+static int by_t(const void *a, const void *b)
+{
+	json_t *x = *(json_t *const *)a, *y = *(json_t *const *)b;
+	json_int_t tx = json_integer_value(json_object_get(x, "t_ns")), ty = json_integer_value(json_object_get(y, "t_ns"));
+	json_int_t sx = json_integer_value(json_object_get(x, "seq")), sy = json_integer_value(json_object_get(y, "seq"));
+
+	return tx < ty ? -1 : tx > ty ? 1 : (sx > sy) - (sx < sy);
+}
+
+/* The held maps sorted by t_ns, stably. */
+static void sort_maps(json_t *maps)
+{
+	size_t n = json_array_size(maps);
+	json_t **v = n ? malloc(n * sizeof(*v)) : NULL;
+
+	if (!v)
+		return;
+	for (size_t i = 0; i < n; i++) {
+		v[i] = json_incref(json_array_get(maps, i));
+		json_object_set_new(v[i], "seq", json_integer((json_int_t)i));
+	}
+	qsort(v, n, sizeof(*v), by_t);
+	json_array_clear(maps);
+	for (size_t i = 0; i < n; i++) {
+		json_object_del(v[i], "seq");
+		json_array_append_new(maps, v[i]);
+	}
+	free(v);
+}
+
+/* --retain-binaries: the objects with samples (=all: every one mapped),
+ * each once, and the cohort's JIT maps; their records end the maps stream. */
+static int retain(struct samp *s, struct pmu_out *o, struct pmu_stream *ms)
+{
+	struct pmu_retain *r = pmu_retain_new(o);
+	int err = 0;
+
+	if (!r)
+		return pmu_error(PMU_ERR_NOMEM, "out of memory");
+	for (size_t i = 0; !err && i < s->nxm; i++) {
+		bool seen = false;
+
+		if (!s->xm[i].path || (s->o.retain == PMU_RETAIN_SAMPLED && !s->xm[i].sampled))
+			continue;
+		for (size_t j = 0; j < s->nxm && !seen; j++)
+			seen = j != i && s->xm[j].path && !strcmp(s->xm[j].path, s->xm[i].path) &&
+			       !strcmp(s->xm[j].bid, s->xm[i].bid) &&
+			       (j < i ? s->o.retain == PMU_RETAIN_ALL || s->xm[j].sampled : false);
+		if (!seen)
+			err = pmu_retain_object(r, ms, s->xm[i].pid, s->xm[i].path, s->xm[i].bid[0] ? s->xm[i].bid : NULL);
+	}
+	for (size_t i = 0; !err && i < s->nxm; i++) {
+		bool seen = false;
+
+		for (size_t j = 0; j < i && !seen; j++)
+			seen = s->xm[j].pid == s->xm[i].pid;
+		if (!seen)
+			err = pmu_retain_jit_map(r, ms, "sampling", s->xm[i].pid);
+	}
+	pmu_retain_free(r);
+	return err;
+}
+
+/* perf.data: the build-ids of the maps and the kernel, the host, the file. */
+static int finish_perfdata(struct samp *s, struct pmu_collector_env *env)
+{
+	struct utsname u;
+	char host[256] = "";
+	struct pmu_perfdata_host h = { 0 };
+	long ncpu = sysconf(_SC_NPROCESSORS_CONF), nonl = sysconf(_SC_NPROCESSORS_ONLN);
+	int err;
+
+	if (!s->pd) {
+		if (!s->pd_why[0])
+			snprintf(s->pd_why, sizeof(s->pd_why), "perf.data was not started");
+		goto failed;
+	}
+	for (size_t i = 0; i < s->nxm; i++) {
+		unsigned char bb[64];
+		size_t bl;
+		bool seen = false;
+
+		if (!s->xm[i].bid[0] || !s->xm[i].path)
+			continue;
+		for (size_t j = 0; j < i && !seen; j++)
+			seen = s->xm[j].path && !strcmp(s->xm[j].path, s->xm[i].path) && !strcmp(s->xm[j].bid, s->xm[i].bid);
+		if (seen || !(bl = unhex(s->xm[i].bid, bb, sizeof(bb))))
+			continue;
+		pmu_perfdata_build_id(s->pd, s->xm[i].pid, false, s->xm[i].path, bb, bl);
+	}
+	if (!s->kernel_excluded && s->kbid[0]) {
+		unsigned char bb[64];
+		size_t bl = unhex(s->kbid, bb, sizeof(bb));
+
+		if (bl)
+			pmu_perfdata_build_id(s->pd, -1, true, "[kernel.kallsyms]", bb, bl);
+	}
+	uname(&u);
+	gethostname(host, sizeof(host) - 1);
+	h = (struct pmu_perfdata_host){ host, u.release, u.version, u.machine, (unsigned)(ncpu > 0 ? ncpu : 0),
+					(unsigned)(nonl > 0 ? nonl : 0), NULL, 0, CLOCK_MONOTONIC };
+	err = pmu_perfdata_finish(s->pd, &h, env->out, "collectors/sampling/perf.data");
+	pmu_perfdata_free(s->pd);
+	s->pd = NULL;
+	if (!err)
+		return 0;
+	snprintf(s->pd_why, sizeof(s->pd_why), "perf.data could not be written: %s", pmu_error_detail());
+	if (err == -PMU_ERR_NOMEM)
+		return err;
+failed:
+	/* the bundle lacks what the samples stream promises: failed */
+	if (!s->failed)
+		snprintf(s->failed_why, sizeof(s->failed_why), "%s", s->pd_why);
+	s->failed = true;
+	return 0;
+}
 
 static int samp_emit(void *state, struct pmu_collector_env *env, const struct pmu_run_window *win)
 {
@@ -1454,7 +1666,10 @@ static int samp_emit(void *state, struct pmu_collector_env *env, const struct pm
 	s->ss = NULL;
 	if ((err = s->err ? s->err : err))
 		return err;
-	/* the maps: the kernel's first, then the processes' in time order */
+	/* the maps: the kernel's first, then the processes' in time order
+	 * (a map read from /proc is dated at its process's start, which a
+	 * follower reporting after the fact gives late) */
+	sort_maps(s->maps);
 	if ((err = o->open(o, "collectors/sampling/maps.jsonl", "maps", &ms)))
 		return err;
 	if (!s->kernel_excluded && s->kallsyms_ok) {
@@ -1482,12 +1697,16 @@ static int samp_emit(void *state, struct pmu_collector_env *env, const struct pm
 			if (!err)
 				err = o->put(ms, json_incref(m));
 	}
+	if (!err && s->o.retain)
+		err = retain(s, o, ms);
 	{
 		int e2 = o->close(ms);
 
 		err = err ? err : e2;
 	}
 	if (err)
+		return err;
+	if ((err = finish_perfdata(s, env)))
 		return err;
 	{
 		char ev[600];
@@ -1565,6 +1784,7 @@ static void samp_release(void *state)
 	}
 	free(s->kaddr);
 	free(s->rec);
+	pmu_perfdata_free(s->pd);
 	free(s);
 }
 
