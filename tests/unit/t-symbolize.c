@@ -329,7 +329,7 @@ int main(void)
 	struct pmu_sym *s;
 	struct pmu_frame f[8];
 	size_t n;
-	char *regs = NULL, *stack = NULL;
+	char *regs = NULL, *stack = NULL, *arm_regs = NULL, *arm_stack = NULL;
 	bool have_unwind = false;
 
 	build = getenv("PMU_BUILD") ? getenv("PMU_BUILD") : "build";
@@ -361,6 +361,15 @@ int main(void)
 	 * call_graph dwarf sample has them (perf's x86_64 register order) */
 	npid = start(nofp);
 	nn = record_maps(npid, "nofp", xn, 32);
+	/* 70 more incarnations with that address space: more unwinders than
+	 * the symbolizer keeps (it frees the least recently used) */
+	for (int k = 0; k < 70; k++) {
+		char inc[32];
+		struct xmap tmpm[32];
+
+		snprintf(inc, sizeof(inc), "nofp%d", k);
+		record_maps(npid, inc, tmpm, 32);
+	}
 #ifdef __x86_64__
 	if (ptrace(PTRACE_SEIZE, npid, 0, 0) == 0 && ptrace(PTRACE_INTERRUPT, npid, 0, 0) == 0 &&
 	    waitpid(npid, NULL, __WALL) == npid) {
@@ -372,9 +381,23 @@ int main(void)
 		snprintf(p, sizeof(p), "/proc/%d/mem", (int)npid);
 		mfd = open(p, O_RDONLY);
 		if (ptrace(PTRACE_GETREGS, npid, 0, &r) == 0 && mfd >= 0) {
-			for (got = 0; got < (ssize_t)sizeof(buf); got += 4096)
-				if (pread(mfd, buf + got, 4096, (off_t)r.rsp + got) != 4096)
-					break;
+			/* up to the end of the stack mapping, as the kernel's
+			 * copy for PERF_SAMPLE_STACK_USER is cut there */
+			size_t want = sizeof(buf);
+			char mp[64], ln[512];
+			FILE *mf;
+
+			snprintf(mp, sizeof(mp), "/proc/%d/maps", (int)npid);
+			mf = fopen(mp, "r");
+			while (mf && fgets(ln, sizeof(ln), mf)) {
+				unsigned long long lo, hi;
+
+				if (sscanf(ln, "%llx-%llx", &lo, &hi) == 2 && r.rsp >= lo && r.rsp < hi && hi - r.rsp < want)
+					want = hi - r.rsp;
+			}
+			if (mf)
+				fclose(mf);
+			got = pread(mfd, buf, want, (off_t)r.rsp);
 			regs = malloc(512);
 			snprintf(regs, 512,
 				 "0x%llx 0x%llx 0x%llx 0x%llx 0x%llx 0x%llx 0x%llx 0x%llx 0x%llx "
@@ -398,16 +421,84 @@ int main(void)
 	{
 		char cxx[300], cbid[128];
 
+		char src[300];
+		FILE *cf;
+
 		snprintf(cxx, sizeof(cxx), "%s/cxx", tmp);
-		if (!sh("command -v g++ >/dev/null && printf '%%s\\n' 'namespace ns { struct K { "
-			"__attribute__((noinline)) static int f(int x) { return x * 3 + 1; } }; }' "
-			"'int main(int c, char **) { return ns::K::f(c); }' | g++ -g -O1 -x c++ -o %s - 2>/dev/null", cxx) &&
-		    build_id_of(cxx, cbid, sizeof(cbid)))
+		snprintf(src, sizeof(src), "%s/cxx.cc", tmp);
+		cf = fopen(src, "w");
+		/* a C++ method, and a function under a Rust (legacy) mangled name */
+		fprintf(cf, "namespace ns { struct K { __attribute__((noinline)) static int f(int x) { return x * 3 + 1; } }; }\n"
+			    "extern \"C\" __attribute__((noinline)) int rs(int x) __asm__(\"_ZN4core3fmt5write17h0123456789abcdefE\");\n"
+			    "int rs(int x) { return x * 5 + 2; }\n"
+			    "int main(int c, char **) { return ns::K::f(c) + rs(c); }\n");
+		fclose(cf);
+		if (!sh("command -v g++ >/dev/null && g++ -g -O1 -o %s %s", cxx, src) && build_id_of(cxx, cbid, sizeof(cbid)))
 			fprintf(maps, "{\"type\":\"map\",\"t_ns\":1000,\"inc\":\"cxx\",\"pid\":2,\"tid\":2,\"start\":\"0x7f0000000000\","
 				      "\"end\":\"0x7f0000100000\",\"pgoff\":\"0x0\",\"path\":\"%s\",\"build_id\":\"%s\","
 				      "\"origin\":\"proc-maps\"}\n", cxx, cbid);
 	}
+	/* an aarch64 program stopped three calls deep, under qemu-aarch64:
+	 * its registers, stack copy and maps (tests/helpers/unwind-arm64.c) */
+	if (!sh("command -v aarch64-linux-gnu-gcc >/dev/null && command -v qemu-aarch64 >/dev/null && aarch64-linux-gnu-gcc -std=gnu11 -g -O2 "
+		"-fomit-frame-pointer -static -o %s/ua tests/helpers/unwind-arm64.c && qemu-aarch64 %s/ua >%s/ua.out",
+		tmp, tmp, tmp)) {
+		char ln[40000], path[512], abid[128];
+		FILE *uo;
+
+		snprintf(p, sizeof(p), "%s/ua.out", tmp);
+		uo = fopen(p, "r");
+		while (uo && fgets(ln, sizeof(ln), uo)) {
+			unsigned long long st, en, off;
+
+			ln[strcspn(ln, "\n")] = '\0';
+			if (sscanf(ln, "map %llx %llx %llx %511s", &st, &en, &off, path) == 4 &&
+			    build_id_of(path, abid, sizeof(abid)))
+				fprintf(maps, "{\"type\":\"map\",\"t_ns\":1000,\"inc\":\"arm64\",\"pid\":3,\"tid\":3,\"start\":\"0x%llx\","
+					      "\"end\":\"0x%llx\",\"pgoff\":\"0x%llx\",\"path\":\"%s\",\"build_id\":\"%s\","
+					      "\"origin\":\"proc-maps\"}\n", st, en, off, path, abid);
+			else if (!strncmp(ln, "regs ", 5))
+				arm_regs = strdup(ln + 5);
+			else if (!strncmp(ln, "stack ", 6)) {
+				size_t nb = strlen(ln + 6) / 2;
+				unsigned char *bytes = malloc(nb + 1);
+
+				for (size_t i = 0; i < nb; i++) {
+					unsigned x;
+
+					sscanf(ln + 6 + 2 * i, "%2x", &x);
+					bytes[i] = (unsigned char)x;
+				}
+				arm_stack = b64(bytes, nb);
+				free(bytes);
+			}
+		}
+		if (uo)
+			fclose(uo);
+	}
+	/* the same range mapped twice (munmap, then another mmap): the map
+	 * seen by the sample's time decides */
+	fprintf(maps, "{\"type\":\"map\",\"t_ns\":1000,\"inc\":\"remap\",\"pid\":5,\"tid\":5,\"start\":\"0x50001000\","
+		      "\"end\":\"0x50002000\",\"pgoff\":\"0x%llx\",\"path\":\"%s\",\"build_id\":\"%s\",\"origin\":\"mmap2\"}\n",
+		(unsigned long long)vaddr_off(hot, 0x1000), hot, bid);
+	fprintf(maps, "{\"type\":\"map\",\"t_ns\":5000,\"inc\":\"remap\",\"pid\":5,\"tid\":5,\"start\":\"0x50001000\","
+		      "\"end\":\"0x50002000\",\"pgoff\":\"0x1000\",\"path\":\"%s\",\"build_id\":\"%s\",\"origin\":\"mmap2\"}\n",
+		lib, libbid);
+	/* an object that pmurec did not retain, and said why */
+	fprintf(maps, "{\"type\":\"map\",\"t_ns\":1000,\"inc\":\"hot\",\"pid\":1,\"tid\":1,\"start\":\"0x30000\",\"end\":\"0x40000\","
+		      "\"pgoff\":\"0x0\",\"path\":\"/nowhere/gone.so\",\"build_id\":\"00ff00ff00ff00ff00ff00ff00ff00ff00ff00ff\","
+		      "\"origin\":\"proc-maps\"}\n");
+	fprintf(maps, "{\"type\":\"unretained\",\"build_id\":\"00ff00ff00ff00ff00ff00ff00ff00ff00ff00ff\","
+		      "\"path\":\"/nowhere/gone.so\",\"reason\":\"test: over the size limit\"}\n");
+	/* a JIT's /tmp/perf-PID.map, retained */
+	fprintf(maps, "{\"type\":\"map\",\"t_ns\":1000,\"inc\":\"jit\",\"pid\":4242,\"tid\":4242,\"start\":\"0x10000\","
+		      "\"end\":\"0x20000\",\"pgoff\":\"0x0\",\"path\":\"/nowhere/jit\",\"build_id_reason\":\"test\","
+		      "\"origin\":\"proc-maps\"}\n");
+	fprintf(maps, "{\"type\":\"retained\",\"kind\":\"jit-map\",\"path\":\"/tmp/perf-4242.map\","
+		      "\"file\":\"collectors/sampling/perf-4242.map\"}\n");
 	fclose(maps);
+	sh("printf '7f1000001040 20 LazyCompile:foo bar.js:3\\n7f1000001000 40 jitted_add\\n' >%s/data/collectors/sampling/perf-4242.map",
+	   bundle);
 	b.rootfd = open(bundle, O_RDONLY | O_DIRECTORY);
 
 	elf_sym(hot, "hot_loop", &v, &size);
@@ -478,6 +569,26 @@ int main(void)
 	   "a map without build-id: its build_id_reason");
 	one_frame(s, "hot", 0x8, &f[0]);
 	ok(f[0].status == PMU_FRAME_UNMAPPED && f[0].why && !f[0].func, "an address in no map: unmapped (%s)", f[0].why);
+	one_frame(s, "hot", 0x30010, &f[0]);
+	is_str(f[0].why, "binary not found (build-id 00ff00ff00ff00ff00ff00ff00ff00ff00ff00ff; not retained: test: over the size limit)",
+	       "an object not found and not retained: the unretained record's reason");
+	one_frame(s, "jit", 0x7f1000001010ull, &f[0]);
+	ok(f[0].status == PMU_FRAME_OK && f[0].func && !strcmp(f[0].func, "jitted_add") && f[0].object &&
+		   !strcmp(f[0].object, "/tmp/perf-4242.map"),
+	   "a JIT address: named from the retained perf-PID.map");
+	one_frame(s, "jit", 0x7f1000001050ull, &f[0]);
+	is_str(f[0].func, "LazyCompile:foo bar.js:3", "a JIT name with spaces");
+	one_frame(s, "jit", 0x7f1000001060ull, &f[0]);
+	ok(f[0].status == PMU_FRAME_UNMAPPED, "past the JIT map's last symbol: unmapped");
+	elf_sym(hot, "hot_loop", &v, &size);
+	n = pmu_sym_frames(s, "remap", 2000, 0x50001000 + (v - 0x1000), false, false, f, 8);
+	ok(f[n - 1].func && !strcmp(f[n - 1].func, "hot_loop") && !strcmp(f[n - 1].object, hot),
+	   "a range mapped twice: before the second mmap, the first map's object");
+	n = pmu_sym_frames(s, "remap", 6000, 0x50001000 + (v - 0x1000), false, false, f, 8);
+	ok(f[n - 1].object && !strcmp(f[n - 1].object, lib) && (!f[n - 1].func || strcmp(f[n - 1].func, "hot_loop")),
+	   "after it, the second's (%s)", f[n - 1].func ? f[n - 1].func : f[n - 1].why);
+	n = pmu_sym_frames(s, "remap", 500, 0x50001000 + (v - 0x1000), false, false, f, 8);
+	ok(f[0].status == PMU_FRAME_UNMAPPED && strstr(f[0].why, "precedes"), "before both (mmap2 maps): unmapped, and why");
 	one_frame(s, "nosuchinc", a, &f[0]);
 	ok(f[0].status == PMU_FRAME_UNMAPPED, "an incarnation without maps: unmapped");
 	n = pmu_sym_frames(s, "hot", 2000, 0xffffffff81000150ull, false, true, f, 8);
@@ -498,8 +609,13 @@ int main(void)
 		ok(elf_sym(p, "_ZN2ns1K1fEi", &v, &size), "the C++ binary has ns::K::f");
 		one_frame(s, "cxx", 0x7f0000000000ull + vaddr_off(p, v), &cf);
 		is_str(cf.func, "ns::K::f(int)", "C++ names are demangled");
+		ok(elf_sym(p, "_ZN4core3fmt5write17h0123456789abcdefE", &v, &size), "the binary has a Rust-mangled name");
+		one_frame(s, "cxx", 0x7f0000000000ull + vaddr_off(p, v), &cf);
+		is_str(cf.func, "core::fmt::write", "Rust names are demangled");
 	} else {
 		skip("no g++: C++ demangling not tested");
+		skip("no g++");
+		skip("no g++");
 		skip("no g++");
 	}
 
@@ -524,6 +640,20 @@ int main(void)
 		ok(np >= 3 && top_ok && run_seen && main_seen,
 		   "hot-nofp (no frame pointers) unwinds by DWARF CFI: hot_loop or lib_work <- run <- main (%zu pcs%s%s)", np,
 		   why[0] ? "; " : "", why);
+		{
+			int good = 0;
+
+			for (int round = 0; round < 2; round++)
+				for (int k = 0; k < 70; k++) {
+					char inc[32];
+					uint64_t pc2[64];
+
+					snprintf(inc, sizeof(inc), "nofp%d", k);
+					good += pmu_sym_unwind(s, inc, 2000, "x86_64", 0xff01ffull, regs, stack, pc2, 64, why,
+							       sizeof(why)) == np;
+				}
+			is_int(good, 140, "70 incarnations unwound twice (unwinders evicted and rebuilt): the same pcs count");
+		}
 		np = pmu_sym_unwind(s, "nofp", 2000, "riscv64", 0xff01ffull, regs, stack, pcs, 64, why, sizeof(why));
 		ok(np == 0 && strstr(why, "riscv64"), "another architecture: 0 with the reason (%s)", why);
 		np = pmu_sym_unwind(s, "nofp", 2000, "x86_64", 0x1ffull, "0x1 0x2", stack, pcs, 64, why, sizeof(why));
@@ -532,6 +662,25 @@ int main(void)
 		skip("cannot stop hot-nofp with ptrace here (or not x86_64): DWARF unwinding not tested");
 		skip("unwinding");
 		skip("unwinding");
+		skip("unwinding");
+	}
+	if (arm_regs && arm_stack) {
+		uint64_t pcs[64];
+		char why[256] = "", got[512] = "";
+		size_t np = pmu_sym_unwind(s, "arm64", 2000, "aarch64", (1ull << 33) - 1, arm_regs, arm_stack, pcs, 64, why,
+					   sizeof(why));
+
+		for (size_t i = 0; i < np; i++) {
+			struct pmu_frame uf[8];
+			size_t k = pmu_sym_frames(s, "arm64", 2000, pcs[i], i > 0, false, uf, 8);
+			size_t l = strlen(got);
+
+			snprintf(got + l, sizeof(got) - l, "%s%s", i ? " <- " : "", uf[k - 1].func ? uf[k - 1].func : "?");
+		}
+		ok(!strncmp(got, "capture <- level2 <- level1 <- main", 35),
+		   "aarch64 (qemu-aarch64, no frame pointers): %s%s%s", got, why[0] ? "; " : "", why);
+	} else {
+		skip("no aarch64-linux-gnu-gcc or qemu-aarch64: aarch64 unwinding not tested");
 	}
 	(void)xn, (void)nn;
 
@@ -546,13 +695,22 @@ int main(void)
 
 		elf_sym(lib, "lib_work", &v, &size);
 		base = runtime(xm, nx, hot, 0x1000);
+		/* every byte of the first 0x800 of the text: distinct, cold */
 		clock_gettime(CLOCK_MONOTONIC, &t0);
-		for (int i = 0; i < 2; i++)
-			for (uint64_t o = 0; o < 0x500; o++, cnt++)
+		for (uint64_t o = 0; o < 0x800; o++, cnt++)
+			pmu_sym_frames(s, "hot", 2000, base + o, o & 1, false, f, 8);
+		clock_gettime(CLOCK_MONOTONIC, &t1);
+		sec = (double)(t1.tv_sec - t0.tv_sec) + (double)(t1.tv_nsec - t0.tv_nsec) / 1e9;
+		printf("# %zu distinct addresses resolved in %.4f s: %.0f/s\n", cnt, sec, (double)cnt / sec);
+		/* the same again, a million times: cached */
+		cnt = 0;
+		clock_gettime(CLOCK_MONOTONIC, &t0);
+		for (int i = 0; i < 500; i++)
+			for (uint64_t o = 0; o < 0x800; o++, cnt++)
 				pmu_sym_frames(s, "hot", 2000, base + o, o & 1, false, f, 8);
 		clock_gettime(CLOCK_MONOTONIC, &t1);
 		sec = (double)(t1.tv_sec - t0.tv_sec) + (double)(t1.tv_nsec - t0.tv_nsec) / 1e9;
-		printf("# %zu lookups (half of them cached) in %.4f s: %.0f/s\n", cnt, sec, (double)cnt / sec);
+		printf("# %zu cached lookups in %.4f s: %.0f/s\n", cnt, sec, (double)cnt / sec);
 		st = fopen("/proc/self/status", "r");
 		while (st && fgets(line, sizeof(line), st))
 			if (!strncmp(line, "VmHWM", 5))
@@ -609,6 +767,8 @@ int main(void)
 	close(b.rootfd);
 	free(regs);
 	free(stack);
+	free(arm_regs);
+	free(arm_stack);
 	sh("rm -rf %s", tmp);
 	return done_testing();
 }
