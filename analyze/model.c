@@ -1620,14 +1620,21 @@ static void dominant_profile(json_t *dom, json_t *prof)
 		 named ? "in" : "in frames that could not be symbolized:", sget(top, "function"), fl,
 		 hedge[0] ? " (" : "", hedge, hedge[0] ? ")" : "");
 	json_object_set_new(dom, "statement", pmu_json_text(st));
-	json_object_set_new(dom, "profile",
-			    json_pack("{s:o,s:O,s:O?,s:O?,s:O?,s:I,s:I,s:f,s:f,s:f,s:b,s:o}", "program",
+	{
+		json_t *pf = json_pack("{s:o,s:O,s:O?,s:I,s:I,s:f,s:f,s:f,s:b,s:o}", "program",
 				      pmu_json_text(name), "function", json_object_get(top, "function"), "symbol",
-				      json_object_get(top, "symbol"), "file", json_object_get(top, "file"), "line",
-				      json_object_get(top, "line"), "samples",
+				      json_object_get(top, "symbol"), "samples",
 				      json_integer_value(json_object_get(top, "samples")), "scope_samples", k,
 				      "share_percent", sh, "ci_low_percent", lo, "ci_high_percent", hi, "estimate", true,
-				      "hedge", hedge[0] ? pmu_json_text(hedge) : json_null()));
+				      "hedge", hedge[0] ? pmu_json_text(hedge) : json_null());
+
+		/* file and line only where the function's hottest line is known */
+		if (pf && json_object_get(top, "file")) {
+			json_object_set(pf, "file", json_object_get(top, "file"));
+			json_object_set(pf, "line", json_object_get(top, "line"));
+		}
+		json_object_set_new(dom, "profile", pf);
+	}
 }
 
 /* ---- phases ------------------------------------------------------------------ */

@@ -668,41 +668,89 @@ static int on_record(struct an_prof *p, const struct pmu_jrec *r, uint64_t *a)
 	return 0;
 }
 
+/* A stream record, including its LF, is at most 1 MiB (spec 8.2): a longer
+ * line is no record, and is skipped (counted malformed) without being held. */
+#define PROF_LINE_MAX (1u << 20)
+
+/* Parse one line (without its LF) and take its record. */
+static int take_line(struct an_prof *p, struct pmu_jrec *r, const char *line, size_t n, uint64_t *a)
+{
+	const char *why;
+	size_t at;
+
+	if (!n)
+		return 0;
+	if (pmu_jrec_parse(r, line, n, &why, &at)) {
+		p->malformed++;
+		return 0;
+	}
+	return on_record(p, r, a);
+}
+
+/*
+ * The stream read in large blocks with read(2), each line parsed in place:
+ * one copy of the bytes, a buffer of PROF_LINE_MAX * 2 whatever the file's
+ * size.
+ */
 static int stream(struct an_prof *p, int fd)
 {
-	FILE *f = fdopen(fd, "r");
-	struct pmu_jrec r;
-	char *line = NULL;
-	size_t cap = 0;
-	ssize_t n;
-	int err = 0;
+	size_t cap = 2 * (size_t)PROF_LINE_MAX + 2, have = 0;
+	char *buf = malloc(cap);
 	uint64_t *a = malloc((PROF_MAX_CHAIN + 1) * sizeof(*a));
+	struct pmu_jrec r;
+	bool skipping = false; /* inside an overlong line, up to its LF */
+	int err = 0;
 
-	if (!f || !a) {
-		if (!f)
-			close(fd);
-		else
-			fclose(f);
+	if (!buf || !a) {
+		close(fd);
 		free(a);
+		free(buf);
 		return pmu_error(PMU_ERR_NOMEM, "out of memory");
 	}
 	pmu_jrec_init(&r);
-	while (!err && (n = getline(&line, &cap, f)) > 0) {
-		const char *why;
-		size_t at;
+	for (;;) {
+		ssize_t got = read(fd, buf + have, cap - have);
+		size_t at = 0;
 
-		if (line[n - 1] == '\n')
-			n--;
-		if (pmu_jrec_parse(&r, line, (size_t)n, &why, &at)) {
-			p->malformed++;
+		if (got < 0 && errno == EINTR)
 			continue;
+		if (got < 0) {
+			err = pmu_error(PMU_ERR_IO, "cannot read the samples stream: %s", strerror(errno));
+			break;
 		}
-		err = on_record(p, &r, a);
+		have += (size_t)got;
+		while (!err && at < have) {
+			char *nl = memchr(buf + at, '\n', have - at);
+
+			if (!nl)
+				break;
+			if (!skipping)
+				err = take_line(p, &r, buf + at, (size_t)(nl - (buf + at)), a);
+			skipping = false;
+			at = (size_t)(nl - buf) + 1;
+		}
+		if (err)
+			break;
+		memmove(buf, buf + at, have - at);
+		have -= at;
+		if (got == 0) {
+			/* the last line without its LF */
+			if (have && !skipping)
+				err = take_line(p, &r, buf, have, a);
+			break;
+		}
+		if (have > PROF_LINE_MAX) {
+			/* no record: counted, and its bytes dropped up to its LF */
+			if (!skipping)
+				p->malformed++;
+			skipping = true;
+			have = 0;
+		}
 	}
 	pmu_jrec_release(&r);
-	free(line);
+	free(buf);
 	free(a);
-	fclose(f);
+	close(fd);
 	return err;
 }
 

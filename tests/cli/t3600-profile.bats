@@ -259,3 +259,16 @@ print(s["lost_records"] + s["lost_samples"] + s["throttles"])' "$T/l.bundle/data
 	assert_line --regexp '^  accounted: [0-9]+ samples of the cohort, [0-9]+ unattributed .*, [0-9]+ lost \(ring full\), [0-9]+ lost samples, [0-9]+ throttles'
 	assert_line --regexp '^dominant cost: .*within hot, .*\([0-9]+ records lost, [0-9]+ samples lost and [0-9]+ throttles in the recording: the shares may be skewed\)$'
 }
+
+@test "few samples: the dominant cost's share is said to be rough" {
+	run pmurec --mode full -o "$T/few.bundle" -- "$PMU_BUILD/hot" 10
+	sampled "$T/few.bundle"
+	pmuanalyze --json "$T/few.bundle" >"$T/few.json"
+	n=$(q "$T/few.json" 'h["samples"] if h else 0')
+	[ "$n" -gt 0 ] || skip "no sample of program hot"
+	[ "$n" -lt 50 ] || skip "hot 10 gave $n samples here, not fewer than 50"
+	run q "$T/few.json" 'd["dominant_cost"]["profile"]["hedge"]'
+	assert_output "only $n samples: a rough share"
+	run pmuanalyze "$T/few.bundle"
+	assert_line --regexp "^dominant cost: .*of its $n samples in .* \(only $n samples: a rough share\)$"
+}
