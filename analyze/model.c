@@ -1540,6 +1540,55 @@ static json_t *profile_absent(json_t *fates)
 			 "remedy", pmu_json_text(strcmp(sget(f, "remedy"), "?") ? sget(f, "remedy") : ""));
 }
 
+/*
+ * Repetitions 2 and later: each one's samples aggregated in turn (one in
+ * memory at a time), and of each program the top self function with its
+ * share, so that the spread across repetitions shows beside repetition 1's
+ * section.
+ */
+static json_t *profile_repetitions(const struct pmu_bundle *b, int nrep, json_t *first)
+{
+	json_t *out = json_array(), *pr;
+	size_t i;
+
+	for (int r = 1; r <= nrep; r++) {
+		struct an_prof *p = NULL;
+		json_t *pj = r == 1 ? json_incref(first) : NULL, *row;
+		int err = r == 1 ? 0 : an_prof_load(&p, b, r);
+
+		if (!pj && !err && p)
+			pj = an_prof_json(p);
+		an_prof_free(p);
+		row = json_pack("{s:i}", "repetition", r);
+		if (err || !pj || strcmp(sget(pj, "status"), "ok")) {
+			json_object_set_new(row, "status", json_string(err ? "failed" : pj ? sget(pj, "status") : "missing"));
+			json_object_set_new(row, "reason", pmu_json_text(err ? pmu_error_detail() : pj ? sget(pj, "reason")
+												: "no samples stream"));
+		} else {
+			json_t *progs = json_array();
+
+			json_object_set_new(row, "status", json_string("ok"));
+			json_object_set(row, "samples", json_object_get(json_object_get(pj, "accounting"), "samples"));
+			json_array_foreach(json_object_get(pj, "programs"), i, pr) {
+				json_t *top = json_array_get(json_object_get(pr, "self"), 0);
+
+				if (!top)
+					continue;
+				json_array_append_new(progs, json_pack("{s:O,s:O,s:O,s:O,s:O,s:O,s:O,s:O}", "program",
+					json_object_get(pr, "program"), "samples", json_object_get(pr, "samples"), "function",
+					json_object_get(top, "function"), "status", json_object_get(top, "status"), "top_samples",
+					json_object_get(top, "samples"), "share_percent", json_object_get(top, "share_percent"),
+					"ci_low_percent", json_object_get(top, "ci_low_percent"), "ci_high_percent",
+					json_object_get(top, "ci_high_percent")));
+			}
+			json_object_set_new(row, "programs", progs);
+		}
+		json_decref(pj);
+		json_array_append_new(out, row);
+	}
+	return out;
+}
+
 /* The profile's scope that the dominant cost names: its program, or the
  * process's incarnation within its program; *name is what to call it. */
 static json_t *profile_scope(json_t *dom, json_t *prof, const char **name, json_t **inc)
@@ -2536,6 +2585,8 @@ json_t *an_load(const char *path, bool allow_invalid, int trace_rep, const char 
 		json_decref(rr);
 		json_decref(rk);
 	}
+	if (nrep > 1 && !strcmp(sget(pj, "status"), "ok"))
+		json_object_set_new(pj, "repetitions", profile_repetitions(&b, nrep, pj));
 	dom = dominant(dominant_cost(&fr.s, k, fr.dcomm, fr.dpid, shares), wt, progs);
 	dominant_profile(dom, pj);
 	x = json_pack("{s:o,s:b,s:O,s:O,s:O?,s:O?,s:O?,s:O?,s:O,s:O,s:O,s:O,s:O,s:o,s:o,s:{s:i,s:O,s:o}}", "bundle",

@@ -705,6 +705,30 @@ static void print_profile(json_t *rep)
 			printf(", build-id %s", sget(x, "build_id"));
 		printf("\n");
 	}
+	if (json_array_size(json_object_get(p, "repetitions"))) {
+		/* the top self function of each program in every repetition */
+		printf("  top self function by repetition (share of the program's samples, 95%% interval):\n");
+		json_array_foreach(json_object_get(p, "repetitions"), i, x) {
+			json_t *g;
+
+			printf("    %lld:", (long long)json_integer_value(json_object_get(x, "repetition")));
+			if (strcmp(sget(x, "status"), "ok"))
+				printf(" %s: %s", sget(x, "status"), sget(x, "reason"));
+			json_array_foreach(json_object_get(x, "programs"), k, g) {
+				if (k >= 3)
+					break;
+				printf("%s ", k ? ";" : "");
+				put_text(sget(g, "program"));
+				printf(" ");
+				put_text(sget(g, "function"));
+				printf(" %.1f%% [%.1f%% .. %.1f%%] of %lld", json_real_value(json_object_get(g, "share_percent")),
+				       json_real_value(json_object_get(g, "ci_low_percent")),
+				       json_real_value(json_object_get(g, "ci_high_percent")),
+				       (long long)json_integer_value(json_object_get(g, "samples")));
+			}
+			printf("\n");
+		}
+	}
 	json_array_foreach(json_object_get(p, "programs"), i, pr) {
 		json_int_t np = json_integer_value(json_object_get(pr, "processes_with_samples"));
 

@@ -272,3 +272,17 @@ print(s["lost_records"] + s["lost_samples"] + s["throttles"])' "$T/l.bundle/data
 	run pmuanalyze "$T/few.bundle"
 	assert_line --regexp "^dominant cost: .*of its $n samples in .* \(only $n samples: a rough share\)$"
 }
+
+@test "repetitions: each repetition's samples aggregated (data/repeats/K/), its top function with an interval" {
+	run pmurec --mode full --repeat 3 -o "$T/rep.bundle" -- "$PMU_BUILD/hot" 100 child
+	sampled "$T/rep.bundle"
+	[ -s "$T/rep.bundle/data/repeats/3/collectors/sampling/samples.jsonl" ] || skip "repetition 3 has no samples"
+	pmuanalyze --json "$T/rep.bundle" >"$T/rep.json"
+	n3=$(grep -c '^{"type":"sample"' "$T/rep.bundle/data/repeats/3/collectors/sampling/samples.jsonl")
+	run q "$T/rep.json" '[(r["repetition"], r["samples"], r["programs"][0]["function"]) for r in p["repetitions"]][2]'
+	assert_output "(3, $n3, 'hot_loop')"
+	run schema_check "$T/rep.json"
+	assert_output "schema errors: 0"
+	run pmuanalyze "$T/rep.bundle"
+	assert_line --regexp '^    3: hot hot_loop [0-9.]+% \[[0-9.]+% \.\. [0-9.]+%\] of [0-9]+$'
+}
