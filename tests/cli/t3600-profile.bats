@@ -97,6 +97,15 @@ print(eval("(" + sys.argv[2] + "\n)"))' "$1" "$2"
 	assert_output "('ok', True, 'hot_loop', 'hot_loop', 'ok', $(call_line))"
 	run q "$T/s.json" 'all(r["ci_low_percent"] <= r["share_percent"] <= r["ci_high_percent"] and r["ci_high_percent"] - r["ci_low_percent"] > 0 for x in p["programs"] for k in ("self", "inclusive") for r in x[k])'
 	assert_output True
+	# the interval is Wilson's score interval (z = 1.96), computed here apart
+	run $PY -c 'import json,sys,math
+d = json.load(open(sys.argv[1]))
+h = [x for x in d["profile"]["programs"] if x["program"] == "hot"][0]
+r, n, z = h["self"][0], h["samples"], 1.959963984540054
+k = r["samples"]; ph = k / n; den = 1 + z*z/n
+c = (ph + z*z/(2*n)) / den; w = z * math.sqrt(ph*(1-ph)/n + z*z/(4*n*n)) / den
+print(abs(100*(c-w) - r["ci_low_percent"]) < 1e-6, abs(100*(c+w) - r["ci_high_percent"]) < 1e-6, abs(100*k/n - r["share_percent"]) < 1e-9)' "$T/s.json"
+	assert_output "True True True"
 	# self shares of a scope add up to its samples; inclusive counts each
 	# function once per sample, so none exceeds the scope's samples
 	run q "$T/s.json" 'sum(r["samples"] for r in h["self"]) == h["samples"] or not h["self_complete"], max(r["samples"] for r in h["inclusive"]) <= h["samples"]'
@@ -148,8 +157,23 @@ f = [x for x in h["functions"] if x["function"] == "hot_loop"][0]
 print(d["status"], f["verdict_code"] in ("higher", "lower", "no-significant-difference"),
       f["ci_low_points"] <= f["delta_points"] <= f["ci_high_points"], f["build_id"] is not None)' "$T/ab.json"
 	assert_output "ok True True True"
+	# the interval is Newcombe's hybrid score interval, computed here apart
+	run $PY -c 'import json,sys,math
+z = 1.959963984540054
+def wilson(k, n):
+    p = k / n; den = 1 + z*z/n; c = (p + z*z/(2*n)) / den; w = z * math.sqrt(p*(1-p)/n + z*z/(4*n*n)) / den
+    return p, c - w, c + w
+d = json.load(open(sys.argv[1]))["comparison"]["profile"]
+h = [x for x in d["programs"] if x["program"] == "hot"][0]
+f = [x for x in h["functions"] if x["function"] == "hot_loop"][0]
+p1, l1, u1 = wilson(f["a_samples"], h["a_samples"]); p2, l2, u2 = wilson(f["b_samples"], h["b_samples"])
+lo = p2 - p1 - math.sqrt((p2-l2)**2 + (u1-p1)**2); hi = p2 - p1 + math.sqrt((u2-p2)**2 + (p1-l1)**2)
+print(abs(100*lo - f["ci_low_points"]) < 1e-6, abs(100*hi - f["ci_high_points"]) < 1e-6)' "$T/ab.json"
+	assert_output "True True"
 	run pmuanalyze "$F/s.bundle" "$F/s2.bundle"
 	assert_line --regexp '^    hot_loop +A +[0-9.]+%  B +[0-9.]+%  (no significant difference|higher in B|lower in B)'
+	run pmuanalyze --csv "$F/s.bundle" "$F/s2.bundle"
+	assert_line --regexp '^profile_comparison,hot,hot_loop,hot_loop,[0-9a-f]+,[0-9]+,[0-9.]+,[0-9]+,[0-9.]+,-?[0-9.]+,-?[0-9.]+,-?[0-9.]+,(higher|lower|no-significant-difference),.*,true$'
 }
 
 @test "A/B against a rebuilt binary: same name, another build-id: a verdict, never a difference" {
