@@ -8,7 +8,9 @@
 #                   following the cohort vs perf stat (bench/follower),
 #                   pmurec -- true's fixed cost vs perf stat with the same events (bench/fixed),
 #                   counting vs perf stat and in-process counter reads (bench/count),
-#                   pmuanalyze vs perf report (bench/analyze), pmuvalidate on large cohorts (bench/cohort)
+#                   pmuanalyze vs perf report (bench/analyze, events and ~1M call-chain samples),
+#                   pmuvalidate on large cohorts (bench/cohort),
+#                   sampling overhead at 1/10 kHz vs perf record (bench/sample)
 #   make fuzz       libFuzzer harnesses for a bounded time (clang)
 #   make install    PREFIX=/usr/local DESTDIR=
 # Options: SANITIZE=address,undefined  V=1  FUZZ_SECONDS=60
@@ -206,6 +208,32 @@ $(BE_A): $(BE_OBJ)
 REC_OBJ  := $(patsubst %.c,$(BUILD)/%.o,$(sort $(wildcard record/*.c)))
 $(BUILD)/pmurec: $(REC_OBJ) $(BE_A) $(LIB_A)
 $(BUILD)/pmuvalidate: $(BUILD)/validate/pmuvalidate.o $(LIB_A)
+# The profile's exports (analyze/export.c): pprof's profile.proto compiled by
+# protobuf-c's protoc-c into the build directory, gzip by zlib
+AN_EXPORT_OBJ := $(BUILD)/analyze/export.o $(BUILD)/analyze/profile.pb-c.o
+AN_EXPORT_LIBS := $(shell pkg-config --libs libprotobuf-c zlib 2>/dev/null || echo -lprotobuf-c -lz)
+# (a pattern rule: one protoc-c run makes both files)
+$(BUILD)/analyze/%.pb-c.c $(BUILD)/analyze/%.pb-c.h: analyze/%.proto
+	$(call msg,PROTOC,$@)
+	@mkdir -p $(BUILD)/analyze
+	$(Q)protoc-c --c_out=$(BUILD)/analyze --proto_path=analyze $<
+# generated code: the project's warnings are not its author's
+$(BUILD)/analyze/profile.pb-c.o: $(BUILD)/analyze/profile.pb-c.c
+	$(call msg,CC,$@)
+	$(Q)$(CC) $(BASE_CFLAGS) $(CFLAGS) -Wno-unused-parameter -Wno-shadow -I$(BUILD)/analyze -c -o $@ $<
+$(BUILD)/analyze/export.o: ALL_CFLAGS += -I$(BUILD)/analyze
+$(BUILD)/analyze/export.o: $(BUILD)/analyze/profile.pb-c.h
+$(BUILD)/tests/unit/t-export.o: ALL_CFLAGS += -Ianalyze -I$(BUILD)/analyze
+$(BUILD)/tests/unit/t-export.o: $(BUILD)/analyze/profile.pb-c.h
+$(BUILD)/tests/t-export: $(BUILD)/tests/unit/t-export.o $(AN_EXPORT_OBJ) $(BUILD)/analyze/model.o \
+	$(BUILD)/analyze/compare.o $(BUILD)/analyze/trace.o $(LIB_A)
+	$(call msg,LD,$@)
+	@mkdir -p $(dir $@)
+	$(Q)$(CC) $(ALL_CFLAGS) $(LDFLAGS) -o $@ $^ $(AN_EXPORT_LIBS) $(LIBS)
+# pmuanalyze writes the exports (the profile, analyze/profile.c, walked by
+# export.c); listed before the archives so that they resolve its symbols
+$(BUILD)/pmuanalyze: $(BUILD)/analyze/profile.o $(AN_EXPORT_OBJ)
+$(BUILD)/pmuanalyze: LIBS += $(AN_EXPORT_LIBS)
 $(BUILD)/pmuanalyze: $(BUILD)/analyze/pmuanalyze.o $(BUILD)/analyze/model.o $(BUILD)/analyze/compare.o \
 	$(BUILD)/analyze/trace.o $(BUILD)/analyze/html.o $(BUILD)/analyze/symbolize.o $(BUILD)/analyze/profile.o $(LIB_A)
 $(BUILD)/mkfixture: $(BUILD)/fixtures/mkfixture.o $(LIB_A)
@@ -267,7 +295,7 @@ $(BUILD)/tests/t-symbolize: $(BUILD)/tests/unit/t-symbolize.o $(BUILD)/analyze/s
 	@mkdir -p $(dir $@)
 	$(Q)$(CC) $(ALL_CFLAGS) $(LDFLAGS) -o $@ $^ $(LIBS)
 
-$(filter-out $(BUILD)/tests/t-collectors $(BUILD)/tests/t-compare $(BUILD)/tests/t-symbolize,$(UNITS)): $(BUILD)/tests/%: $(BUILD)/tests/unit/%.o $(LIB_A)
+$(filter-out $(BUILD)/tests/t-collectors $(BUILD)/tests/t-compare $(BUILD)/tests/t-symbolize $(BUILD)/tests/t-export,$(UNITS)): $(BUILD)/tests/%: $(BUILD)/tests/unit/%.o $(LIB_A)
 	$(call msg,LD,$@)
 	@mkdir -p $(dir $@)
 	$(Q)$(CC) $(ALL_CFLAGS) $(LDFLAGS) -o $@ $^ $(LIBS)
@@ -305,6 +333,7 @@ bench: deps
 	@bench/count $(BUILD)
 	@bench/analyze $(BUILD)
 	@bench/cohort $(BUILD)
+	@bench/sample $(BUILD)
 
 fixtures: all
 	@fixtures/regen $(BUILD)

@@ -20,8 +20,8 @@
  * report's page simply lacks them.
  *
  * Sections (stable ids, in this order): warnings, summary, run, then for
- * one bundle not-measured, collectors, processes, counters, (phases),
- * repetitions; for two, comparability, comparison, (overhead), gates.
+ * one bundle not-measured, collectors, processes, flamegraph, counters,
+ * (phases), repetitions; for two, comparability, comparison, (overhead), gates.
  */
 #include <math.h>
 #include <stdarg.h>
@@ -192,6 +192,12 @@ static const char style[] =
 	".key.a{background:var(--a)}.key.b{background:var(--b)}.key.o{border:2px solid var(--warn);"
 	"width:.5em;height:.5em}.key.on{background:var(--on);border-radius:2px}.key.off{background:var(--off);"
 	"border:1px dashed var(--mut);border-radius:2px}\n"
+	"svg.flame{max-width:none;height:auto}svg.flame text{fill:#1f2328;font:11px ui-monospace,'DejaVu Sans Mono',"
+	"monospace}svg.flame .axis{stroke:var(--mut)}svg.flame text.ax{fill:var(--mut)}"
+	"svg.flame g.f:hover rect{stroke:var(--fg);stroke-width:1}\n"
+	".fgk{display:inline-block;padding:0 .3em;border-radius:2px;color:#1f2328}.fgk.func{background:#e8703a}"
+	".fgk.inline{background:#5ed0d0}.fgk.kernel{background:#e6a030}.fgk.unresolved{background:#b0b0b0}"
+	".fgk.program{background:#8cb0e6}\n"
 	"footer{margin-top:2rem;color:var(--mut);font-size:12px}\n";
 
 static void page_begin(FILE *f, const char *title)
@@ -1035,6 +1041,179 @@ static void collectors(FILE *f, json_t *rep)
 	fputs("</table></div>\n</section>\n", f);
 }
 
+/* ---- one bundle: the profile's flame graph ---------------------------------------- */
+
+/*
+ * The flame graph of the samples (export.h's an_flame_json tree), drawn at
+ * analysis time as inline SVG: the root at the bottom, each frame a box as
+ * wide as its share of the samples, its callees above it, siblings in name
+ * order (flamegraph.pl's layout, so a reader who knows those reads this).
+ * Every box has a <title> (the browser's tooltip: name, file, samples and
+ * share) and its name when it fits.  No script: the page stays static.
+ * Colours say the kind of frame: warm for functions, aqua for inlined
+ * ones, orange for the kernel's, grey for the ones that could not be
+ * symbolized (their names say why), blue for programs.
+ */
+#define FG_W 1200.0   /* the drawing's width in user units */
+#define FG_ROW 17     /* one frame's height */
+#define FG_AXIS 34    /* the axis under the graph */
+
+static int flame_depth(json_t *n, int d)
+{
+	int m = d;
+	json_t *c;
+	size_t i;
+
+	json_array_foreach(json_array_get(n, 4), i, c) {
+		int x = flame_depth(c, d + 1);
+
+		if (x > m)
+			m = x;
+	}
+	return m;
+}
+
+static void flame_fill(const char *name, const char *kind, char *out, size_t n)
+{
+	uint32_t h = 2166136261u;
+
+	for (const char *c = name; *c; c++)
+		h = (h ^ (unsigned char)*c) * 16777619u;
+	if (!strcmp(kind, "inline"))
+		snprintf(out, n, "#%02x%02x%02x", 80 + (h & 31), 190 + ((h >> 5) & 31), 190 + ((h >> 10) & 31));
+	else if (!strcmp(kind, "kernel"))
+		snprintf(out, n, "#%02x%02x%02x", 225 + (h & 15), 140 + ((h >> 5) & 31), 40 + ((h >> 10) & 15));
+	else if (!strcmp(kind, "unresolved"))
+		snprintf(out, n, "#%02x%02x%02x", 170 + (h & 15), 170 + (h & 15), 170 + (h & 15));
+	else if (!strcmp(kind, "program") || !strcmp(kind, "root"))
+		snprintf(out, n, "#%02x%02x%02x", 120 + (h & 31), 160 + ((h >> 5) & 31), 225 + ((h >> 10) & 15));
+	else
+		snprintf(out, n, "#%02x%02x%02x", 205 + (h % 50), (h >> 8) % 200, (h >> 16) % 55);
+}
+
+static void flame_node(FILE *f, json_t *n, double x, int depth, int top, double total, json_t *fl)
+{
+	const char *name = json_string_value(json_array_get(n, 0)), *kind = json_string_value(json_array_get(n, 2));
+	const char *file = json_string_value(json_array_get(n, 3));
+	double v = (double)json_integer_value(json_array_get(n, 1)), w = v / total * FG_W, cx = x;
+	int y = top - (depth + 1) * FG_ROW;
+	char fill[16];
+	json_t *c;
+	size_t i, fit;
+
+	if (!name || !kind)
+		return;
+	flame_fill(name, kind, fill, sizeof(fill));
+	fprintf(f, "<g class=\"f %s\"><title>", kind);
+	esc(f, name);
+	if (file) {
+		fputs(" (", f);
+		esc(f, file);
+		fputc(')', f);
+	}
+	if (!strcmp(kind, "inline"))
+		fputs(", inlined", f);
+	textf(f, ": %.0f %s sample%s, %.2f%%", v, sget(fl, "event"), v == 1 ? "" : "s", v / total * 100);
+	fprintf(f, "</title><rect x=\"%.2f\" y=\"%d\" width=\"%.2f\" height=\"%d\" fill=\"%s\"/>", x, y, w,
+		FG_ROW - 1, fill);
+	/* about 6.6 units a character at 11px: the name, or its head and "..", or nothing */
+	fit = w > 8 ? (size_t)((w - 6) / 6.6) : 0;
+	if (fit >= 3) {
+		size_t len = strlen(name);
+		char buf[256];
+
+		if (len <= fit) {
+			snprintf(buf, sizeof(buf), "%s", name);
+		} else {
+			size_t k = fit - 2 < sizeof(buf) - 3 ? fit - 2 : sizeof(buf) - 3;
+
+			/* never cut a UTF-8 sequence */
+			while (k > 0 && ((unsigned char)name[k] & 0xc0) == 0x80)
+				k--;
+			snprintf(buf, sizeof(buf), "%.*s..", (int)k, name);
+		}
+		fprintf(f, "<text x=\"%.2f\" y=\"%d\">", x + 3, y + FG_ROW - 5);
+		esc(f, buf);
+		fputs("</text>", f);
+	}
+	fputs("</g>\n", f);
+	json_array_foreach(json_array_get(n, 4), i, c) {
+		flame_node(f, c, cx, depth + 1, top, total, fl);
+		cx += (double)json_integer_value(json_array_get(c, 1)) / total * FG_W;
+	}
+}
+
+static void flame_graph(FILE *f, json_t *rep, json_t *fl)
+{
+	json_t *root = json_object_get(fl, "root"), *c;
+	double total = (double)iget(fl, "samples");
+	int depth, top, h;
+	size_t i;
+
+	fputs("<section id=\"flamegraph\">\n<h2>Flame graph</h2>\n", f);
+	if (!json_is_true(json_object_get(fl, "available")) || !root || total <= 0) {
+		fputs("<p class=\"nc\">No flame graph: ", f);
+		esc(f, json_object_get(fl, "reason") ? sget(fl, "reason") : "the bundle has no samples");
+		json_array_foreach(json_object_get(rep, "collectors"), i, c)
+			if (!strcmp(sget(c, "name"), "sampling") && strcmp(sget(c, "status"), "ok")) {
+				fputs(" (the sampling collector: ", f);
+				esc(f, sget(c, "status"));
+				if (*opt(c, "reason")) {
+					fputs(", ", f);
+					esc(f, opt(c, "reason"));
+				}
+				if (*opt(c, "remedy")) {
+					fputs("; remedy: ", f);
+					esc(f, opt(c, "remedy"));
+				}
+				fputc(')', f);
+			}
+		fputs("</p>\n</section>\n", f);
+		return;
+	}
+	fputs("<p class=\"mut\" id=\"flamegraph-legend\">", f);
+	textf(f, "%lld samples of %s", (long long)iget(fl, "samples"), sget(fl, "event"));
+	if (iget(fl, "freq_hz"))
+		textf(f, " at %lld Hz", (long long)iget(fl, "freq_hz"));
+	else if (iget(fl, "period"))
+		textf(f, ", one every %lld events", (long long)iget(fl, "period"));
+	textf(f, ", call chains %s. A box's width is its share of the samples; its callees stand on it. ",
+	      sget(fl, "call_graph"));
+	if (iget(fl, "lost_samples") || iget(fl, "lost_records") || iget(fl, "unattributed"))
+		textf(f, "Not drawn: %lld lost samples (%lld lost records), %lld samples outside the cohort. ",
+		      (long long)iget(fl, "lost_samples"), (long long)iget(fl, "lost_records"),
+		      (long long)iget(fl, "unattributed"));
+	if (iget(fl, "pruned"))
+		textf(f, "%lld frames under 0.05%% of the samples are too narrow to draw. ", (long long)iget(fl, "pruned"));
+	fputs("Hover a box for its name, file and samples. Colours: <span class=\"fgk func\">function</span> "
+	      "<span class=\"fgk inline\">inlined</span> <span class=\"fgk kernel\">kernel</span> "
+	      "<span class=\"fgk unresolved\">not symbolized (the name says why)</span> "
+	      "<span class=\"fgk program\">program</span></p>\n", f);
+	depth = flame_depth(root, 0) + 1;
+	top = depth * FG_ROW;
+	h = top + FG_AXIS;
+	fprintf(f, "<div class=\"scroll\"><svg class=\"flame\" viewBox=\"0 0 %.0f %d\" width=\"%.0f\" height=\"%d\" "
+		   "role=\"img\" aria-label=\"flame graph of ", FG_W, h, FG_W, h);
+	textf(f, "%lld %s samples", (long long)iget(fl, "samples"), sget(fl, "event"));
+	fputs("\">\n", f);
+	flame_node(f, root, 0, 0, top, total, fl);
+	/* the axis: the share of the samples, and their number */
+	fprintf(f, "<line class=\"axis\" x1=\"0\" y1=\"%d\" x2=\"%.0f\" y2=\"%d\"/>\n", top + 2, FG_W, top + 2);
+	for (int k = 0; k <= 4; k++) {
+		double x = FG_W * k / 4;
+
+		fprintf(f, "<line class=\"axis\" x1=\"%.1f\" y1=\"%d\" x2=\"%.1f\" y2=\"%d\"/>", x ? x - (k == 4) : 1,
+			top + 2, x ? x - (k == 4) : 1, top + 6);
+		fprintf(f, "<text class=\"ax\" x=\"%.1f\" y=\"%d\" text-anchor=\"%s\">", x, top + 17,
+			k == 0 ? "start" : k == 4 ? "end" : "middle");
+		textf(f, "%d%% (%.0f)", k * 25, total * k / 4);
+		fputs("</text>\n", f);
+	}
+	fprintf(f, "<text class=\"ax\" x=\"%.0f\" y=\"%d\" text-anchor=\"middle\">", FG_W / 2, top + 31);
+	textf(f, "share of the %lld %s samples", (long long)iget(fl, "samples"), sget(fl, "event"));
+	fputs("</text>\n</svg></div>\n</section>\n", f);
+}
+
 /* ---- one bundle: process tree ---------------------------------------------------- */
 
 struct tree {
@@ -1787,7 +1966,7 @@ static void compare_summary(FILE *f, json_t *report)
 
 /* ---- entry ------------------------------------------------------------------------ */
 
-int an_html(json_t *report, FILE *out)
+int an_html(json_t *report, json_t *flame, FILE *out)
 {
 	bool compare = !strcmp(sget(report, "kind"), "compare");
 
@@ -1822,6 +2001,8 @@ int an_html(json_t *report, FILE *out)
 		not_measured(out, report);
 		collectors(out, report);
 		processes(out, report);
+		if (flame)
+			flame_graph(out, report, flame);
 		counters(out, report);
 		phases(out, report);
 		repetitions(out, report);

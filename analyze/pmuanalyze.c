@@ -30,6 +30,7 @@
 #include "cli.h"
 #include "compare.h"
 #include "error.h"
+#include "export.h"
 #include "html.h"
 #include "model.h"
 #include "spec.h"
@@ -64,6 +65,9 @@ static const char usage[] =
 	"      --trace FILE   also write a Chrome trace (Perfetto, chrome://tracing) of\n"
 	"                     the incarnations, spans and marks (of A when comparing)\n"
 	"      --trace-rep K  trace repetition K (default 1)\n"
+	"      --folded FILE, --speedscope FILE, --pprof FILE  also write the profile's\n"
+	"                     samples (repetition 1) as folded stacks (flamegraph.pl),\n"
+	"                     speedscope JSON, or gzip'd pprof (go tool pprof)\n"
 	"      --max-processes N  list at most N processes (default 200): the root, then\n"
 	"                     by CPU time with their ancestors; the rest are counted and\n"
 	"                     summed, and every total covers all of them\n"
@@ -1401,9 +1405,13 @@ int main(int argc, char **argv)
 		{ "allow-invalid", no_argument, NULL, 'a' }, { "help", no_argument, NULL, 'h' },
 		{ "version", no_argument, NULL, 'V' },       { "max-processes", required_argument, NULL, 'm' },
 		{ "min-effect", required_argument, NULL, 'E' },
+		{ "folded", required_argument, NULL, 3610 }, { "speedscope", required_argument, NULL, 3611 },
+		{ "pprof", required_argument, NULL, 3612 },
 		{ NULL, 0, NULL, 0 },
 	};
 	bool json = false, csv = false, allow = false, force = false;
+	struct an_export_req exq = { .rep = 1 };  /* the profile's exports (export.h) */
+	json_t *flame = NULL;
 	const char *html = NULL, *trace = NULL, *junit = NULL;
 	int c, code = AN_EXIT_OK, trace_rep = 1, nb;
 	size_t max_proc = AN_MAX_PROCESSES;
@@ -1473,6 +1481,9 @@ int main(int argc, char **argv)
 			break;
 		}
 		case 'J': junit = optarg; break;
+		case 3610: exq.folded = optarg; break;
+		case 3611: exq.speedscope = optarg; break;
+		case 3612: exq.pprof = optarg; break;
 		case 'f': force = true; break;
 		case 'a': allow = true; break;
 		case 'h':
@@ -1498,6 +1509,10 @@ int main(int argc, char **argv)
 	}
 	if (nb == 1 && (json_array_size(gates) || junit || force || copts.min_effect_given)) {
 		fprintf(stderr, "pmuanalyze: --fail-if, --junit, --force and --min-effect compare two bundles\n");
+		goto usage;
+	}
+	if (nb == 2 && (exq.folded || exq.speedscope || exq.pprof)) {
+		fprintf(stderr, "pmuanalyze: --folded, --speedscope and --pprof export one bundle's samples\n");
 		goto usage;
 	}
 	color = !json && !csv && isatty(STDOUT_FILENO) && !getenv("NO_COLOR");
@@ -1572,6 +1587,9 @@ int main(int argc, char **argv)
 	} else {
 		print_compare(report);
 	}
+	if (nb == 1 && (exq.folded || exq.speedscope || exq.pprof || html) &&
+	    an_exports(argv[optind], &exq, html ? &flame : NULL))
+		code = AN_EXIT_USAGE;
 	if (html) {
 		struct an_out ho;
 
@@ -1580,7 +1598,7 @@ int main(int argc, char **argv)
 			an_out_close(&ho, false);
 			code = AN_EXIT_USAGE;
 		} else {
-			int hr = an_html(report, ho.f);
+			int hr = an_html(report, flame, ho.f);
 
 			if (hr)
 				fprintf(stderr, "pmuanalyze: cannot write '%s': %m\n", html);
@@ -1589,6 +1607,7 @@ int main(int argc, char **argv)
 		}
 	}
 out:
+	json_decref(flame);
 	json_decref(report);
 	json_decref(ra);
 	json_decref(rb);

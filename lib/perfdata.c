@@ -36,7 +36,7 @@
 
 #include <linux/perf_event.h>
 
-#include "collector.h"
+#include "../backends/collector.h" /* struct pmu_out (also built without -Ibackends: the fuzz harnesses) */
 #include "error.h"
 
 #ifndef PERF_RECORD_MISC_MMAP_BUILD_ID
@@ -397,6 +397,37 @@ int pmu_perfdata_mmap2(struct pmu_perfdata_w *w, pid_t pid, pid_t tid, uint64_t 
 }
 
 /*
+ * perf_event__synthesize_kernel_mmap's record: PERF_RECORD_MMAP, misc
+ * KERNEL, pid -1 (the host machine), tid 0, the file name perf's
+ * machine__process_kernel_mmap_event takes for the host kernel with its
+ * reference symbol ("_text"), whose address is the pgoff.
+ */
+int pmu_perfdata_kernel_mmap(struct pmu_perfdata_w *w, uint64_t text, uint64_t t)
+{
+	static const char name[] = "[kernel.kallsyms]_text"; /* 23 bytes with the NUL: 24 padded */
+	unsigned char rec[8 + 8 + 24 + 24 + TRAILER_MAX] = { 0 };
+	struct perf_event_header h = { PERF_RECORD_MMAP, PERF_RECORD_MISC_KERNEL, 0 };
+	uint32_t pt[2] = { (uint32_t)-1, 0 };
+	uint64_t a[3] = { text, ~0ull - text, text };
+	size_t n = 8;
+
+	if (w->err)
+		return w->err;
+	if (!text)
+		return pmu_error(PMU_ERR_INVAL, "the kernel's _text at address 0 (kallsyms restricted)");
+	memcpy(rec + n, pt, 8);
+	n += 8;
+	memcpy(rec + n, a, 24);
+	n += 24;
+	memcpy(rec + n, name, sizeof(name));
+	n += 24;
+	n += id_trailer(w, rec + n, -1, 0, t);
+	h.size = (uint16_t)n;
+	memcpy(rec, &h, sizeof(h));
+	return put(w, rec, n);
+}
+
+/*
  * struct build_id_event (perf's perf_record_header_build_id): header (misc:
  * the cpumode, and BUILD_ID_SIZE with the size at build_id[20]), pid,
  * build_id[24], the file name padded with NULs to a multiple of 64.  The
@@ -714,6 +745,11 @@ static int scan_build_ids(struct scan *s, uint64_t size, struct pmu_perfdata_sta
 				      s->pos - 8, sz, left);
 		if ((err = rd_exact(s, s->buf, sz - 8u, "a BUILD_ID entry")))
 			return err;
+		/* perf copies `size` bytes into a 20-byte build-id: a larger
+		 * size smashes perf 6.1's stack (seen: buildid-list aborts) */
+		if ((h[4] | h[5] << 8) & PERF_RECORD_MISC_BUILD_ID_SIZE && s->buf[4 + 20] > 20)
+			return refuse(s, "BUILD_ID entry at byte %" PRIu64 " says its build-id has %u bytes (20 at most)",
+				      s->pos - sz, s->buf[4 + 20]);
 		if (!memchr(s->buf + BUILD_ID_EVENT_SIZE - 8, 0, sz - BUILD_ID_EVENT_SIZE))
 			return refuse(s, "BUILD_ID entry at byte %" PRIu64 ": file name without its NUL", s->pos - sz);
 		left -= sz;

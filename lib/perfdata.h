@@ -39,15 +39,25 @@ int pmu_perfdata_record(struct pmu_perfdata_w *w, const void *rec, size_t len);
 
 /* Synthesized records for what was there before the run (perf's
  * "synthesized" events): a COMM, and an MMAP2 of a file mapping (with the
- * build-id variant when bid is given).  t: CLOCK_MONOTONIC ns, cpu: -1
- * when unknown. */
+ * build-id variant when bid is given).  t: CLOCK_MONOTONIC ns; their
+ * sample_id trailer (when the attr has sample_id_all) carries pid/tid, t,
+ * the first id and CPU 0, as perf's own synthesized records do. */
 int pmu_perfdata_comm(struct pmu_perfdata_w *w, pid_t pid, pid_t tid, const char *comm, uint64_t t, bool exec);
 int pmu_perfdata_mmap2(struct pmu_perfdata_w *w, pid_t pid, pid_t tid, uint64_t start, uint64_t len,
 		       uint64_t pgoff, uint32_t prot, uint32_t flags, const char *path, const unsigned char *bid,
 		       size_t bid_len, uint64_t t);
 
+/* The kernel's map as perf synthesizes it (an MMAP of
+ * "[kernel.kallsyms]_text", pid -1, from _text to the end of the address
+ * space, pgoff the address of _text): without it perf report warns that
+ * the kernel address maps were restricted and names no kernel function.
+ * text: _text's address in /proc/kallsyms (not 0). */
+int pmu_perfdata_kernel_mmap(struct pmu_perfdata_w *w, uint64_t text, uint64_t t);
+
 /* An object and its build-id for the BUILD_ID feature section (perf
- * buildid-list); pid -1 and kernel true for the kernel. */
+ * buildid-list); pid -1 and kernel true for the kernel.  The file's pid
+ * field names perf's machine, not a process: -1 (the host) is written
+ * whatever pid is. */
 int pmu_perfdata_build_id(struct pmu_perfdata_w *w, pid_t pid, bool kernel, const char *path,
 			  const unsigned char *bid, size_t bid_len);
 

@@ -167,6 +167,7 @@ static void reset_scope(struct v *v)
 	v->spans = NULL;
 	v->nspans = v->capspans = 0;
 	v->run_ok = v->cohort_ok = false;
+	v->maps_kmap = -1;
 }
 /* Documents and streams of one repetition. */
 static void check_scope(struct v *v, int k)

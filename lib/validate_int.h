@@ -8,6 +8,9 @@
  *                      path's schema check, record shapes and line masks
  *   validate_rules.c   the rules of streams (time, attribution, spans,
  *                      pairing, lifecycles, counts) and pmu_v_check_stream()
+ *   validate_samples.c the sampling collector's files (spec 1.6): samples and
+ *                      maps streams, retained files (their ELF build-id notes,
+ *                      lib/elfnote.h), perf.data (lib/perfdata.h's scanner)
  *   validate_jobs.c    events streams in parallel, findings replayed in order
  * One struct v carries a validation's state through all of them; nothing
  * lives at file scope.  The helpers defined here are static inline because
@@ -149,6 +152,10 @@ struct v {
 	struct span *spans;
 	size_t nspans, capspans;
 
+	/* the maps stream of the repetition's sampling collector, checked
+	 * before its samples stream (the files are sorted): -1 none yet, else
+	 * whether it had a kmap */
+	int maps_kmap;
 	/* the files that retained records name (spec 1.6), "data/..." */
 	char **retained;
 	size_t nretained, capretained;

@@ -340,23 +340,50 @@ void pmu_v_on_samples(struct v *v, struct stream_state *s, uint64_t rec, const s
 
 /* ---- perf.data beside the samples ----------------------------------------- */
 
+/* perf.data read forward through a buffer: the scanner asks for a record
+ * header, then its body, a few bytes at a time */
+#define FDRD_BUF (256u << 10)
+
 struct fdrd {
 	int fd;
+	unsigned char *buf;
+	size_t at, end;
+	bool err;
 };
 
-static long fd_read(void *ctx, void *buf, size_t n)
+static long fd_read(void *ctx, void *out, size_t n)
 {
 	struct fdrd *f = ctx;
 	size_t got = 0;
 
 	while (got < n) {
-		ssize_t r = read(f->fd, (char *)buf + got, n - got);
+		if (f->at == f->end) {
+			ssize_t r;
 
-		if (r < 0)
-			return -1;
-		if (r == 0)
-			break;
-		got += (size_t)r;
+			if (f->err)
+				return -1;
+			if (n - got >= FDRD_BUF) { /* a large piece: straight in */
+				r = read(f->fd, (char *)out + got, n - got);
+				if (r < 0)
+					return -1;
+				if (r == 0)
+					break;
+				got += (size_t)r;
+				continue;
+			}
+			r = read(f->fd, f->buf, FDRD_BUF);
+			if (r < 0)
+				return -1;
+			if (r == 0)
+				break;
+			f->at = 0;
+			f->end = (size_t)r;
+		}
+		size_t k = f->end - f->at < n - got ? f->end - f->at : n - got;
+
+		memcpy((char *)out + got, f->buf + f->at, k);
+		f->at += k;
+		got += k;
 	}
 	return (long)got;
 }
@@ -370,7 +397,7 @@ static void perf_data(struct v *v, struct stream_state *s)
 	char p[512], why[256] = "";
 	const char *slash = strrchr(s->file, '/');
 	struct pmu_perfdata_stats st;
-	struct fdrd f;
+	struct fdrd f = { -1, NULL, 0, 0, false };
 	int err;
 
 	eval(v, PMU_CHECK_PERF_DATA);
@@ -385,7 +412,9 @@ static void perf_data(struct v *v, struct stream_state *s)
 		return;
 	}
 	memset(&st, 0, sizeof(st));
-	err = pmu_perfdata_scan(fd_read, &f, &st, why, sizeof(why));
+	f.buf = malloc(FDRD_BUF);
+	err = f.buf ? pmu_perfdata_scan(fd_read, &f, &st, why, sizeof(why)) : PMU_ERR_NOMEM;
+	free(f.buf);
 	close(f.fd);
 	if (err) {
 		report(v, PMU_CHECK_PERF_DATA, p, 0, "not a perf.data that can be read: %s", why[0] ? why : pmu_errname(err));
@@ -430,6 +459,22 @@ void pmu_v_samples_end(struct v *v, struct stream_state *s)
 			report(v, PMU_CHECK_SAMPLES_SUMMARY, s->file, ss->sum_line, "summary says %llu throttles, the "
 			       "stream has %llu throttle records of what throttle", (unsigned long long)ss->sum_throttles,
 			       (unsigned long long)ss->throttles);
+	}
+	/* the samples' addresses are named through the maps: one without the
+	 * other cannot be symbolized */
+	{
+		char p[512];
+		const char *slash = strrchr(s->file, '/');
+
+		eval(v, PMU_CHECK_MAPS_SHAPE);
+		snprintf(p, sizeof(p), "%.*s/maps.jsonl", (int)(slash - s->file), s->file);
+		if (!pmu_v_find_file(v, p))
+			report(v, PMU_CHECK_MAPS_SHAPE, s->file, 0, "the samples stream has no maps stream beside it (%s)", p);
+		else if (v->maps_kmap >= 0 && ss->have_config && ss->kernel_sampled != (v->maps_kmap == 1))
+			report(v, PMU_CHECK_MAPS_SHAPE, p, 0, "%s", ss->kernel_sampled
+			       ? "kernel code is sampled, but the maps stream has no kmap"
+			       : "a kmap, but kernel code is excluded from sampling");
+		v->maps_kmap = -1;
 	}
 	perf_data(v, s);
 	free(ss);
@@ -602,6 +647,7 @@ void pmu_v_on_maps(struct v *v, struct stream_state *s, uint64_t rec, const stru
 		if (ms->phase != 0)
 			report(v, PMU_CHECK_MAPS_SHAPE, s->file, rec, "a kmap after other records (one kmap, first)");
 		ms->phase = 1;
+		ms->kmaps++;
 		if (!faddr(rf(r, "start"), &a) || !faddr(rf(r, "end"), &b))
 			report(v, PMU_CHECK_MAPS_SHAPE, s->file, rec, "start and end are 0x-prefixed lowercase hex addresses");
 		else if (a >= b)
@@ -641,7 +687,7 @@ void pmu_v_on_maps(struct v *v, struct stream_state *s, uint64_t rec, const stru
 
 void pmu_v_maps_end(struct v *v, struct stream_state *s)
 {
-	(void)v;
+	v->maps_kmap = s->ms->kmaps > 0;
 	free(s->ms->pairs.v);
 	free(s->ms->bids.v);
 	free(s->ms);

@@ -154,6 +154,7 @@ struct pmu_counting {
 	bool stopped;
 	long fd_budget;         /* counter fds we may hold: the limit less a reserve */
 	long fd_reserve, fd_limit;
+	bool budget_again;      /* made again at the first task */
 	long nfds;              /* counter fds open now */
 };
 
@@ -478,6 +479,33 @@ static bool hw_room_twice(struct pmu_counting *k)
 	return ok;
 }
 
+/* The counters' share of the open-file limit: what the recorder does not
+ * hold already, less a reserve.  Made again at the first task, once every
+ * collector has opened (the sampling collector's per-CPU events and files
+ * are not the counters'). */
+static void fd_budget(struct pmu_counting *k)
+{
+	struct rlimit rl;
+
+	if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur != RLIM_INFINITY) {
+		long lim = (long)rl.rlim_cur;
+
+		k->fd_limit = lim;
+		long used = 0;
+		DIR *d = opendir("/proc/self/fd");
+
+		/* what the recorder holds already is not the counters' */
+		for (struct dirent *de; d && (de = readdir(d));)
+			used += de->d_name[0] != '.';
+		if (d)
+			closedir(d);
+		k->fd_reserve = lim / 4 < FD_RESERVE ? lim / 4 : FD_RESERVE;
+		k->fd_budget = lim - k->fd_reserve - used;
+	} else {
+		k->fd_budget = 1L << 30;
+	}
+}
+
 int pmu_counting_new(const struct pmu_counting_opts *o, struct pmu_counting **out)
 {
 	struct pmu_counting *k = calloc(1, sizeof(*k));
@@ -581,27 +609,7 @@ int pmu_counting_new(const struct pmu_counting_opts *o, struct pmu_counting **ou
 			k->ev[k->grp[gi].ev[p]].group = gi;
 			k->ev[k->grp[gi].ev[p]].pos = p;
 		}
-	{
-		struct rlimit rl;
-
-		if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur != RLIM_INFINITY) {
-			long lim = (long)rl.rlim_cur;
-
-			k->fd_limit = lim;
-			long used = 0;
-			DIR *d = opendir("/proc/self/fd");
-
-			/* what the recorder holds already is not the counters' */
-			for (struct dirent *de; d && (de = readdir(d));)
-				used += de->d_name[0] != '.';
-			if (d)
-				closedir(d);
-			k->fd_reserve = lim / 4 < FD_RESERVE ? lim / 4 : FD_RESERVE;
-			k->fd_budget = lim - k->fd_reserve - used;
-		} else {
-			k->fd_budget = 1L << 30;
-		}
-	}
+	fd_budget(k);
 	/* the cohort's cgroup is the cohort's (the recorder makes it and
 	 * moves the command in); it is counted when there is one */
 	k->cg_tried = o->scope != PMU_SCOPE_INHERIT;
@@ -714,6 +722,10 @@ void pmu_counting_task(struct pmu_counting *k, int inc, pid_t pid, pid_t tid, un
 	for (size_t i = 0; i < k->nopen; i++)
 		if (k->tasks[i]->tid == tid)
 			return;
+	if (!k->budget_again) {
+		k->budget_again = true;
+		fd_budget(k);
+	}
 	task = task_new(k, inc, tid);
 	if (!task) {
 		k->open_failures++;

@@ -278,7 +278,7 @@ static int open_map_file(pid_t pid, const char *path, char *why, size_t n)
 	fd = open(p, O_RDONLY | O_CLOEXEC | O_NOCTTY);
 	if (fd < 0)
 		snprintf(why, n, "cannot open '%s': %s%s", p, strerror(errno),
-			 errno == EPERM || errno == EACCES ? " (map_files needs CAP_SYS_ADMIN: record as root)" : "");
+			 errno == EPERM || errno == EACCES ? " (map_files needs CAP_SYS_ADMIN or CAP_CHECKPOINT_RESTORE: record as root)" : "");
 	return fd;
 }
 
@@ -332,7 +332,7 @@ static int fd_build_id(int fd, char *hex, size_t n, uint64_t *off, char *why, si
 	return rc;
 }
 
-int pmu_elf_build_id(const char *path, char *hex, size_t n, char *why, size_t whylen)
+int pmu_elf_file_build_id(const char *path, char *hex, size_t n, char *why, size_t whylen)
 {
 	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY), rc;
 
@@ -504,9 +504,11 @@ static uint32_t crc_fd(struct pmu_retain *r, int fd, uint64_t size, bool *ok)
 }
 
 /* A candidate debug file at path (in pid's root): opened and checked.
- * want_bid: the build-id it must have (a debug file without a note passes
- * only with crc); crc: the debuglink's CRC-32 it must have (NULL: none).
- * 0 with s open and *note_off where its build-id lies (UINT64_MAX: none). */
+ * want_bid: the build-id its note must have; crc: the debuglink's CRC-32
+ * it must have (NULL: none).  A debug file without a build-id note (an old
+ * toolchain's) is passed over: the bundle files a copy by its build-id, and
+ * the validator (RETAINED) checks the copy's note.  0 with s open and
+ * *note_off where its build-id lies. */
 static int open_debug(struct pmu_retain *r, int rootfd, const char *path, const char *want_bid,
 		      const uint32_t *crc, const struct src *obj, struct src *s, uint64_t *note_off)
 {
@@ -519,14 +521,8 @@ static int open_debug(struct pmu_retain *r, int rootfd, const char *path, const 
 		return -1;
 	if (src_stat(s, why, sizeof(why)) || (obj && s->dev == obj->dev && s->ino == obj->ino))
 		goto no;
-	if (fd_build_id(s->fd, hex, sizeof(hex), note_off, why, sizeof(why), path) == 0) {
-		if (strcmp(hex, want_bid))
-			goto no;
-	} else if (!crc) {
+	if (fd_build_id(s->fd, hex, sizeof(hex), note_off, why, sizeof(why), path) || strcmp(hex, want_bid))
 		goto no;
-	} else {
-		*note_off = UINT64_MAX;
-	}
 	if (crc && (crc_fd(r, s->fd, s->size, &ok) != *crc || !ok))
 		goto no;
 	return 0;
@@ -677,8 +673,6 @@ static int retain_debug(struct pmu_retain *r, struct pmu_stream *maps, pid_t pid
 				!open_debug(r, rootfd, p, bid, &crc, obj, &s, &off);
 	}
 	if (found && !is_done(r, rel)) {
-		/* a debug file without a note (found by its debuglink's CRC)
-		 * is filed under the object's build-id */
 		err = retain_src(r, maps, &s, rel, bid, off, "debug", &exists);
 	}
 	/* dwz: the alt file the debug file names, else the object's own */

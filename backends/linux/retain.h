@@ -18,7 +18,9 @@
  * Shared by every repetition (blob_open shared): an object is copied once
  * per bundle.  The build-id is read again from the file at copy time; a
  * file whose build-id is not the one the run saw is not copied (unretained,
- * with the reason).  Files are streamed: memory stays flat.
+ * with the reason), nor is a file over 2 GiB or a debug file without a
+ * build-id note.  Files are streamed: memory stays flat.  /usr/lib/debug
+ * is $PMU_DEBUG_ROOT when that is set to an absolute path (tests).
  *
  * Each call writes its evidence as records of the maps stream (spec 1.6):
  * "retained" for each file copied, "unretained" with the reason for an
@@ -51,6 +53,6 @@ int pmu_retain_jit_map(struct pmu_retain *r, struct pmu_stream *maps, const char
 
 /* The GNU build-id of the ELF file at path as lowercase hex into hex
  * (>= 2 * 64 + 1 bytes): 0, or -1 with why. */
-int pmu_elf_build_id(const char *path, char *hex, size_t n, char *why, size_t whylen);
+int pmu_elf_file_build_id(const char *path, char *hex, size_t n, char *why, size_t whylen);
 
 #endif

@@ -119,6 +119,7 @@ struct samp {
 	struct perf_event_attr attr;
 	char event[64], event_reason[400], kernel_reason[300], scope_reason[400], ring_reason[300];
 	bool kernel_excluded, cgroup_scope;
+	bool lowered;           /* the default frequency lowered to the kernel's bound */
 	long long max_rate_start;
 	long long max_stack;
 	struct pmu_perfrec_fmt fmt;
@@ -999,6 +1000,26 @@ static void kernel_probe(struct samp *s)
 	}
 }
 
+/* "ADDR T NAME" of /proc/kallsyms (sscanf costs more than the kernel's
+ * own formatting of the file). */
+static int ksym_line(const char *l, unsigned long long *a, char *ty, char *name, size_t n)
+{
+	char *end;
+	size_t k;
+
+	*a = strtoull(l, &end, 16);
+	if (end == l || *end != ' ' || !end[1] || end[2] != ' ')
+		return -1;
+	*ty = end[1];
+	l = end + 3;
+	k = strcspn(l, " \t\n");
+	if (!k || k >= n)
+		return -1;
+	memcpy(name, l, k);
+	name[k] = 0;
+	return 0;
+}
+
 /* One pass of /proc/kallsyms up to its first module: _etext, and (full
  * mode) the ksym records of the functions holding sampled addresses. */
 static void kallsyms_pass(struct samp *s, bool ksyms, size_t *nrec)
@@ -1024,11 +1045,10 @@ static void kallsyms_pass(struct samp *s, bool ksyms, size_t *nrec)
 	while (fgets(line, sizeof(line), f)) {
 		unsigned long long a;
 		char ty, name[256];
-		int n = 0;
 
 		if (strchr(line, '['))
 			break; /* the modules follow */
-		if (sscanf(line, "%llx %c %255s%n", &a, &ty, name, &n) != 3)
+		if (ksym_line(line, &a, &ty, name, sizeof(name)))
 			continue;
 		if (!strcmp(name, "_etext")) {
 			s->ketext = a;
@@ -1188,13 +1208,20 @@ static int samp_probe(struct pmu_collector_env *env, json_t *caps, void **state)
 		s->o = *cfg->sampling;
 	else
 		s->o = (struct pmu_sampling_opts){ .call_graph = PMU_CG_DEFAULT };
-	if (!s->o.period && !s->o.freq_hz)
+	s->max_rate_start = read_ll("/proc/sys/kernel/perf_event_max_sample_rate", -1);
+	if (!s->o.period && !s->o.freq_hz) {
 		s->o.freq_hz = s->mode >= 2 ? 999 : 99;
+		/* the mode's default, not the user's -F: within what the kernel
+		 * allows now (it lowers the bound when sampling takes too long) */
+		if (s->max_rate_start > 0 && s->o.freq_hz > s->max_rate_start) {
+			s->o.freq_hz = (unsigned)s->max_rate_start;
+			s->lowered = true;
+		}
+	}
 	if (s->o.call_graph == PMU_CG_DEFAULT)
 		s->o.call_graph = s->mode >= 2 ? PMU_CG_FP : PMU_CG_NONE;
 	if (s->o.call_graph == PMU_CG_DWARF && !s->o.stack_bytes)
 		s->o.stack_bytes = 8192;
-	s->max_rate_start = read_ll("/proc/sys/kernel/perf_event_max_sample_rate", -1);
 	s->max_stack = read_ll("/proc/sys/kernel/perf_event_max_stack", 127);
 	vdso_bid(s);
 	if (!(s->maps = json_array()))
@@ -1274,6 +1301,13 @@ static int samp_probe(struct pmu_collector_env *env, json_t *caps, void **state)
 			 "sampled, only user code is",
 			 paranoid);
 	}
+	if (!e && !s->kernel_excluded && s->mode < 2) {
+		/* light mode stays cheap: no kernel map nor symbols to read */
+		s->kernel_excluded = true;
+		s->attr.exclude_kernel = 1;
+		snprintf(s->kernel_reason, sizeof(s->kernel_reason),
+			 "light mode samples user code only (kernel code, its map and its symbols come with --mode full)");
+	}
 	if (e) {
 		unusable(s,
 			 "lower kernel.perf_event_paranoid (sysctl kernel.perf_event_paranoid=2), grant pmurec "
@@ -1283,8 +1317,16 @@ static int samp_probe(struct pmu_collector_env *env, json_t *caps, void **state)
 		return 0;
 	}
 	s->fmt = (struct pmu_perfrec_fmt){ s->attr.sample_type, s->attr.sample_regs_user, true };
-	if (!s->kernel_excluded)
+	if (!s->kernel_excluded) {
 		kernel_probe(s);
+		if (!s->kallsyms_ok) {
+			/* kernel samples that no kmap could place */
+			s->kernel_excluded = true;
+			s->attr.exclude_kernel = 1;
+			snprintf(s->kernel_reason, sizeof(s->kernel_reason),
+				 "the kernel's text cannot be located (%.200s): kernel code is not sampled", s->kallsyms_why);
+		}
+	}
 	pmu_lc_probed_ok(env->lc, pmu_now_mono_ns());
 	return 0;
 }
@@ -1712,10 +1754,11 @@ static int samp_emit(void *state, struct pmu_collector_env *env, const struct pm
 		char ev[600];
 
 		snprintf(ev, sizeof(ev),
-			 "%d per-CPU %s events (%s); %" PRIu64 " samples written, %" PRIu64 " of no cohort incarnation; "
-			 "%zu maps; %zu kernel functions named",
-			 s->nr, s->event, s->cgroup_scope ? "cohort cgroup" : "inherited from the root", s->samples,
-			 s->unattributed, json_array_size(s->maps), nks);
+			 "%d per-CPU %s events (%s%s); %" PRIu64 " samples written, %" PRIu64 " of no cohort incarnation; "
+			 "%zu maps (%" PRIu64 " MMAP2 records of no cohort incarnation left out); %zu kernel functions named",
+			 s->nr, s->event, s->cgroup_scope ? "cohort cgroup" : "inherited from the root",
+			 s->lowered ? "; the mode's default frequency lowered to kernel.perf_event_max_sample_rate" : "",
+			 s->samples, s->unattributed, json_array_size(s->maps), s->unattributed_maps, nks);
 		pmu_lc_set_evidence(env->lc, ev);
 	}
 	if (s->lost_records + s->lost_samples) {
@@ -1725,6 +1768,10 @@ static int samp_emit(void *state, struct pmu_collector_env *env, const struct pm
 			 s->lost_records, s->lost_samples);
 		pmu_lc_lost(env->lc, "drop", win->end_ns, s->lost_records + s->lost_samples, why);
 	}
+	if (s->late)
+		pmu_lc_lost(env->lc, "drop", win->end_ns, s->late,
+			    "samples that reached the merge after later ones were written (left out to keep the stream in "
+			    "time order)");
 	if (s->malformed)
 		pmu_lc_lost(env->lc, "malformed", win->end_ns, s->malformed, s->malformed_first);
 	pmu_lc_step(env->lc, "detached", win->end_ns);

@@ -133,6 +133,10 @@ while i + 12 <= len(b):
 	assert_output "99 none"
 	run jq -r 'select(.type == "summary") | .kallsyms' "$S/samples.jsonl"
 	assert_output not-requested
+	run jq -r 'select(.type == "config") | "\(.kernel) \(.kernel_reason)"' "$S/samples.jsonl"
+	assert_output --partial "excluded light mode samples user code only"
+	run jq -s '[.[] | select(.type == "kmap")] | length' "$S/maps.jsonl"
+	assert_output 0
 	rm -rf "$B"
 	run pmurec --mode light --sample-event task-clock --period 1000000 -o "$B" -- hot 20
 	assert_success

@@ -88,7 +88,7 @@ self_contained() {
 	assert_success
 	self_contained "$T/r.html"
 	run text "$T/r.html" --sections
-	assert_output "warnings summary run not-measured collectors processes counters repetitions"
+	assert_output "warnings summary run not-measured collectors processes flamegraph counters repetitions"
 	# a chart per metric with values (in this fixture wall, task-clock,
 	# page-faults, the five command.* totals, three span names)
 	n=$(pmuanalyze --json "$b" | $PY -c 'import json,sys; print(sum(1 for s in json.load(sys.stdin)["repetitions"]["summary"] if s["status"] == "ok"))')
@@ -105,7 +105,7 @@ self_contained() {
 	self_contained "$T/s.html"
 	render "$T/s.html"
 	run text "$T/s.html.dom" --sections
-	assert_output "warnings summary run not-measured collectors processes counters repetitions"
+	assert_output "warnings summary run not-measured collectors processes flamegraph counters repetitions"
 
 	# the report's statement, which the text report prints whole
 	statement=$(pmuanalyze --json "$T/s.bundle" | $PY -c 'import json,sys; print(json.load(sys.stdin)["dominant_cost"]["statement"])')

@@ -81,14 +81,14 @@ static const struct {
 	  "{\"type\":\"incarnation\",\"id\":\"i1\",\"pid\":5000,\"start_ns\":1000001000,\"preexisting\":false}\n"
 	  "{\"type\":\"thread\",\"inc\":\"i1\",\"tid\":5000}\n"
 	  "{\"type\":\"thread\",\"inc\":\"i1\",\"tid\":5003}\n"
-	  "{\"type\":\"exec\",\"inc\":\"i1\",\"t_ns\":1000001100,\"path\":\"/bin/sh\"}\n"
+	  "{\"type\":\"exec\",\"inc\":\"i1\",\"t_ns\":1000001100,\"path\":\"/bin/sh\",\"argv\":[\"sh\"]}\n"
 	  "{\"type\":\"incarnation\",\"id\":\"i2\",\"pid\":5001,\"start_ns\":1002000000,\"preexisting\":false,\"parent\":\"i1\"}\n"
 	  "{\"type\":\"thread\",\"inc\":\"i2\",\"tid\":5001}\n"
-	  "{\"type\":\"exec\",\"inc\":\"i2\",\"t_ns\":1002000100,\"path\":\"/usr/bin/ls\"}\n"
+	  "{\"type\":\"exec\",\"inc\":\"i2\",\"t_ns\":1002000100,\"path\":\"/usr/bin/ls\",\"argv\":[\"ls\"]}\n"
 	  "{\"type\":\"end\",\"inc\":\"i2\",\"end_ns\":1009000000,\"comm\":\"ls\",\"exit\":\"exited\",\"code\":0}\n"
 	  "{\"type\":\"incarnation\",\"id\":\"i3\",\"pid\":5002,\"start_ns\":1010000000,\"preexisting\":false,\"parent\":\"i1\"}\n"
 	  "{\"type\":\"thread\",\"inc\":\"i3\",\"tid\":5002}\n"
-	  "{\"type\":\"exec\",\"inc\":\"i3\",\"t_ns\":1010000100,\"path\":\"/usr/bin/sleep\"}\n"
+	  "{\"type\":\"exec\",\"inc\":\"i3\",\"t_ns\":1010000100,\"path\":\"/usr/bin/sleep\",\"argv\":[\"sleep\"]}\n"
 	  "{\"type\":\"end\",\"inc\":\"i3\",\"end_ns\":1120000000,\"comm\":\"sleep\",\"exit\":\"exited\",\"code\":0}\n"
 	  "{\"type\":\"end\",\"inc\":\"i1\",\"end_ns\":1190000000,\"comm\":\"sh\",\"exit\":\"exited\",\"code\":0}\n" },
 	{ "spans.jsonl",

@@ -90,6 +90,9 @@ __attribute__((noinline)) static void pd_busy_loop(uint64_t ns)
 	do {
 		for (int i = 0; i < 100; i++)
 			x = pd_busy_inner(x);
+		/* some kernel time too: samples in [kernel.kallsyms] */
+		for (int i = 0; i < 20; i++)
+			x += (uint64_t)syscall(SYS_getppid);
 		clock_gettime(CLOCK_MONOTONIC, &b);
 	} while ((uint64_t)(b.tv_sec - a.tv_sec) * 1000000000ull + (uint64_t)(b.tv_nsec - a.tv_nsec) < ns);
 	sink = x;
@@ -128,6 +131,53 @@ static int find_bid(struct dl_phdr_info *info, size_t size, void *arg)
 		}
 	}
 	return 1;
+}
+
+/* _text's address, 0 when kallsyms is restricted */
+static uint64_t kernel_text(void)
+{
+	FILE *f = fopen("/proc/kallsyms", "r");
+	char line[512], name[256];
+	unsigned long long a;
+	char ty;
+	uint64_t r = 0;
+
+	if (!f)
+		return 0;
+	for (int i = 0; i < 100000 && fgets(line, sizeof(line), f); i++)
+		if (sscanf(line, "%llx %c %255s", &a, &ty, name) == 3 && !strcmp(name, "_text")) {
+			r = a;
+			break;
+		}
+	fclose(f);
+	return r;
+}
+
+/* the running kernel's build-id, from /sys/kernel/notes (ELF notes) */
+static size_t kernel_bid(unsigned char *bid)
+{
+	unsigned char b[4096];
+	size_t n = 0, off = 0;
+	FILE *f = fopen("/sys/kernel/notes", "rb");
+
+	if (!f)
+		return 0;
+	n = fread(b, 1, sizeof(b), f);
+	fclose(f);
+	while (off + 12 <= n) {
+		uint32_t nsz, dsz, type;
+
+		memcpy(&nsz, b + off, 4);
+		memcpy(&dsz, b + off + 4, 4);
+		memcpy(&type, b + off + 8, 4);
+		off += 12;
+		if (type == 3 && nsz == 4 && off + 4 + dsz <= n && !memcmp(b + off, "GNU", 4) && dsz <= 20) {
+			memcpy(bid, b + off + 4, dsz);
+			return dsz;
+		}
+		off += (nsz + 3) / 4 * 4 + (dsz + 3) / 4 * 4;
+	}
+	return 0;
 }
 
 static uint64_t now_ns(void)
@@ -297,6 +347,18 @@ static void negative_tests(const unsigned char *file, size_t n)
 	err = scan_mem(c, n, &st, why, sizeof(why));
 	ok(err == PMU_ERR_CORRUPT && strstr(why, "size 0"), "scan refuses a record of size 0 (%s)", why);
 
+	/* a build-id entry whose size byte says more than 20 bytes (perf
+	 * would copy them into its 20-byte buffer); the BUILD_ID section is
+	 * the first feature's */
+	memcpy(c, file, n);
+	{
+		uint64_t bo = get64(c + get64(c + 40) + get64(c + 48));
+
+		c[bo + 12 + 20] = 164;
+	}
+	err = scan_mem(c, n, &st, why, sizeof(why));
+	ok(err == PMU_ERR_CORRUPT && strstr(why, "164 bytes"), "scan refuses a build-id of 164 bytes (%s)", why);
+
 	/* not perf.data */
 	memcpy(c, file, n);
 	c[0] = 'X';
@@ -312,7 +374,9 @@ int main(int argc, char **argv)
 	struct pmu_perfdata_stats st;
 	char dir[] = "/tmp/t-perfdata.XXXXXX", exe[1024], comm[32] = "t-perfdata", why[256], file[600], cmd_out[600],
 	     cmd_err[600];
-	uint64_t id = 0, nsamples = 0, nrecords = 0, t0;
+	uint64_t id = 0, nsamples = 0, nrecords = 0, t0, ktext;
+	unsigned char kbid[20];
+	size_t kbid_len = 0;
 	size_t pagesz = (size_t)sysconf(_SC_PAGESIZE), npages = 64, flen;
 	unsigned char *ring, *file_bytes;
 	int fd, err, nmaps;
@@ -348,7 +412,9 @@ int main(int argc, char **argv)
 	attr.sample_type = PERF_SAMPLE_IDENTIFIER | PERF_SAMPLE_IP | PERF_SAMPLE_TID | PERF_SAMPLE_TIME |
 			   PERF_SAMPLE_CPU | PERF_SAMPLE_PERIOD;
 	attr.disabled = 1;
-	attr.exclude_kernel = 1;
+	/* the kernel too when its map can be named (root, kptr_restrict) */
+	ktext = kernel_text();
+	attr.exclude_kernel = ktext == 0;
 	attr.exclude_hv = 1;
 	attr.sample_id_all = 1;
 	attr.use_clockid = 1;
@@ -385,6 +451,15 @@ int main(int argc, char **argv)
 	nmaps = synth_maps(w, exe, t0);
 	ok(nmaps >= 1, "MMAP2s synthesized for the executable mappings (%d)", nmaps);
 	ok(!pmu_perfdata_build_id(w, getpid(), false, exe, exe_bid, exe_bid_len), "build-id entry for %s", exe);
+	if (ktext) {
+		ok(!pmu_perfdata_kernel_mmap(w, ktext, t0), "kernel MMAP synthesized (_text at 0x%" PRIx64 ")", ktext);
+		kbid_len = kernel_bid(kbid);
+		if (kbid_len)
+			ok(!pmu_perfdata_build_id(w, -1, true, "[kernel.kallsyms]", kbid, kbid_len),
+			   "build-id entry for the kernel");
+	} else {
+		skip("%s", "kernel samples: /proc/kallsyms shows no _text address (kptr_restrict)");
+	}
 
 	ioctl(fd, PERF_EVENT_IOC_ENABLE, 0);
 	pd_busy_loop(150 * 1000000ull);
@@ -449,12 +524,13 @@ int main(int argc, char **argv)
 	ok(!err, "scan accepts the file (%s)", err ? why : "ok");
 	is_int((long long)st.size, (long long)flen, "scan read every byte");
 	is_int((long long)st.samples, (long long)nsamples, "scan: SAMPLE count");
-	is_int((long long)st.records, (long long)(nrecords + 1 + (uint64_t)nmaps), "scan: records (ring + COMM + MMAP2s)");
+	is_int((long long)st.records, (long long)(nrecords + 1 + (uint64_t)nmaps + (ktext != 0)),
+	       "scan: records (ring + COMM + MMAP2s + kernel MMAP)");
 	is_int((long long)st.comms, 1, "scan: one COMM");
-	is_int((long long)st.mmaps, nmaps, "scan: MMAP2s");
+	is_int((long long)st.mmaps, nmaps + (ktext != 0), "scan: MMAP2s and the kernel MMAP");
 	is_int((long long)st.nattrs, 1, "scan: one attr");
 	is_int((long long)st.nids, 1, "scan: one id");
-	is_int((long long)st.build_ids, 1, "scan: one build-id");
+	is_int((long long)st.build_ids, 1 + (kbid_len != 0), "scan: the build-ids");
 	ok(st.sample_type == attr.sample_type, "scan: sample_type");
 	ok(st.features & (1u << 2), "scan: BUILD_ID feature bit");
 
@@ -493,6 +569,16 @@ int main(int argc, char **argv)
 		ok(o && (strstr(o, n) || (nsamples >= 1000 && strstr(o, "# Samples: "))),
 		   "perf report counts the samples (%s)", n);
 		ok(o && strstr(o, "cpu-clock"), "perf report names the event from EVENT_DESC");
+		if (ktext) {
+			/* kernel samples are named ([k] and a name, not an address) */
+			const char *k = o ? strstr(o, "[k] ") : NULL;
+
+			if (k)
+				ok(strncmp(k + 4, "0x", 2), "perf report names kernel functions (%.*s)",
+				   (int)strcspn(k + 4, "\n"), k + 4);
+			else
+				skip("%s", "no kernel sample in this run");
+		}
 		free(o);
 		free(e);
 	}

@@ -198,7 +198,8 @@ static json_t *find(const struct tout *t, size_t from, const char *type, const c
 }
 
 /* Every record t holds is one the spec's maps stream allows: its type, no
- * key the table lacks, every required one, kind from its enum. */
+ * key the table lacks, every required one, kind from its enum; and each
+ * retained copy has the build-id note (readelf) its record names. */
 static bool spec_ok(const struct tout *t)
 {
 	const struct pmu_streamdef *sd = NULL;
@@ -231,6 +232,15 @@ static bool spec_ok(const struct tout *t)
 		for (size_t k = 0; k < rd->obj->nfields; k++)
 			if (rd->obj->fields[k].required && !json_object_get(r, rd->obj->fields[k].key))
 				return printf("#   record %zu: no %s\n", i, rd->obj->fields[k].key), false;
+		/* the copy is what the record says (the validator's RETAINED) */
+		if (!strcmp(type, "retained") && sget(r, "build_id")) {
+			char p[PATH_MAX], hex[129];
+
+			snprintf(p, sizeof(p), "%s/bundle/%s", tmp, sget(r, "file"));
+			readelf_bid(p, hex, sizeof(hex));
+			if (strcmp(hex, sget(r, "build_id")))
+				return printf("#   record %zu: %s has build-id '%s'\n", i, p, hex), false;
+		}
 	}
 	return true;
 }
@@ -259,7 +269,7 @@ static bool build(const char *name, int v, char *p, size_t n, char *bid)
 	snprintf(p, n, "%s/%s", tmp, name);
 	if (sh("cc -g -O0 -Wl,--build-id -DVARIANT=%d -o '%s' '%s/prog.c'", v, p, tmp))
 		return false;
-	if (pmu_elf_build_id(p, bid, 129, why, sizeof(why))) {
+	if (pmu_elf_file_build_id(p, bid, 129, why, sizeof(why))) {
 		printf("# %s\n", why);
 		return false;
 	}
@@ -440,7 +450,7 @@ int main(void)
 		return done_testing();
 	}
 	readelf_bid(prog, hex, sizeof(hex));
-	is_str(bid, hex, "pmu_elf_build_id reads what readelf -n reads");
+	is_str(bid, hex, "pmu_elf_file_build_id reads what readelf -n reads");
 	tout_init(&t, 1);
 	r = pmu_retain_new(&t.o);
 	is_int(pmu_retain_object(r, t.maps, 0, prog, bid), 0, "the program is retained");
@@ -495,7 +505,7 @@ int main(void)
 	/* split debug files: next to the object, in .debug/, by build-id
 	 * under the debug root, under the debug root by directory */
 	{
-		static const char *const where[] = { "next", "dotdebug", "buildid", "rootdir", "badcrc" };
+		static const char *const where[] = { "next", "dotdebug", "buildid", "rootdir", "badcrc", "nonote" };
 		char obj[PATH_MAX], dbg[PATH_MAX + 16], d2[2 * PATH_MAX];
 
 		for (size_t w = 0; w < sizeof(where) / sizeof(where[0]); w++) {
@@ -525,13 +535,19 @@ int main(void)
 			}
 			if (!strcmp(where[w], "badcrc"))
 				sh("printf x >> '%s'", d2); /* the same build-id note, another CRC */
+			/* a debug file without a build-id note, its CRC right */
+			if (!strcmp(where[w], "nonote"))
+				ok(!sh("objcopy --remove-section .note.gnu.build-id '%s' && objcopy --remove-section .gnu_debuglink --add-gnu-debuglink='%s' '%s'",
+				       d2, d2, obj),
+				   "%s: its debug file has no build-id note, the debuglink's CRC is its own", name);
 			n0 = json_array_size(t.recs);
 			is_int(pmu_retain_object(r, t.maps, 0, obj, bid), 0, name);
 			ok(find(&t, n0, "retained", "binary") != NULL, "%s: the object is retained", name);
 			rec = find(&t, n0, "retained", "debug");
 			expected_rel(rel, sizeof(rel), bid, ".debug");
-			if (!strcmp(where[w], "badcrc")) {
-				ok(!rec, "%s: a debug file whose CRC-32 is not the debuglink's is not retained", name);
+			if (!strcmp(where[w], "badcrc") || !strcmp(where[w], "nonote")) {
+				ok(!rec, "%s: the debug file is not retained (%s)", name,
+				   where[w][0] == 'b' ? "its CRC-32 is not the debuglink's" : "no build-id to file and check it by");
 				continue;
 			}
 			ok(rec && !strcmp(sget(rec, "file"), rel) && !strcmp(sget(rec, "path"), d2) &&
@@ -645,7 +661,7 @@ int main(void)
 		mkdir(jail, 0755);
 		snprintf(link, sizeof(link), "%s/obj", jail);
 		ok(symlink(prog, link) == 0, "in the jail, /obj -> %s (a path that exists only outside)", prog);
-		pmu_elf_build_id(prog, bid, sizeof(bid), why, sizeof(why));
+		pmu_elf_file_build_id(prog, bid, sizeof(bid), why, sizeof(why));
 		if (pipe(pfd))
 			return 1;
 		pid = fork();

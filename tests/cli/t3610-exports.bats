@@ -1,0 +1,209 @@
+#!/usr/bin/env bats
+# pmuanalyze --folded, --speedscope, --pprof and the HTML flame graph, on a
+# real bundle: build/hot (a known hot function with an inlined helper, a
+# shared library function, a forked child) sampled by pmurec --mode full,
+# then read by the outside tools themselves: go tool pprof (Debian's
+# golang-go), jq, headless Chromium.
+
+load helpers
+
+# One recording for the file: sampling costs a few seconds of CPU.
+setup_file() {
+	B="$BATS_FILE_TMPDIR/s.bundle"
+	export B
+	[ "$(cat "$PMU_BUILD/backend" 2>/dev/null)" = linux ] || return 0
+	pmurec --mode full -o "$B" -- "$PMU_BUILD/hot" 400 child >"$BATS_FILE_TMPDIR/rec.out" 2>&1 || true
+}
+
+setup() {
+	T=$BATS_TEST_TMPDIR
+}
+
+# recorded: skip unless the file's recording has samples, with the reason
+# the sampling collector gave (no perf_event_open, ...)
+recorded() {
+	needs_backend linux
+	local s="$B/data/collectors/sampling/samples.jsonl" lc="$B/data/collectors/sampling/lifecycle.jsonl"
+	[ -d "$B" ] || fail "pmurec wrote no bundle: $(cat "$BATS_FILE_TMPDIR/rec.out")"
+	if [ ! -s "$s" ]; then
+		[ -s "$lc" ] && grep -q '"status":"unavailable"' "$lc" &&
+			skip "sampling is unavailable here: $(grep -o '"reason":"[^"]*' "$lc" | head -1)"
+		fail "the bundle has no samples stream: $(cat "$BATS_FILE_TMPDIR/rec.out")"
+	fi
+	N=$(grep -c '"type":"sample"' "$s")
+	[ "$N" -gt 0 ] || fail "no sample records in $s"
+}
+
+# go_setup: go tool pprof with a private HOME and build cache
+go_setup() {
+	command -v go >/dev/null || skip "go is not installed (Debian package golang-go; scripts/deps installs it)"
+	export HOME="$T/home" GOCACHE="$T/gocache" GOFLAGS=-mod=mod
+	mkdir -p "$HOME"
+}
+
+# the function pmuanalyze ranks first by self samples, over the whole cohort
+top_function() {
+	pmuanalyze --json "$B" | jq -r '[.profile.programs[].self[]] | max_by(.samples) | .symbol // .function'
+}
+
+@test "pprof: go tool pprof -top reads it and ranks pmuanalyze's top function first" {
+	recorded
+	go_setup
+	run pmuanalyze --pprof "$T/p.pb.gz" "$B"
+	assert_success
+	gzip -t "$T/p.pb.gz"
+	go tool pprof -top "$T/p.pb.gz" >"$T/top.txt" 2>"$T/top.err" || fail "go tool pprof: $(cat "$T/top.err")"
+	# all the samples are there, counted as samples
+	run grep -Eo "of $N total" "$T/top.txt"
+	assert_success
+	for f in hot_loop child_loop lib_work; do
+		grep -qw "$f" "$T/top.txt" || fail "$f is not in go tool pprof -top: $(cat "$T/top.txt")"
+	done
+	# the first row under the header: flat, flat%, sum%, cum, cum%, name
+	first=$(awk 'h { $1=$2=$3=$4=$5=""; sub(/^ +/, ""); sub(/ \(inline\)$/, ""); print; exit } /flat%/ { h=1 }' "$T/top.txt")
+	top=$(top_function)
+	[ -n "$top" ] || fail "pmuanalyze --json names no top function"
+	[ "$first" = "$top" ] || fail "go tool pprof's top is '$first', pmuanalyze's '$top': $(cat "$T/top.txt")"
+}
+
+@test "pprof: samples and the event's own unit (cpu-clock: cpu nanoseconds), mappings with build-ids" {
+	recorded
+	go_setup
+	pmuanalyze --pprof "$T/p.pb.gz" "$B"
+	go tool pprof -raw "$T/p.pb.gz" >"$T/raw.txt" 2>"$T/raw.err" || fail "go tool pprof -raw: $(cat "$T/raw.err")"
+	event=$(grep -m1 '"type":"config"' "$B/data/collectors/sampling/samples.jsonl" | jq -r .event)
+	case $event in
+	cpu-clock) grep -q "^Samples:" "$T/raw.txt"; grep -q "samples/count cpu/nanoseconds" "$T/raw.txt" ||
+		fail "not samples/count cpu/nanoseconds: $(head -5 "$T/raw.txt")" ;;
+	cycles) grep -q "samples/count cycles/count" "$T/raw.txt" || fail "not samples/count cycles/count" ;;
+	*) skip "event $event" ;;
+	esac
+	# the test workload's mapping, with the build-id the maps stream recorded
+	bid=$(jq -r 'select(.type == "map" and (.path // "" | endswith("/hot"))) | .build_id // empty' \
+		"$B/data/collectors/sampling/maps.jsonl" | head -1)
+	[ -n "$bid" ] || fail "the maps stream has no build-id for build/hot"
+	grep -q "$bid" "$T/raw.txt" || fail "build-id $bid is not in the profile's mappings"
+}
+
+@test "folded: one line per distinct stack, the counts summing to the stream's samples" {
+	recorded
+	run pmuanalyze --folded "$T/s.folded" "$B"
+	assert_success
+	sum=$(awk '{ s += $NF } END { print s }' "$T/s.folded")
+	[ "$sum" -eq "$N" ] || fail "the folded counts sum to $sum, the stream has $N samples"
+	summary=$(jq -r 'select(.type == "summary") | .samples' "$B/data/collectors/sampling/samples.jsonl")
+	[ "$sum" -eq "$summary" ]
+	run sh -c "sed 's/ [0-9]*\$//' '$T/s.folded' | sort | uniq -d"
+	assert_output ""
+	# program;outer;...;inner count, the hot function within hot's stacks
+	run grep -Ec '^hot;.*;hot_loop(;[^ ]*)? [0-9]+$' "$T/s.folded"
+	assert_success
+	run grep -Ec '^[^;]+(;[^;]+)* [0-9]+$' "$T/s.folded"
+	assert_output "$(wc -l <"$T/s.folded")"
+}
+
+@test "speedscope: JSON that jq parses, with every sample" {
+	recorded
+	run pmuanalyze --speedscope "$T/s.json" "$B"
+	assert_success
+	run jq -r '."$schema"' "$T/s.json"
+	assert_output "https://www.speedscope.app/file-format-schema.json"
+	run jq '[.profiles[].weights[]] | add' "$T/s.json"
+	assert_output "$N"
+	run jq '[.profiles[] | .type == "sampled" and (.samples | length) == (.weights | length) and
+		.endValue == (.weights | add)] | all' "$T/s.json"
+	assert_output true
+	# every stack's frames are in the shared table
+	run jq '(.shared.frames | length) as $n | [.profiles[].samples[][] | . >= 0 and . < $n] | all' "$T/s.json"
+	assert_output true
+	run jq -r '.shared.frames[] | select(.name == "hot_loop") | .file' "$T/s.json"
+	assert_output --partial "hot.c"
+}
+
+# chromium, as tests/cli/t3200-html.bats runs it
+headless() {
+	timeout 60 chromium --headless=new --no-sandbox --disable-gpu --disable-dev-shm-usage --no-first-run \
+		--no-default-browser-check --user-data-dir="$T/chromium" "$@" 2>>"$T/chromium.log"
+}
+
+@test "HTML: the flame graph, rendered by Chromium, names hot_loop and states the event and sample count" {
+	recorded
+	command -v chromium >/dev/null ||
+		skip "chromium is not installed (Debian package chromium; scripts/deps installs it)"
+	run pmuanalyze --html "$T/s.html" "$B"
+	assert_success
+	run grep -Eio 'https?://|<script|src=|url\(|@import|<link' "$T/s.html"
+	assert_failure
+	headless --dump-dom "file://$T/s.html" >"$T/s.dom" || fail "chromium: $(cat "$T/chromium.log")"
+	[ -s "$T/s.dom" ]
+	flame=$($PY - "$T/s.dom" <<'EOF'
+import sys, html.parser
+class P(html.parser.HTMLParser):
+    def __init__(self):
+        super().__init__(convert_charrefs=True)
+        self.depth, self.cap, self.out, self.boxes = 0, 0, [], 0
+    def handle_starttag(self, tag, attrs):
+        a = dict(attrs)
+        self.depth += 1
+        if a.get("id") == "flamegraph":
+            self.cap = self.depth
+        if self.cap and tag == "rect":
+            self.boxes += 1
+    def handle_endtag(self, tag):
+        if self.cap and self.depth == self.cap:
+            self.cap = 0
+        self.depth -= 1
+    def handle_data(self, d):
+        if self.cap:
+            self.out.append(d)
+p = P()
+p.feed(open(sys.argv[1], encoding="utf-8").read())
+print(p.boxes, " ".join(" ".join(p.out).split()))
+EOF
+)
+	[[ $flame == [1-9]* ]] || fail "no boxes in the flame graph: $flame"
+	[[ $flame == *hot_loop* ]] || fail "hot_loop is not in the flame graph: $flame"
+	event=$(grep -m1 '"type":"config"' "$B/data/collectors/sampling/samples.jsonl" | jq -r .event)
+	[[ $flame == *"$N samples of $event"* ]] || fail "the legend does not say '$N samples of $event': $flame"
+	[[ $flame == *"share of the $N $event samples"* ]] || fail "no axis: $flame"
+}
+
+@test "a bundle without samples: exports refused with the reason, no file; the page says why" {
+	b=$(mk b multiproc)
+	for o in --folded --speedscope --pprof; do
+		run pmuanalyze $o "$T/out" "$b"
+		assert_failure 2
+		assert_output --partial "no samples"
+		[ ! -e "$T/out" ] || fail "$o left $T/out behind"
+	done
+	run pmuanalyze --html "$T/r.html" "$b"
+	assert_success
+	run grep -o 'No flame graph: [^<]*' "$T/r.html"
+	assert_output --partial "no samples"
+}
+
+@test "an output path that cannot be written: an error, exit 2, nothing left behind" {
+	recorded
+	for o in --folded --speedscope --pprof; do
+		run pmuanalyze $o "$T/no/such/dir/x" "$B"
+		assert_failure 2
+		assert_output --partial "cannot write '$T/no/such/dir/x'"
+		[ ! -e "$T/no" ]
+		# a directory in the way: no temporary file left beside it either
+		mkdir -p "$T/d/x"
+		run pmuanalyze $o "$T/d/x" "$B"
+		assert_failure 2
+		assert_output --partial "cannot write '$T/d/x'"
+		run ls -A "$T/d"
+		assert_output "x"
+		run ls -A "$T/d/x"
+		assert_output ""
+	done
+}
+
+@test "the exports compare nothing: two bundles are refused" {
+	b=$(mk b multiproc)
+	run pmuanalyze --pprof "$T/p.pb.gz" "$b" "$b"
+	assert_failure 2
+	assert_output --partial "export one bundle's samples"
+}
