@@ -8,11 +8,15 @@
  * through the object's build-id and never by path alone:
  *
  *   1. the bundle's retained files, data/build-id/xx/yyyy[.debug];
- *   2. the host by build-id: /usr/lib/debug/.build-id/xx/yyyy.debug, and
+ *   2. the host by build-id: /usr/lib/debug/.build-id/xx/yyyy.debug (the
+ *      directory is $PMU_DEBUG_ROOT when that is an absolute path), and
  *      the file at the recorded path only when its build-id is the same;
  *   3. otherwise the frame is unresolved with the reason: "stale binary
  *      (build-id mismatch)" when a file was found with another build-id,
  *      "binary not found" when none, "no build-id recorded".
+ *
+ * An address in no file map is named from the incarnation's retained JIT
+ * map (perf-PID.map) when there is one.
  *
  * Return addresses (every chain entry but the first) are looked up at
  * pc - 1.  C++ and Rust names are demangled.  Kernel addresses are named

@@ -72,3 +72,21 @@ top() { grep -m1 '^self ' <<<"$1"; }
 	run sym-dump "$BATS_TEST_TMPDIR/moved.bundle"
 	assert_output --regexp 'self [0-9]+ notfound: binary not found \(build-id [0-9a-f]+\)'
 }
+
+@test "the same sample counts per user function as Debian's perf report on the bundle's perf.data" {
+	command -v perf >/dev/null || skip "perf (linux-perf) is not installed"
+	rec pr -- "$PMU_BUILD/hot" 300 child
+	pd=$B/data/collectors/sampling/perf.data
+	[ -s "$pd" ] || skip "this pmurec writes no perf.data"
+	perf report -i "$pd" --stdio --no-children --sort sym -q -g none -n 2>/dev/null |
+		awk '$3 == "[.]" { print $2, $4 }' | sort -k2 >"$BATS_TEST_TMPDIR/perf"
+	sym-dump "$B" | awk '$1 == "self" && $3 !~ /:$/ { c[$3] += $2 } END { for (f in c) print c[f], f }' |
+		sort -k2 >"$BATS_TEST_TMPDIR/ours"
+	cat "$BATS_TEST_TMPDIR/perf" "$BATS_TEST_TMPDIR/ours"
+	for f in hot_loop child_loop lib_work; do
+		want=$(awk -v f=$f '$2 == f { print $1 }' "$BATS_TEST_TMPDIR/perf")
+		got=$(awk -v f=$f '$2 == f { print $1 }' "$BATS_TEST_TMPDIR/ours")
+		echo "$f: perf $want, ours $got"
+		[ -n "$want" ] && [ "$want" = "$got" ]
+	done
+}
