@@ -367,6 +367,56 @@ static void test_shapes(void)
 	free(tail);
 }
 
+
+/*
+ * The sampling collector's streams (spec 1.6) through the shapes and
+ * through the full parser: the same findings in the same order, on the
+ * committed sampled fixture, its mutations (fixtures/invalid/<ID>/) and a
+ * larger recording-like bundle with loss written by mkfixture.  Run from
+ * the source tree (tests/run); elsewhere skipped.
+ */
+static void test_sampled_shapes(void)
+{
+	static const char *const bundles[] = {
+		"fixtures/valid/sampled",
+		"fixtures/invalid/SAMPLES-SHAPE/bundle",
+		"fixtures/invalid/SAMPLES-SUMMARY/bundle",
+		"fixtures/invalid/MAPS-SHAPE/bundle",
+		"fixtures/invalid/BUILD-ID/bundle",
+		"fixtures/invalid/RETAINED/bundle",
+		"fixtures/invalid/PERF-DATA/bundle",
+		NULL, /* the mkfixture bundle */
+	};
+	const char *build = getenv("PMU_BUILD");
+	char big[600], cmd[1400];
+	struct log fast = { 0 }, full = { 0 };
+	struct pmu_validate_result rf, rs;
+
+	if (access("fixtures/valid/sampled/bagit.txt", R_OK)) {
+		skip("fixtures/valid/sampled: not run from the source tree");
+		return;
+	}
+	snprintf(big, sizeof(big), "%s/sampled-big.bundle", dir);
+	snprintf(cmd, sizeof(cmd), "'%s/mkfixture' sampled '%s' --samples 5000 --loss >/dev/null", build ? build : "build",
+		 big);
+	ok(system(cmd) == 0, "mkfixture sampled --samples 5000 --loss");
+	for (size_t i = 0; i < sizeof(bundles) / sizeof(*bundles); i++) {
+		const char *b = bundles[i] ? bundles[i] : big;
+		int e1 = validate_log(b, true, PMU_LINE_MASKS_NONE, &full, &rs);
+		int e2 = validate_log(b, false, PMU_LINE_MASKS_AUTO, &fast, &rf);
+
+		ok(e1 == 0 && e2 == 0 && rs.errors == rf.errors && rs.warnings == rf.warnings &&
+		   (full.len == 0 ? fast.len == 0 : fast.len == full.len && !memcmp(fast.buf, full.buf, full.len)),
+		   "%s: the same %u errors and %u warnings through the shapes (%llu records) and the full parser",
+		   b, rf.errors, rf.warnings, (unsigned long long)rf.shape_records);
+		if (!bundles[i])
+			ok(rf.shape_records > 4000 && rf.errors == 2, "the big bundle's samples took the shapes; its loss "
+			   "and throttle are its 2 errors");
+	}
+	free(fast.buf);
+	free(full.buf);
+}
+
 int main(void)
 {
 	char small[600], large[600];
@@ -392,6 +442,7 @@ int main(void)
 	ok(r2 < 64 * 1024, "peak RSS %ld KiB is under 64 MiB", r2);
 	(void)r3;
 	test_shapes();
+	test_sampled_shapes();
 	pmu_rm_rf(AT_FDCWD, dir);
 	return done_testing();
 }
