@@ -690,7 +690,8 @@ static void print_profile(json_t *rep)
 		       (long long)json_integer_value(json_object_get(a, "not_in_cohort")));
 	printf("\n");
 	if (strcmp(sget(c, "kernel"), "sampled") && json_object_get(c, "kernel"))
-		printf("  kernel code not sampled\n");
+		printf("  kernel code not sampled%s%s\n", json_object_get(c, "kernel_reason") ? ": " : "",
+		       json_object_get(c, "kernel_reason") ? sget(c, "kernel_reason") : "");
 	else if (json_object_get(c, "kallsyms") && strcmp(sget(c, "kallsyms"), "recorded") &&
 		 strcmp(sget(c, "kallsyms"), "not-needed"))
 		printf("  kernel functions not named: kallsyms %s%s%s\n", sget(c, "kallsyms"),

@@ -95,7 +95,7 @@ struct an_prof {
 	struct pmu_sym *sym;
 	char sym_why[256];          /* why there is no symbolizer */
 	struct an_prof_info info;
-	char *event, *event_reason, *call_graph, *arch, *regs_mask, *kernel, *kallsyms, *kallsyms_reason;
+	char *event, *event_reason, *call_graph, *arch, *regs_mask, *kernel, *kernel_reason, *kallsyms, *kallsyms_reason;
 	bool have_config, have_summary;
 	uint64_t malformed, unknown_inc, cut_samples, unwind_failed, no_chain;
 	char unwind_why[256];
@@ -652,6 +652,7 @@ static int on_record(struct an_prof *p, const struct pmu_jrec *r, uint64_t *a)
 		p->arch = jstr(r, "arch");
 		p->regs_mask = jstr(r, "regs_mask");
 		p->kernel = jstr(r, "kernel");
+		p->kernel_reason = jstr(r, "kernel_reason");
 		jint(r, "freq_hz", &p->info.freq_hz);
 		jint(r, "period", &p->info.period);
 	} else if (IS("summary")) {
@@ -1167,6 +1168,7 @@ void an_prof_free(struct an_prof *p)
 	free(p->arch);
 	free(p->regs_mask);
 	free(p->kernel);
+	free(p->kernel_reason);
 	free(p->kallsyms);
 	free(p->kallsyms_reason);
 	if (p->sym)
@@ -1465,6 +1467,7 @@ json_t *an_prof_json(const struct an_prof *p)
 		json_object_set_new(cfg, "period", json_integer((json_int_t)p->info.period));
 	set_str(cfg, "call_graph", p->call_graph);
 	set_str(cfg, "kernel", p->kernel);
+	set_str(cfg, "kernel_reason", p->kernel_reason);
 	set_str(cfg, "kallsyms", p->kallsyms);
 	set_str(cfg, "kallsyms_reason", p->kallsyms_reason);
 	json_object_set_new(o, "config", cfg);

@@ -310,3 +310,18 @@ print(s["lost_records"] + s["lost_samples"] + s["throttles"])' "$T/l.bundle/data
 	run pmuanalyze "$T/rep.bundle"
 	assert_line --regexp '^    3: hot hot_loop [0-9.]+% \[[0-9.]+% \.\. [0-9.]+%\] of [0-9]+$'
 }
+
+@test "unprivileged: user code profiled, and the kernel's absence said with its reason" {
+	nobody_setup
+	cp "$PMU_BUILD/hot" "$PMU_BUILD/libhot.so" "$W/"
+	run as_nobody pmurec --mode full -o "$W/u.bundle" -- "$W/hot" 200
+	sampled "$W/u.bundle"
+	grep -q '"kernel":"excluded"' "$W/u.bundle/data/collectors/sampling/samples.jsonl" ||
+		{ nobody_teardown; skip "kernel code was sampled without privileges (perf_event_paranoid $(cat /proc/sys/kernel/perf_event_paranoid))"; }
+	run pmuanalyze "$W/u.bundle"
+	nobody_teardown
+	assert_success
+	assert_line --regexp '^  kernel code not sampled: .+'
+	assert_line --regexp '^      hot_loop +[0-9]+ '
+	refute_output --partial '[kernel]'
+}
