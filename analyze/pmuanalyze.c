@@ -752,16 +752,21 @@ static void print_profile(json_t *rep)
 		if (np < 2)
 			continue;
 		json_array_foreach(json_object_get(pr, "incarnations"), k, x) {
-			if (k >= 5)
+			if (k >= 5) {
+				printf("    %lld more processes with samples (--json lists %zu)\n", (long long)np - 5,
+				       json_array_size(json_object_get(pr, "incarnations")));
 				break;
+			}
 			printf("    process %s (pid %lld, ", sget(x, "inc"), (long long)json_integer_value(json_object_get(x, "pid")));
 			put_text(sget(x, "comm"));
 			printf("): %lld samples\n", (long long)json_integer_value(json_object_get(x, "samples")));
 			print_prof_scope(x, 6, 3, false);
 		}
 	}
-	if (json_array_size(json_object_get(p, "programs")) > 5)
-		printf("\n  %zu more programs with samples (--json lists them)\n", json_array_size(json_object_get(p, "programs")) - 5);
+	if (json_integer_value(json_object_get(p, "programs_with_samples")) > 5)
+		printf("\n  %lld more programs with samples (--json lists %zu)\n",
+		       (long long)json_integer_value(json_object_get(p, "programs_with_samples")) - 5,
+		       json_array_size(json_object_get(p, "programs")));
 }
 
 static void print_summary(json_t *rep)
