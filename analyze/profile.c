@@ -1454,8 +1454,18 @@ json_t *an_prof_json(const struct an_prof *p)
 	size_t n = 0;
 
 	json_object_set_new(o, "status", json_string(p->info.samples || p->nstk ? "ok" : "empty"));
-	if (!p->nstk)
+	if (!p->nstk) {
+		char why[200];
+
 		json_object_set_new(o, "reason", json_string("the samples stream holds no sample of the cohort"));
+		if (p->info.freq_hz)
+			snprintf(why, sizeof(why), "at %llu Hz a run with less than %.0f ms of CPU time may take no sample: "
+				 "record with a higher pmurec -F, or a longer run", (unsigned long long)p->info.freq_hz,
+				 1000.0 / (double)p->info.freq_hz);
+		else
+			snprintf(why, sizeof(why), "record with a smaller pmurec --period, or a longer run");
+		json_object_set_new(o, "remedy", json_string(why));
+	}
 	json_object_set_new(o, "repetition", json_integer(p->rep));
 	json_object_set_new(o, "estimate", json_true());
 	json_object_set_new(o, "interval", json_string("95% Wilson score interval of the share, from the sample count"));

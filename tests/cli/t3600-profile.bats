@@ -325,3 +325,14 @@ print(s["lost_records"] + s["lost_samples"] + s["throttles"])' "$T/l.bundle/data
 	assert_line --regexp '^      hot_loop +[0-9]+ '
 	refute_output --partial '[kernel]'
 }
+
+@test "a sampled run too short for a sample: the section says so and what would help" {
+	run pmurec --mode light -o "$T/t.bundle" -- true
+	assert_success
+	[ -s "$T/t.bundle/data/collectors/sampling/samples.jsonl" ] || skip "no samples stream (sampling unavailable here)"
+	! grep -q '^{"type":"sample"' "$T/t.bundle/data/collectors/sampling/samples.jsonl" || skip "true took a sample"
+	run pmuanalyze "$T/t.bundle"
+	assert_success
+	assert_line --regexp '^profile: empty: the samples stream holds no sample of the cohort; at 99 Hz a run with less than 10 ms of CPU time may take no sample: record with a higher pmurec -F, or a longer run$'
+	refute_output --partial 'within true'
+}
