@@ -25,7 +25,8 @@ setup_file() {
 }
 
 setup() {
-	needs_backend linux
+	# the fixture's tests read a written bundle: any backend
+	[[ $BATS_TEST_DESCRIPTION == fixture:* ]] || needs_backend linux
 	T=$BATS_TEST_TMPDIR
 	F=$BATS_FILE_TMPDIR
 }
@@ -335,4 +336,33 @@ print(s["lost_records"] + s["lost_samples"] + s["throttles"])' "$T/l.bundle/data
 	assert_success
 	assert_line --regexp '^profile: empty: the samples stream holds no sample of the cohort; at 99 Hz a run with less than 10 ms of CPU time may take no sample: record with a higher pmurec -F, or a longer run$'
 	refute_output --partial 'within true'
+}
+
+@test "fixture: mkfixture sampled: counts, intervals, unsymbolized frames with their reasons, a kernel function from ksym" {
+	b=$(mk fx sampled)
+	pmuanalyze --json "$b" >"$T/fx.json"
+	run schema_check "$T/fx.json"
+	assert_output "schema errors: 0"
+	run q "$T/fx.json" 'p["accounting"]["samples"], p["accounting"]["unattributed"], h["samples"], h["processes_with_samples"]'
+	assert_output "(21, 2, 21, 2)"
+	# 17 of 21 samples innermost in hot, whose retained copy is unreadable
+	run q "$T/fx.json" '[(r["function"], r["symbol"], r["status"], r["samples"], round(r["ci_low_percent"], 1), round(r["ci_high_percent"], 1)) for r in h["self"]][0]'
+	assert_output "('[unknown] in hot', None, 'not-found', 17, 60.0, 92.3)"
+	# libhot.so: not found, with why pmurec did not retain it
+	run q "$T/fx.json" '[u["reason"] for u in p["unsymbolized"] if u["function"] == "[unknown] in libhot.so"][0].startswith("binary not found")'
+	assert_output True
+	# libc.so.6 at its recorded path has another build-id on any host that has one
+	run q "$T/fx.json" '[u["reason"] for u in p["unsymbolized"] if u["function"] == "[unknown] in libc.so.6"][0]'
+	if [ -e /usr/lib/x86_64-linux-gnu/libc.so.6 ]; then
+		assert_output "stale binary (build-id mismatch)"
+	else
+		assert_output --regexp '^binary not found'
+	fi
+	# the kernel function named from the stream's ksym records
+	run q "$T/fx.json" '[(r["function"], r["status"]) for r in h["self"] if r["status"] == "kernel"]'
+	assert_output "[('clear_page_erms [kernel]', 'kernel')]"
+	run pmuanalyze "$b"
+	assert_success
+	assert_line --regexp '^  not symbolized: 3 samples through \[unknown\] in libhot\.so \(3 innermost\): binary not found'
+	refute_output --regexp 'hot_loop|lib_work|child_loop'
 }
