@@ -327,6 +327,7 @@ bench: deps
 	@scripts/deps bench
 	@$(MAKE) --no-print-directory all
 	@bench/validate $(BUILD)
+	@bench/validate-samples $(BUILD)
 	@bench/record $(BUILD)
 	@bench/follower $(BUILD)
 	@bench/fixed $(BUILD)
