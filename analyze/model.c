@@ -1540,6 +1540,55 @@ static json_t *profile_absent(json_t *fates)
 			 "remedy", pmu_json_text(strcmp(sget(f, "remedy"), "?") ? sget(f, "remedy") : ""));
 }
 
+/*
+ * Repetitions 2 and later: each one's samples aggregated in turn (one in
+ * memory at a time), and of each program the top self function with its
+ * share, so that the spread across repetitions shows beside repetition 1's
+ * section.
+ */
+static json_t *profile_repetitions(const struct pmu_bundle *b, int nrep, json_t *first)
+{
+	json_t *out = json_array(), *pr;
+	size_t i;
+
+	for (int r = 1; r <= nrep; r++) {
+		struct an_prof *p = NULL;
+		json_t *pj = r == 1 ? json_incref(first) : NULL, *row;
+		int err = r == 1 ? 0 : an_prof_load(&p, b, r);
+
+		if (!pj && !err && p)
+			pj = an_prof_json(p);
+		an_prof_free(p);
+		row = json_pack("{s:i}", "repetition", r);
+		if (err || !pj || strcmp(sget(pj, "status"), "ok")) {
+			json_object_set_new(row, "status", json_string(err ? "failed" : pj ? sget(pj, "status") : "missing"));
+			json_object_set_new(row, "reason", pmu_json_text(err ? pmu_error_detail() : pj ? sget(pj, "reason")
+												: "no samples stream"));
+		} else {
+			json_t *progs = json_array();
+
+			json_object_set_new(row, "status", json_string("ok"));
+			json_object_set(row, "samples", json_object_get(json_object_get(pj, "accounting"), "samples"));
+			json_array_foreach(json_object_get(pj, "programs"), i, pr) {
+				json_t *top = json_array_get(json_object_get(pr, "self"), 0);
+
+				if (!top)
+					continue;
+				json_array_append_new(progs, json_pack("{s:O,s:O,s:O,s:O,s:O,s:O,s:O,s:O}", "program",
+					json_object_get(pr, "program"), "samples", json_object_get(pr, "samples"), "function",
+					json_object_get(top, "function"), "status", json_object_get(top, "status"), "top_samples",
+					json_object_get(top, "samples"), "share_percent", json_object_get(top, "share_percent"),
+					"ci_low_percent", json_object_get(top, "ci_low_percent"), "ci_high_percent",
+					json_object_get(top, "ci_high_percent")));
+			}
+			json_object_set_new(row, "programs", progs);
+		}
+		json_decref(pj);
+		json_array_append_new(out, row);
+	}
+	return out;
+}
+
 /* The profile's scope that the dominant cost names: its program, or the
  * process's incarnation within its program; *name is what to call it. */
 static json_t *profile_scope(json_t *dom, json_t *prof, const char **name, json_t **inc)
@@ -1579,7 +1628,9 @@ static void dominant_profile(json_t *dom, json_t *prof)
 	json_t *inc, *sc, *top, *acct = json_object_get(prof, "accounting");
 	char st[3200], fl[600] = "", hedge[300] = "";
 	double lo, hi, sh;
-	json_int_t k, lost, thr;
+	json_int_t k, lost, lsamp, thr;
+	char pm[32];
+	bool named;
 
 	if (!dom || strcmp(sget(prof, "status"), "ok") || !(sc = profile_scope(dom, prof, &name, &inc)) ||
 	    !(top = json_array_get(json_object_get(sc, "self"), 0)))
@@ -1588,8 +1639,8 @@ static void dominant_profile(json_t *dom, json_t *prof)
 	sh = json_real_value(json_object_get(top, "share_percent"));
 	lo = json_real_value(json_object_get(top, "ci_low_percent"));
 	hi = json_real_value(json_object_get(top, "ci_high_percent"));
-	lost = json_integer_value(json_object_get(acct, "lost_records")) +
-	       json_integer_value(json_object_get(acct, "lost_samples"));
+	lost = json_integer_value(json_object_get(acct, "lost_records"));
+	lsamp = json_integer_value(json_object_get(acct, "lost_samples"));
 	thr = json_integer_value(json_object_get(acct, "throttles"));
 	if (json_object_get(top, "file"))
 		snprintf(fl, sizeof(fl), " (%s:%lld)", strrchr(sget(top, "file"), '/') ? strrchr(sget(top, "file"), '/') + 1
@@ -1599,24 +1650,40 @@ static void dominant_profile(json_t *dom, json_t *prof)
 		snprintf(fl, sizeof(fl), " (%s)", sget(top, "reason"));
 	if (k < AN_PROF_FEW)
 		snprintf(hedge, sizeof(hedge), "only %lld samples: a rough share", (long long)k);
-	if (lost || thr) {
+	if (lost || lsamp || thr) {
 		size_t l = strlen(hedge);
 
-		snprintf(hedge + l, sizeof(hedge) - l, "%s%lld samples lost and %lld throttles in the recording: the "
-			 "shares may be skewed", l ? "; " : "", (long long)lost, (long long)thr);
+		snprintf(hedge + l, sizeof(hedge) - l, "%s%lld records lost, %lld samples lost and %lld throttles in the "
+			 "recording: the shares may be skewed", l ? "; " : "", (long long)lost, (long long)lsamp,
+			 (long long)thr);
 	}
-	snprintf(st, sizeof(st), "%s; within %s%s, %.0f%% ± %.0f%% of its %lld samples in `%s`%s%s%s%s",
-		 sget(dom, "statement"), name, inc && sc == inc ? " (that process)" : "", sh, (hi - lo) / 2, (long long)k,
-		 sget(top, "function"), fl, hedge[0] ? " (" : "", hedge, hedge[0] ? ")" : "");
+	/* a half-width under 1 point keeps its first decimal: never "± 0%" */
+	if ((hi - lo) / 2 < 1)
+		snprintf(pm, sizeof(pm), "%.1f", (hi - lo) / 2);
+	else
+		snprintf(pm, sizeof(pm), "%.0f", (hi - lo) / 2);
+	named = !strcmp(sget(top, "status"), "ok") || (!strcmp(sget(top, "status"), "kernel") &&
+						       json_is_string(json_object_get(top, "symbol")));
+	snprintf(st, sizeof(st), "%s; within %s%s, %.0f%% ± %s%% of its %lld samples %s `%s`%s%s%s%s",
+		 sget(dom, "statement"), name, inc && sc == inc ? " (that process)" : "", sh, pm, (long long)k,
+		 named ? "in" : "in frames that could not be symbolized:", sget(top, "function"), fl,
+		 hedge[0] ? " (" : "", hedge, hedge[0] ? ")" : "");
 	json_object_set_new(dom, "statement", pmu_json_text(st));
-	json_object_set_new(dom, "profile",
-			    json_pack("{s:o,s:O,s:O?,s:O?,s:O?,s:I,s:I,s:f,s:f,s:f,s:b,s:o}", "program",
+	{
+		json_t *pf = json_pack("{s:o,s:O,s:O?,s:I,s:I,s:f,s:f,s:f,s:b,s:o}", "program",
 				      pmu_json_text(name), "function", json_object_get(top, "function"), "symbol",
-				      json_object_get(top, "symbol"), "file", json_object_get(top, "file"), "line",
-				      json_object_get(top, "line"), "samples",
+				      json_object_get(top, "symbol"), "samples",
 				      json_integer_value(json_object_get(top, "samples")), "scope_samples", k,
 				      "share_percent", sh, "ci_low_percent", lo, "ci_high_percent", hi, "estimate", true,
-				      "hedge", hedge[0] ? pmu_json_text(hedge) : json_null()));
+				      "hedge", hedge[0] ? pmu_json_text(hedge) : json_null());
+
+		/* file and line only where the function's hottest line is known */
+		if (pf && json_object_get(top, "file")) {
+			json_object_set(pf, "file", json_object_get(top, "file"));
+			json_object_set(pf, "line", json_object_get(top, "line"));
+		}
+		json_object_set_new(dom, "profile", pf);
+	}
 }
 
 /* ---- phases ------------------------------------------------------------------ */
@@ -2518,6 +2585,8 @@ json_t *an_load(const char *path, bool allow_invalid, int trace_rep, const char 
 		json_decref(rr);
 		json_decref(rk);
 	}
+	if (nrep > 1 && !strcmp(sget(pj, "status"), "ok"))
+		json_object_set_new(pj, "repetitions", profile_repetitions(&b, nrep, pj));
 	dom = dominant(dominant_cost(&fr.s, k, fr.dcomm, fr.dpid, shares), wt, progs);
 	dominant_profile(dom, pj);
 	x = json_pack("{s:o,s:b,s:O,s:O,s:O?,s:O?,s:O?,s:O?,s:O,s:O,s:O,s:O,s:O,s:o,s:o,s:{s:i,s:O,s:o}}", "bundle",

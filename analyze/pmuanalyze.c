@@ -690,7 +690,8 @@ static void print_profile(json_t *rep)
 		       (long long)json_integer_value(json_object_get(a, "not_in_cohort")));
 	printf("\n");
 	if (strcmp(sget(c, "kernel"), "sampled") && json_object_get(c, "kernel"))
-		printf("  kernel code not sampled\n");
+		printf("  kernel code not sampled%s%s\n", json_object_get(c, "kernel_reason") ? ": " : "",
+		       json_object_get(c, "kernel_reason") ? sget(c, "kernel_reason") : "");
 	else if (json_object_get(c, "kallsyms") && strcmp(sget(c, "kallsyms"), "recorded") &&
 		 strcmp(sget(c, "kallsyms"), "not-needed"))
 		printf("  kernel functions not named: kallsyms %s%s%s\n", sget(c, "kallsyms"),
@@ -699,6 +700,13 @@ static void print_profile(json_t *rep)
 	if (json_object_get(p, "symbolizer_reason"))
 		printf("  %s\n", sget(p, "symbolizer_reason"));
 	json_array_foreach(json_object_get(p, "unsymbolized"), i, x) {
+		if (i >= PROF_TEXT_ROWS) {
+			printf("  not symbolized: %zu more objects and reasons (--json lists them)\n",
+			       json_array_size(json_object_get(p, "unsymbolized")) - PROF_TEXT_ROWS);
+			break;
+		}
+		if (!strcmp(sget(x, "status"), "unmapped") && json_integer_value(json_object_get(a, "lost_records")))
+			printf("  (records lost from the ring may have held the maps of the unmapped addresses below)\n");
 		printf("  not symbolized: %lld samples through ", (long long)json_integer_value(json_object_get(x, "samples_through")));
 		put_text(sget(x, "function"));
 		printf(" (%lld innermost): ", (long long)json_integer_value(json_object_get(x, "self_samples")));
@@ -706,6 +714,30 @@ static void print_profile(json_t *rep)
 		if (json_object_get(x, "build_id") && !strstr(sget(x, "reason"), sget(x, "build_id")))
 			printf(", build-id %s", sget(x, "build_id"));
 		printf("\n");
+	}
+	if (json_array_size(json_object_get(p, "repetitions"))) {
+		/* the top self function of each program in every repetition */
+		printf("  top self function by repetition (share of the program's samples, 95%% interval):\n");
+		json_array_foreach(json_object_get(p, "repetitions"), i, x) {
+			json_t *g;
+
+			printf("    %lld:", (long long)json_integer_value(json_object_get(x, "repetition")));
+			if (strcmp(sget(x, "status"), "ok"))
+				printf(" %s: %s", sget(x, "status"), sget(x, "reason"));
+			json_array_foreach(json_object_get(x, "programs"), k, g) {
+				if (k >= 3)
+					break;
+				printf("%s ", k ? ";" : "");
+				put_text(sget(g, "program"));
+				printf(" ");
+				put_text(sget(g, "function"));
+				printf(" %.1f%% [%.1f%% .. %.1f%%] of %lld", json_real_value(json_object_get(g, "share_percent")),
+				       json_real_value(json_object_get(g, "ci_low_percent")),
+				       json_real_value(json_object_get(g, "ci_high_percent")),
+				       (long long)json_integer_value(json_object_get(g, "samples")));
+			}
+			printf("\n");
+		}
 	}
 	json_array_foreach(json_object_get(p, "programs"), i, pr) {
 		json_int_t np = json_integer_value(json_object_get(pr, "processes_with_samples"));
@@ -720,16 +752,21 @@ static void print_profile(json_t *rep)
 		if (np < 2)
 			continue;
 		json_array_foreach(json_object_get(pr, "incarnations"), k, x) {
-			if (k >= 5)
+			if (k >= 5) {
+				printf("    %lld more processes with samples (--json lists %zu)\n", (long long)np - 5,
+				       json_array_size(json_object_get(pr, "incarnations")));
 				break;
+			}
 			printf("    process %s (pid %lld, ", sget(x, "inc"), (long long)json_integer_value(json_object_get(x, "pid")));
 			put_text(sget(x, "comm"));
 			printf("): %lld samples\n", (long long)json_integer_value(json_object_get(x, "samples")));
 			print_prof_scope(x, 6, 3, false);
 		}
 	}
-	if (json_array_size(json_object_get(p, "programs")) > 5)
-		printf("\n  %zu more programs with samples (--json lists them)\n", json_array_size(json_object_get(p, "programs")) - 5);
+	if (json_integer_value(json_object_get(p, "programs_with_samples")) > 5)
+		printf("\n  %lld more programs with samples (--json lists %zu)\n",
+		       (long long)json_integer_value(json_object_get(p, "programs_with_samples")) - 5,
+		       json_array_size(json_object_get(p, "programs")));
 }
 
 static void print_summary(json_t *rep)

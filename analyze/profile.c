@@ -95,7 +95,7 @@ struct an_prof {
 	struct pmu_sym *sym;
 	char sym_why[256];          /* why there is no symbolizer */
 	struct an_prof_info info;
-	char *event, *event_reason, *call_graph, *arch, *regs_mask, *kernel, *kallsyms, *kallsyms_reason;
+	char *event, *event_reason, *call_graph, *arch, *regs_mask, *kernel, *kernel_reason, *kallsyms, *kallsyms_reason;
 	bool have_config, have_summary;
 	uint64_t malformed, unknown_inc, cut_samples, unwind_failed, no_chain;
 	char unwind_why[256];
@@ -194,20 +194,25 @@ static bool jint(const struct pmu_jrec *r, const char *k, uint64_t *v)
  * is not one */
 static bool hex_at(const char *s, size_t n, uint64_t *v)
 {
+	/* the value of a hex digit, 0xff for any other byte */
+	static unsigned char hexv[256];
+	static bool init;
 	uint64_t x = 0;
 
+	if (!init) {
+		memset(hexv, 0xff, sizeof(hexv));
+		for (int c = 0; c < 10; c++)
+			hexv['0' + c] = (unsigned char)c;
+		for (int c = 0; c < 6; c++)
+			hexv['a' + c] = hexv['A' + c] = (unsigned char)(10 + c);
+		init = true;
+	}
 	if (n < 3 || n > 18 || s[0] != '0' || s[1] != 'x')
 		return false;
 	for (size_t i = 2; i < n; i++) {
-		unsigned c = (unsigned char)s[i], d;
+		unsigned d = hexv[(unsigned char)s[i]];
 
-		if (c >= '0' && c <= '9')
-			d = c - '0';
-		else if (c >= 'a' && c <= 'f')
-			d = c - 'a' + 10;
-		else if (c >= 'A' && c <= 'F')
-			d = c - 'A' + 10;
-		else
+		if (d > 15)
 			return false;
 		x = x << 4 | d;
 	}
@@ -453,8 +458,9 @@ static long parse_chain(const char *s, size_t n, uint64_t *a, size_t max, bool *
 	while (i < n) {
 		size_t j = i;
 
-		while (j < n && s[j] != ' ')
-			j++;
+		const char *sp = memchr(s + i, ' ', n - i);
+
+		j = sp ? (size_t)(sp - s) : n;
 		if (k < max) {
 			if (!hex_at(s + i, j - i, &a[k]))
 				return -1;
@@ -469,17 +475,62 @@ static long parse_chain(const char *s, size_t n, uint64_t *a, size_t max, bool *
 
 static int on_sample(struct an_prof *p, const struct pmu_jrec *r, uint64_t *a)
 {
-	const struct pmu_jfield *fi = pmu_jrec_get(r, "inc"), *fc = pmu_jrec_get(r, "chain"),
-				*fip = pmu_jrec_get(r, "ip"), *fk = pmu_jrec_get(r, "kernel_ip"),
-				*fcut = pmu_jrec_get(r, "chain_cut"), *freg = pmu_jrec_get(r, "regs"),
-				*fst = pmu_jrec_get(r, "stack");
+	const struct pmu_jfield *fi = NULL, *fc = NULL, *fip = NULL, *fk = NULL, *fcut = NULL, *freg = NULL, *fst = NULL,
+				*ft = NULL, *fper = NULL, *fkf = NULL;
 	uint64_t t = 0, period = 0, kf = 0, ip;
 	long inc, n;
-	bool cut = fcut && fcut->type == PMU_JV_BOOL && fcut->b;
+	bool cut;
 
+	/* one pass over the members (a million samples are read at once) */
+	for (int i = 0; i < r->n; i++) {
+		const struct pmu_jfield *f = &r->f[i];
+
+#define KEY(lit) (f->klen == sizeof(lit) - 1 && !memcmp(f->key, lit, sizeof(lit) - 1))
+		switch (f->key[0]) {
+		case 'i':
+			if (KEY("inc"))
+				fi = f;
+			else if (KEY("ip"))
+				fip = f;
+			break;
+		case 'c':
+			if (KEY("chain"))
+				fc = f;
+			else if (KEY("chain_cut"))
+				fcut = f;
+			break;
+		case 'k':
+			if (KEY("kernel_ip"))
+				fk = f;
+			else if (KEY("kframes"))
+				fkf = f;
+			break;
+		case 't':
+			if (KEY("t_ns"))
+				ft = f;
+			break;
+		case 'p':
+			if (KEY("period"))
+				fper = f;
+			break;
+		case 'r':
+			if (KEY("regs"))
+				freg = f;
+			break;
+		case 's':
+			if (KEY("stack"))
+				fst = f;
+			break;
+		}
+#undef KEY
+	}
+	cut = fcut && fcut->type == PMU_JV_BOOL && fcut->b;
+	if (ft && ft->type == PMU_JV_INT && !ft->overflow && ft->i >= 0)
+		t = (uint64_t)ft->i;
+	else
+		ft = NULL;
 	p->recs_samples++;
-	if (!fi || fi->type != PMU_JV_STR || !fip || fip->type != PMU_JV_STR || !hex_at(fip->s, fip->slen, &ip) ||
-	    !jint(r, "t_ns", &t)) {
+	if (!fi || fi->type != PMU_JV_STR || !fip || fip->type != PMU_JV_STR || !hex_at(fip->s, fip->slen, &ip) || !ft) {
 		p->malformed++;
 		return 0;
 	}
@@ -488,7 +539,9 @@ static int on_sample(struct an_prof *p, const struct pmu_jrec *r, uint64_t *a)
 		p->unknown_inc++;
 		return 0;
 	}
-	if (!jint(r, "period", &period))
+	if (fper && fper->type == PMU_JV_INT && !fper->overflow && fper->i >= 0)
+		period = (uint64_t)fper->i;
+	else
 		period = p->info.period;
 	if (fc && fc->type == PMU_JV_STR) {
 		n = parse_chain(fc->s, fc->slen, a, PROF_MAX_CHAIN, &cut);
@@ -496,7 +549,8 @@ static int on_sample(struct an_prof *p, const struct pmu_jrec *r, uint64_t *a)
 			p->malformed++;
 			return 0;
 		}
-		jint(r, "kframes", &kf);
+		if (fkf && fkf->type == PMU_JV_INT && !fkf->overflow && fkf->i >= 0)
+			kf = (uint64_t)fkf->i;
 		if (kf > (uint64_t)n)
 			kf = (uint64_t)n;
 	} else {
@@ -598,6 +652,7 @@ static int on_record(struct an_prof *p, const struct pmu_jrec *r, uint64_t *a)
 		p->arch = jstr(r, "arch");
 		p->regs_mask = jstr(r, "regs_mask");
 		p->kernel = jstr(r, "kernel");
+		p->kernel_reason = jstr(r, "kernel_reason");
 		jint(r, "freq_hz", &p->info.freq_hz);
 		jint(r, "period", &p->info.period);
 	} else if (IS("summary")) {
@@ -614,41 +669,89 @@ static int on_record(struct an_prof *p, const struct pmu_jrec *r, uint64_t *a)
 	return 0;
 }
 
+/* A stream record, including its LF, is at most 1 MiB (spec 8.2): a longer
+ * line is no record, and is skipped (counted malformed) without being held. */
+#define PROF_LINE_MAX (1u << 20)
+
+/* Parse one line (without its LF) and take its record. */
+static int take_line(struct an_prof *p, struct pmu_jrec *r, const char *line, size_t n, uint64_t *a)
+{
+	const char *why;
+	size_t at;
+
+	if (!n)
+		return 0;
+	if (pmu_jrec_parse(r, line, n, &why, &at)) {
+		p->malformed++;
+		return 0;
+	}
+	return on_record(p, r, a);
+}
+
+/*
+ * The stream read in large blocks with read(2), each line parsed in place:
+ * one copy of the bytes, a buffer of PROF_LINE_MAX * 2 whatever the file's
+ * size.
+ */
 static int stream(struct an_prof *p, int fd)
 {
-	FILE *f = fdopen(fd, "r");
-	struct pmu_jrec r;
-	char *line = NULL;
-	size_t cap = 0;
-	ssize_t n;
-	int err = 0;
+	size_t cap = 2 * (size_t)PROF_LINE_MAX + 2, have = 0;
+	char *buf = malloc(cap);
 	uint64_t *a = malloc((PROF_MAX_CHAIN + 1) * sizeof(*a));
+	struct pmu_jrec r;
+	bool skipping = false; /* inside an overlong line, up to its LF */
+	int err = 0;
 
-	if (!f || !a) {
-		if (!f)
-			close(fd);
-		else
-			fclose(f);
+	if (!buf || !a) {
+		close(fd);
 		free(a);
+		free(buf);
 		return pmu_error(PMU_ERR_NOMEM, "out of memory");
 	}
 	pmu_jrec_init(&r);
-	while (!err && (n = getline(&line, &cap, f)) > 0) {
-		const char *why;
-		size_t at;
+	for (;;) {
+		ssize_t got = read(fd, buf + have, cap - have);
+		size_t at = 0;
 
-		if (line[n - 1] == '\n')
-			n--;
-		if (pmu_jrec_parse(&r, line, (size_t)n, &why, &at)) {
-			p->malformed++;
+		if (got < 0 && errno == EINTR)
 			continue;
+		if (got < 0) {
+			err = pmu_error(PMU_ERR_IO, "cannot read the samples stream: %s", strerror(errno));
+			break;
 		}
-		err = on_record(p, &r, a);
+		have += (size_t)got;
+		while (!err && at < have) {
+			char *nl = memchr(buf + at, '\n', have - at);
+
+			if (!nl)
+				break;
+			if (!skipping)
+				err = take_line(p, &r, buf + at, (size_t)(nl - (buf + at)), a);
+			skipping = false;
+			at = (size_t)(nl - buf) + 1;
+		}
+		if (err)
+			break;
+		memmove(buf, buf + at, have - at);
+		have -= at;
+		if (got == 0) {
+			/* the last line without its LF */
+			if (have && !skipping)
+				err = take_line(p, &r, buf, have, a);
+			break;
+		}
+		if (have > PROF_LINE_MAX) {
+			/* no record: counted, and its bytes dropped up to its LF */
+			if (!skipping)
+				p->malformed++;
+			skipping = true;
+			have = 0;
+		}
 	}
 	pmu_jrec_release(&r);
-	free(line);
+	free(buf);
 	free(a);
-	fclose(f);
+	close(fd);
 	return err;
 }
 
@@ -1065,6 +1168,7 @@ void an_prof_free(struct an_prof *p)
 	free(p->arch);
 	free(p->regs_mask);
 	free(p->kernel);
+	free(p->kernel_reason);
 	free(p->kallsyms);
 	free(p->kallsyms_reason);
 	if (p->sym)
@@ -1350,8 +1454,18 @@ json_t *an_prof_json(const struct an_prof *p)
 	size_t n = 0;
 
 	json_object_set_new(o, "status", json_string(p->info.samples || p->nstk ? "ok" : "empty"));
-	if (!p->nstk)
+	if (!p->nstk) {
+		char why[200];
+
 		json_object_set_new(o, "reason", json_string("the samples stream holds no sample of the cohort"));
+		if (p->info.freq_hz)
+			snprintf(why, sizeof(why), "at %llu Hz a run with less than %.0f ms of CPU time may take no sample: "
+				 "record with a higher pmurec -F, or a longer run", (unsigned long long)p->info.freq_hz,
+				 1000.0 / (double)p->info.freq_hz);
+		else
+			snprintf(why, sizeof(why), "record with a smaller pmurec --period, or a longer run");
+		json_object_set_new(o, "remedy", json_string(why));
+	}
 	json_object_set_new(o, "repetition", json_integer(p->rep));
 	json_object_set_new(o, "estimate", json_true());
 	json_object_set_new(o, "interval", json_string("95% Wilson score interval of the share, from the sample count"));
@@ -1363,6 +1477,7 @@ json_t *an_prof_json(const struct an_prof *p)
 		json_object_set_new(cfg, "period", json_integer((json_int_t)p->info.period));
 	set_str(cfg, "call_graph", p->call_graph);
 	set_str(cfg, "kernel", p->kernel);
+	set_str(cfg, "kernel_reason", p->kernel_reason);
 	set_str(cfg, "kallsyms", p->kallsyms);
 	set_str(cfg, "kallsyms_reason", p->kallsyms_reason);
 	json_object_set_new(o, "config", cfg);

@@ -45,7 +45,9 @@ struct an_prof_stack {
 	const char *program;          /* the incarnation's program (comm/exe name) */
 	const char *inc;              /* the incarnation's id */
 	const struct pmu_frame *frames;
-	size_t nframes;               /* frames[0] the outermost (root first) */
+	size_t nframes;               /* frames[0] the outermost (root first); the
+				       * frames inlined into a frame follow it, with
+				       * inlined set and the same addr */
 	bool cut;                     /* the chain was cut (chain_cut or max_stack) */
 	uint64_t samples;
 	uint64_t period;              /* the sum of the samples' periods (event units) */
