@@ -593,16 +593,19 @@ static int64_t pp_func(struct pprof *pp, const struct pmu_frame *f)
 static int64_t pp_map(struct pprof *pp, const struct pmu_frame *f, uint64_t samples)
 {
 	const char *obj = f->object;
+	bool kernel = f->status == PMU_FRAME_KERNEL;
 	char key[1300];
 	bool added;
 	long slot;
 	PMapping *m;
 
-	if (!obj && f->status == PMU_FRAME_KERNEL)
+	if (!obj && kernel)
 		obj = "[kernel]";
 	if (!obj)
 		return 0;
-	snprintf(key, sizeof(key), "%s\x1f%s\x1f%" PRIx64, obj, f->build_id ? f->build_id : "", f->addr - f->rel);
+	/* one kernel mapping: a kernel frame's rel is not an offset in one image */
+	snprintf(key, sizeof(key), "%s\x1f%s\x1f%" PRIx64, obj, f->build_id ? f->build_id : "",
+		 kernel ? 0 : f->addr - f->rel);
 	if ((slot = smap_put(&pp->maps, key, pp->nmap + 1, &added)) < 0)
 		return -1;
 	if (added) {
@@ -625,7 +628,7 @@ static int64_t pp_map(struct pprof *pp, const struct pmu_frame *f, uint64_t samp
 		m->id = pp->nmap + 1;
 		m->memory_start = f->addr;
 		m->memory_limit = f->addr + 1;
-		m->file_offset = f->rel;
+		m->file_offset = kernel ? 0 : f->rel;
 		if ((m->filename = pp_str(pp, obj)) < 0 || (m->build_id = pp_str(pp, f->build_id)) < 0) {
 			free(m);
 			return -1;
@@ -636,7 +639,8 @@ static int64_t pp_map(struct pprof *pp, const struct pmu_frame *f, uint64_t samp
 	}
 	m = pp->map[pp->maps.val[slot] - 1];
 	if (f->addr < m->memory_start) {
-		m->file_offset -= m->memory_start - f->addr;
+		if (!kernel)
+			m->file_offset -= m->memory_start - f->addr;
 		m->memory_start = f->addr;
 	}
 	if (f->addr >= m->memory_limit)
