@@ -26,7 +26,6 @@
 
 #include <zlib.h>
 
-#include "bundle.h"
 #include "error.h"
 #include "export.h"
 #include "model.h"
@@ -1103,33 +1102,13 @@ static json_t *unavailable(const char *reason)
 	return json_pack("{s:b,s:s}", "available", false, "reason", reason);
 }
 
-int an_exports(const char *path, const struct an_export_req *r, json_t **flame)
+int an_exports(const struct an_prof *p, const struct an_export_req *r, json_t **flame)
 {
-	struct pmu_bundle b;
-	struct an_prof *p = NULL;
-	int err, check, code = 0;
+	int code = 0;
 	const char *want = r->folded ? "--folded" : r->speedscope ? "--speedscope" : r->pprof ? "--pprof" : NULL;
 
 	if (flame)
 		*flame = NULL;
-	err = pmu_bundle_open(&b, path, NULL, NULL, &check);
-	if (err) {
-		fprintf(stderr, "pmuanalyze: %s\n", pmu_error_detail());
-		if (flame)
-			*flame = unavailable(pmu_error_detail());
-		return 2;
-	}
-	err = an_prof_load(&p, &b, r->rep);
-	if (err) {
-		char why[600];
-
-		snprintf(why, sizeof(why), "the samples cannot be read: %s", pmu_error_detail());
-		fprintf(stderr, "pmuanalyze: %s\n", why);
-		if (flame)
-			*flame = unavailable(why);
-		code = 2;
-		goto out;
-	}
 	if (!p || !an_prof_info(p) || !an_prof_info(p)->samples) {
 		const char *why = !p ? "the bundle has no samples stream: the sampling collector did not run "
 				       "(pmurec --mode full samples; --mode light at a low rate)"
@@ -1141,24 +1120,21 @@ int an_exports(const char *path, const struct an_export_req *r, json_t **flame)
 		}
 		if (flame)
 			*flame = unavailable(why);
-		goto out;
+		return code;
 	}
-	if (r->folded && (err = an_export_folded(p, r->folded))) {
+	if (r->folded && an_export_folded(p, r->folded)) {
 		fprintf(stderr, "pmuanalyze: --folded: %s\n", pmu_error_detail());
 		code = 2;
 	}
-	if (r->speedscope && (err = an_export_speedscope(p, r->speedscope))) {
+	if (r->speedscope && an_export_speedscope(p, r->speedscope)) {
 		fprintf(stderr, "pmuanalyze: --speedscope: %s\n", pmu_error_detail());
 		code = 2;
 	}
-	if (r->pprof && (err = an_export_pprof(p, r->pprof))) {
+	if (r->pprof && an_export_pprof(p, r->pprof)) {
 		fprintf(stderr, "pmuanalyze: --pprof: %s\n", pmu_error_detail());
 		code = 2;
 	}
 	if (flame && !(*flame = an_flame_json(p)))
 		*flame = unavailable("out of memory while building the flame graph");
-out:
-	an_prof_free(p);
-	pmu_bundle_close(&b);
 	return code;
 }
