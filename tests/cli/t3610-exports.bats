@@ -216,3 +216,26 @@ EOF
 	assert_failure 2
 	assert_output --partial "export one bundle's samples"
 }
+
+@test "a rebuilt binary: its frames are placeholders that say stale, in every export, never a wrong name" {
+	needs_backend linux
+	command -v cc >/dev/null || skip "no C compiler to rebuild the workload"
+	go_setup
+	cp "$PMU_BUILD/hot" "$PMU_BUILD/libhot.so" "$T/"
+	pmurec --mode full -o "$T/r.bundle" -- "$T/hot" 200 >"$T/rec.out" 2>&1 || fail "pmurec: $(cat "$T/rec.out")"
+	grep -q '"type":"sample"' "$T/r.bundle/data/collectors/sampling/samples.jsonl" ||
+		skip "no samples recorded: $(cat "$T/rec.out")"
+	# the same source at the same path, another build-id
+	cc -std=gnu11 -g -O2 -fno-omit-frame-pointer -Wl,--build-id=0x00112233445566778899aabbccddeeff00112233 \
+		-o "$T/hot" "$BATS_TEST_DIRNAME/../helpers/hot.c" -L"$T" -lhot -Wl,-rpath,'$ORIGIN'
+	pmuanalyze --folded "$T/r.folded" --pprof "$T/r.pb.gz" --speedscope "$T/r.json" "$T/r.bundle" >/dev/null
+	grep -Eq ';\[stale hot 0x[0-9a-f]+\]' "$T/r.folded" || fail "no stale placeholder: $(cat "$T/r.folded")"
+	run grep -c 'hot_loop' "$T/r.folded"
+	assert_output 0
+	# the shared library was not rebuilt: still named
+	grep -q ';lib_work ' "$T/r.folded"
+	go tool pprof -top "$T/r.pb.gz" >"$T/top.txt" 2>&1
+	grep -Eq '\[stale hot 0x[0-9a-f]+\]' "$T/top.txt" || fail "no stale placeholder in pprof: $(cat "$T/top.txt")"
+	run jq -r '[.shared.frames[].name | select(startswith("[stale hot 0x"))] | length > 0' "$T/r.json"
+	assert_output true
+}
