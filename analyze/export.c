@@ -5,6 +5,10 @@
  * profile.h (an_prof_each_stack), never the samples stream: memory grows
  * with the distinct stacks, not with the samples.
  *
+ * A stack whose chain was cut (longer than the recorder or the unwinder
+ * kept) stands on a "[chain cut]" frame, so that its missing callers are
+ * not mistaken for the program's root.
+ *
  * Frame names are the same in every export: the function as symbolized,
  * or, when it could not be, a placeholder that says why in brackets, e.g.
  * "[stale hot 0x1234]" (object basename and the address in the object), so
@@ -174,6 +178,8 @@ static const char *frame_kind(const struct pmu_frame *f)
 	return f->inlined ? "inline" : "func";
 }
 
+#define CUT_FRAME "[chain cut]"
+
 /* A program name in a stack: the same replacements. */
 static void prog_name(const char *prog, char *out, size_t n)
 {
@@ -266,7 +272,7 @@ static int folded_stack(void *ctx, const struct an_prof_stack *s)
 	if (!s->samples)
 		return 0;
 	prog_name(s->program, name, sizeof(name));
-	if (buf_cat(&fo->buf, &fo->cap, &len, name))
+	if (buf_cat(&fo->buf, &fo->cap, &len, name) || (s->cut && buf_cat(&fo->buf, &fo->cap, &len, ";" CUT_FRAME)))
 		return PMU_ERR_NOMEM;
 	for (size_t i = 0; i < s->nframes; i++) {
 		const struct pmu_frame *f = &s->frames[i];
@@ -382,6 +388,17 @@ static int sscope_stack(void *ctx, const struct an_prof_stack *s)
 	prof = json_array_get(sc->jprofs, sc->progs.val[slot]);
 	if (!(stack = json_array()))
 		return PMU_ERR_NOMEM;
+	if (s->cut) {
+		long fs = smap_put(&sc->frames, CUT_FRAME "\x1f", json_array_size(sc->jframes), &added);
+
+		if (fs < 0) {
+			json_decref(stack);
+			return PMU_ERR_NOMEM;
+		}
+		if (added)
+			json_array_append_new(sc->jframes, json_pack("{s:s}", "name", CUT_FRAME));
+		json_array_append_new(stack, json_integer((json_int_t)sc->frames.val[fs]));
+	}
 	for (size_t i = 0; i < s->nframes; i++) {
 		const struct pmu_frame *f = &s->frames[i];
 		long fs;
@@ -735,7 +752,7 @@ static PLabel *pp_label(struct pprof *pp, const char *key, const char *val)
 static int pp_stack(void *ctx, const struct an_prof_stack *s)
 {
 	struct pprof *pp = ctx;
-	uint64_t ids[1024];
+	uint64_t ids[1025];
 	size_t nids = 0, starts[1024], ng = 0;
 	PSample *sm;
 
@@ -747,6 +764,15 @@ static int pp_stack(void *ctx, const struct an_prof_stack *s)
 	for (size_t g = ng; g-- > 0;) {
 		size_t e = g + 1 < ng ? starts[g + 1] : group_end(s, starts[g]);
 		int64_t id = pp_loc(pp, s, starts[g], e);
+
+		if (id < 0)
+			return PMU_ERR_NOMEM;
+		ids[nids++] = (uint64_t)id;
+	}
+	if (s->cut) {
+		struct pmu_frame cf = { .status = PMU_FRAME_OK, .func = CUT_FRAME };
+		struct an_prof_stack cs = { .frames = &cf, .nframes = 1, .samples = 0 };
+		int64_t id = pp_loc(pp, &cs, 0, 1);
 
 		if (id < 0)
 			return PMU_ERR_NOMEM;
@@ -1001,6 +1027,11 @@ static int flame_stack(void *ctx, const struct an_prof_stack *s)
 	if (!(n = fchild(fl, &fl->root, name, "program", NULL)))
 		return PMU_ERR_NOMEM;
 	n->value += s->samples;
+	if (s->cut) {
+		if (!(n = fchild(fl, n, CUT_FRAME, "unresolved", NULL)))
+			return PMU_ERR_NOMEM;
+		n->value += s->samples;
+	}
 	for (size_t i = 0; i < s->nframes; i++) {
 		frame_name(&s->frames[i], name, sizeof(name));
 		if (!(n = fchild(fl, n, name, frame_kind(&s->frames[i]), s->frames[i].file)))
