@@ -1,0 +1,246 @@
+#!/usr/bin/env bats
+# pmuanalyze's profile section (bundle-spec section 22): the samples of a
+# real recording of tests/helpers/hot.c (hot_loop with mix() inlined,
+# lib_work in libhot.so, child_loop in a forked child), symbolized from the
+# bundle by build-id: the top functions with file:line and 95% intervals,
+# the inline chain, the dominant cost's sentence, JSON, CSV, A/B by build-id
+# and symbol, a stale binary, retained binaries, and a bundle without
+# samples.
+
+load helpers
+
+# The line of hot.c that calls mix() inside hot_loop, and mix()'s lines.
+hot_src() { echo "$BATS_TEST_DIRNAME/../helpers/hot.c"; }
+call_line() { grep -n 'x = mix(x, i);' "$(hot_src)" | cut -d: -f1; }
+
+setup_file() {
+	[ "$(cat "$PMU_BUILD/backend" 2>/dev/null)" = linux ] || return 0
+	F=$BATS_FILE_TMPDIR
+	# the workload in a directory of its own, so that it can be deleted
+	# and rebuilt (its libhot.so is found by rpath $ORIGIN)
+	mkdir -p "$F/bin"
+	cp "$PMU_BUILD/hot" "$PMU_BUILD/libhot.so" "$F/bin/"
+	pmurec --mode full -o "$F/s.bundle" -- "$F/bin/hot" 400 child >"$F/s.out" 2>&1 || true
+	pmurec --mode full -o "$F/s2.bundle" -- "$F/bin/hot" 400 child >"$F/s2.out" 2>&1 || true
+}
+
+setup() {
+	needs_backend linux
+	T=$BATS_TEST_TMPDIR
+	F=$BATS_FILE_TMPDIR
+}
+
+# sampled BUNDLE: skip unless the recording sampled (with its reason)
+sampled() {
+	[ -s "$1/data/collectors/sampling/samples.jsonl" ] ||
+		skip "no samples: $(grep -o '"reason":"[^"]*' "$1/data/collectors/sampling/lifecycle.jsonl" 2>/dev/null |
+			head -1) $(cat "${1%.bundle}.out" 2>/dev/null | tail -2)"
+}
+
+# q FILE EXPR: a Python expression over the --json report d (p: its profile,
+# h: program hot's profile)
+q() {
+	$PY -c 'import json,sys
+d = json.load(open(sys.argv[1]))
+p = d.get("profile", {})
+h = ([x for x in p.get("programs", []) if x["program"] == "hot"] or [None])[0]
+print(eval("(" + sys.argv[2] + "\n)"))' "$1" "$2"
+}
+
+@test "the recorded bundle is valid" {
+	sampled "$F/s.bundle"
+	run pmuvalidate "$F/s.bundle"
+	assert_success
+}
+
+@test "program hot: the top self function is hot_loop, at hot.c's line that calls mix(), with a 95% interval" {
+	sampled "$F/s.bundle"
+	run pmuanalyze "$F/s.bundle"
+	assert_success
+	assert_line --regexp '^profile \(repetition 1; (cpu-clock|cycles) at 999 Hz, call chains fp; '
+	assert_line --regexp '^  program hot: [0-9]+ samples, 2 processes with samples$'
+	# the first row under program hot's "self" heading
+	first=$(printf '%s\n' "$output" | sed -n '/^  program hot:/,$p' | sed -n '3p')
+	[[ $first =~ ^\ +hot_loop\ +[0-9]+\ +[0-9.]+%\ \[\ *[0-9.]+%\ \.\.\ +[0-9.]+%\]\ +hot\.c:([0-9]+)$ ]] ||
+		fail "the first self row is not hot_loop at hot.c:LINE with an interval: '$first'"
+	[ "${BASH_REMATCH[1]}" = "$(call_line)" ] || fail "hot_loop at hot.c:${BASH_REMATCH[1]}, not $(call_line)"
+}
+
+@test "the inline chain: mix at its own line, inlined into hot_loop at the call" {
+	sampled "$F/s.bundle"
+	run pmuanalyze "$F/s.bundle"
+	assert_success
+	assert_line --regexp "^ +inline: mix \(hot\.c:(29|30|31|32)\) inlined into hot_loop \(hot\.c:$(call_line)\)$"
+	assert_line --regexp "^    hottest line: hot\.c:(29|30|31|32), [0-9]+ samples, .*: mix \(hot\.c:[0-9]+\) inlined into hot_loop \(hot\.c:$(call_line)\)$"
+}
+
+@test "lib_work is named in libhot.so, child_loop is the child incarnation's, hot_loop the parent's" {
+	sampled "$F/s.bundle"
+	pmuanalyze --json "$F/s.bundle" >"$T/s.json"
+	run q "$T/s.json" '[(r["function"], r["object"].split("/")[-1], r["file"].split("/")[-1]) for r in h["self"] if r["function"] == "lib_work"]'
+	assert_output "[('lib_work', 'libhot.so', 'hotlib.c')]"
+	# the root (the parent) and its forked child, by the cohort
+	root=$($PY -c 'import json,sys; d=json.load(open(sys.argv[1])); print([i["id"] for i in d["cohort"] if not i.get("parent")][0])' "$T/s.json")
+	run q "$T/s.json" 'sorted((x["inc"] == "'"$root"'", x["self"][0]["function"]) for x in h["incarnations"])'
+	assert_output "[(False, 'child_loop'), (True, 'hot_loop')]"
+	run pmuanalyze "$F/s.bundle"
+	assert_line --regexp '^    process [^ ]+ \(pid [0-9]+, hot\): [0-9]+ samples$'
+	assert_line --regexp '^        child_loop +[0-9]+ +[0-9.]+% \[ *[0-9.]+% \.\. +[0-9.]+%\] +hot\.c:[0-9]+$'
+}
+
+@test "JSON: the same top function, shares inside their intervals, estimates labelled, the schema holds" {
+	sampled "$F/s.bundle"
+	pmuanalyze --json "$F/s.bundle" >"$T/s.json"
+	run schema_check "$T/s.json"
+	assert_output "schema errors: 0"
+	run q "$T/s.json" 'p["status"], p["estimate"], h["self"][0]["function"], h["self"][0]["symbol"], h["self"][0]["status"], h["self"][0]["line"]'
+	assert_output "('ok', True, 'hot_loop', 'hot_loop', 'ok', $(call_line))"
+	run q "$T/s.json" 'all(r["ci_low_percent"] <= r["share_percent"] <= r["ci_high_percent"] and r["ci_high_percent"] - r["ci_low_percent"] > 0 for x in p["programs"] for k in ("self", "inclusive") for r in x[k])'
+	assert_output True
+	# self shares of a scope add up to its samples; inclusive counts each
+	# function once per sample, so none exceeds the scope's samples
+	run q "$T/s.json" 'sum(r["samples"] for r in h["self"]) == h["samples"] or not h["self_complete"], max(r["samples"] for r in h["inclusive"]) <= h["samples"]'
+	assert_output "(True, True)"
+	run q "$T/s.json" '"mix (hot.c:" in h["self"][0]["inline_chain"] and h["self"][0]["inline_chain"].endswith("inlined into hot_loop (hot.c:'"$(call_line)"')")'
+	assert_output True
+	# callers: hot_loop is called from run
+	run q "$T/s.json" '[c["function"] for x in h["callers_callees"] if x["function"] == "hot_loop" for c in x["callers"]][:1]'
+	assert_output "['run']"
+}
+
+@test "accounting: the aggregated samples are the stream's, and loss and throttling are stated with numbers" {
+	sampled "$F/s.bundle"
+	pmuanalyze --json "$F/s.bundle" >"$T/s.json"
+	n=$(grep -c '^{"type":"sample"' "$F/s.bundle/data/collectors/sampling/samples.jsonl")
+	run q "$T/s.json" 'p["accounting"]["samples"], p["accounting"]["summary_samples"]'
+	assert_output "($n, $n)"
+	run pmuanalyze "$F/s.bundle"
+	assert_line --regexp "^  accounted: $n samples of the cohort, [0-9]+ unattributed \(of no cohort process, left out\), [0-9]+ lost \(ring full\), [0-9]+ lost samples, [0-9]+ throttles, [0-9]+ chains cut"
+}
+
+@test "the dominant cost names the function, its line and its share with an interval" {
+	sampled "$F/s.bundle"
+	pmuanalyze --json "$F/s.bundle" >"$T/s.json"
+	run q "$T/s.json" 'd["dominant_cost"]["profile"]["function"], d["dominant_cost"]["profile"]["estimate"]'
+	assert_output "('hot_loop', True)"
+	run pmuanalyze "$F/s.bundle"
+	assert_line --regexp "^dominant cost: .*; within hot, [0-9]+% ± [0-9]+% of its [0-9]+ samples in \`hot_loop\` \(hot\.c:$(call_line)\)"
+}
+
+@test "CSV: the profile's rankings and accounting" {
+	sampled "$F/s.bundle"
+	run pmuanalyze --csv "$F/s.bundle"
+	assert_success
+	assert_line --regexp '^profile_accounting,ok,[0-9]+,'
+	assert_line --regexp "^profile,hot,,self,1,hot_loop,hot_loop,[^,]*/hot,[0-9a-f]+,ok,,[^,]*hot\.c,$(call_line),[0-9]+,[0-9]+,[0-9.]+,[0-9.]+,[0-9.]+,true$"
+}
+
+@test "A/B of two recordings: functions matched by build-id and symbol, with an interval for the difference" {
+	sampled "$F/s.bundle"
+	sampled "$F/s2.bundle"
+	pmuanalyze --json "$F/s.bundle" "$F/s2.bundle" >"$T/ab.json" || true
+	run schema_check "$T/ab.json"
+	assert_output "schema errors: 0"
+	run $PY -c 'import json,sys
+d = json.load(open(sys.argv[1]))["comparison"]["profile"]
+h = [x for x in d["programs"] if x["program"] == "hot"][0]
+f = [x for x in h["functions"] if x["function"] == "hot_loop"][0]
+print(d["status"], f["verdict_code"] in ("higher", "lower", "no-significant-difference"),
+      f["ci_low_points"] <= f["delta_points"] <= f["ci_high_points"], f["build_id"] is not None)' "$T/ab.json"
+	assert_output "ok True True True"
+	run pmuanalyze "$F/s.bundle" "$F/s2.bundle"
+	assert_line --regexp '^    hot_loop +A +[0-9.]+%  B +[0-9.]+%  (no significant difference|higher in B|lower in B)'
+}
+
+@test "A/B against a rebuilt binary: same name, another build-id: a verdict, never a difference" {
+	sampled "$F/s.bundle"
+	command -v cc >/dev/null || skip "cc is needed to rebuild the workload"
+	mkdir -p "$T/bin"
+	cp "$F/bin/libhot.so" "$T/bin/"
+	sed 's/^int main(/int pmu_rebuilt(void) { return 1; }\nint main(/' "$(hot_src)" >"$T/hot.c"
+	cc -std=gnu11 -g -O2 -fno-omit-frame-pointer -Wl,--build-id -o "$T/bin/hot" "$T/hot.c" -L"$T/bin" -lhot \
+		-Wl,-rpath,'$ORIGIN'
+	run pmurec --mode full -o "$T/r.bundle" -- "$T/bin/hot" 200
+	sampled "$T/r.bundle"
+	pmuanalyze --json --force "$F/s.bundle" "$T/r.bundle" >"$T/ab.json" || true
+	run $PY -c 'import json,sys
+d = json.load(open(sys.argv[1]))["comparison"]["profile"]
+h = [x for x in d["programs"] if x["program"] == "hot"][0]
+for f in h["functions"]:
+    if f["function"] == "hot_loop":
+        print(f["verdict_code"], "delta_points" in f, "another build" in f["verdict"])' "$T/ab.json"
+	assert_output "only-a False True
+only-b False True"
+}
+
+@test "a rebuilt binary at the recorded path is reported stale, never named" {
+	command -v cc >/dev/null || skip "cc is needed to rebuild the workload"
+	mkdir -p "$T/bin"
+	cp "$PMU_BUILD/hot" "$PMU_BUILD/libhot.so" "$T/bin/"
+	run pmurec --mode full -o "$T/st.bundle" -- "$T/bin/hot" 200
+	sampled "$T/st.bundle"
+	[ ! -d "$T/st.bundle/data/build-id" ] || skip "the recording retained binaries without --retain-binaries"
+	sed 's/^int main(/int pmu_rebuilt(void) { return 1; }\nint main(/' "$(hot_src)" >"$T/hot.c"
+	cc -std=gnu11 -g -O2 -fno-omit-frame-pointer -Wl,--build-id -o "$T/bin/hot" "$T/hot.c" -L"$T/bin" -lhot \
+		-Wl,-rpath,'$ORIGIN'
+	pmuanalyze --json "$T/st.bundle" >"$T/st.json"
+	run q "$T/st.json" '[r["function"] for x in p["programs"] for r in x["self"] if r.get("symbol") in ("hot_loop", "child_loop", "main", "run")]'
+	assert_output "[]"
+	run q "$T/st.json" 'sorted({(u["function"], u["status"], u["reason"]) for u in p["unsymbolized"] if u.get("object", "").endswith("/hot")})'
+	assert_output "[('[unknown] in hot', 'stale', 'stale binary (build-id mismatch)')]"
+	# libhot.so did not change: lib_work is still named
+	run q "$T/st.json" 'any(r["function"] == "lib_work" for x in p["programs"] for r in x["self"])'
+	assert_output True
+	run pmuanalyze "$T/st.bundle"
+	assert_line --regexp '^      \[unknown\] in hot +[0-9]+ +[0-9.]+% \[ *[0-9.]+% \.\. +[0-9.]+%\]  \(stale binary \(build-id mismatch\)'
+	refute_output --partial 'hot_loop'
+}
+
+@test "done when: --retain-binaries, the bundle copied elsewhere and the binaries deleted: still symbolized" {
+	mkdir -p "$T/bin"
+	cp "$PMU_BUILD/hot" "$PMU_BUILD/libhot.so" "$T/bin/"
+	run pmurec --mode full --retain-binaries -o "$T/rt.bundle" -- "$T/bin/hot" 400
+	sampled "$T/rt.bundle"
+	[ -d "$T/rt.bundle/data/build-id" ] || skip "pmurec --retain-binaries retained nothing: $(grep -o '"type":"unretained"[^}]*' "$T/rt.bundle/data/collectors/sampling/maps.jsonl" | head -2)"
+	mkdir "$T/elsewhere"
+	cp -a "$T/rt.bundle" "$T/elsewhere/"
+	rm -rf "$T/bin" "$T/rt.bundle"
+	run pmuanalyze "$T/elsewhere/rt.bundle"
+	assert_success
+	assert_line --regexp "^      hot_loop +[0-9]+ +[0-9.]+% \[ *[0-9.]+% \.\. +[0-9.]+%\] +hot\.c:$(call_line)$"
+	assert_line --regexp "^dominant cost: .*within hot, [0-9]+% ± [0-9]+% of its [0-9]+ samples in \`hot_loop\` \(hot\.c:$(call_line)\)"
+	assert_line --regexp '^      lib_work +[0-9]+ '
+}
+
+@test "a bundle recorded without sampling (mode none) says why, from the collector's lifecycle" {
+	run pmurec --mode none -o "$T/n.bundle" -- "$PMU_BUILD/hot" 5
+	assert_success
+	run pmuanalyze "$T/n.bundle"
+	assert_success
+	assert_line "profile: not-requested: sampling was not requested (mode none); record with pmurec --mode light (99 Hz, no call chains) or --mode full (999 Hz, call chains)"
+	pmuanalyze --json "$T/n.bundle" >"$T/n.json"
+	run q "$T/n.json" 'p["status"], "profile" in d["dominant_cost"]'
+	assert_output "('not-requested', False)"
+	run schema_check "$T/n.json"
+	assert_output "schema errors: 0"
+}
+
+@test "a bundle of an older spec has no sampling collector: not recorded, and not listed as unmeasured" {
+	b=$(mk old multiproc)
+	pmuanalyze --json "$b" >"$T/o.json"
+	run q "$T/o.json" 'p["status"], [m for m in d["not_measured"] if m["what"].startswith("profile")]'
+	assert_output "('not-recorded', [])"
+}
+
+@test "call chains by DWARF unwinding of a binary without frame pointers: the same functions and callers" {
+	run pmurec --mode full --call-graph dwarf -o "$T/d.bundle" -- "$PMU_BUILD/hot-nofp" 300
+	sampled "$T/d.bundle"
+	pmuanalyze --json "$T/d.bundle" >"$T/d.json"
+	run $PY -c 'import json,sys
+p = json.load(open(sys.argv[1]))["profile"]
+h = p["programs"][0]
+print(p["config"]["call_graph"], h["self"][0]["function"],
+      [c["function"] for x in h["callers_callees"] if x["function"] == "hot_loop" for c in x["callers"]][:1],
+      any(r["function"] == "main" for r in h["inclusive"]))' "$T/d.json"
+	assert_output "dwarf hot_loop ['run'] True"
+}
