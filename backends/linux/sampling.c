@@ -46,6 +46,7 @@
 #include "perfdata.h"
 #include "perfev.h"
 #include "perfrec.h"
+#include "retain.h"
 #include "sampling.h"
 #include "util.h"
 
@@ -1091,7 +1092,10 @@ static void base_attr(struct samp *s, struct perf_event_attr *a)
 	if (s->o.call_graph == PMU_CG_FP)
 		a->sample_type |= PERF_SAMPLE_CALLCHAIN;
 	if (s->o.call_graph == PMU_CG_DWARF) {
-		a->sample_type |= PERF_SAMPLE_REGS_USER | PERF_SAMPLE_STACK_USER;
+		/* the kernel's part of the chain as with fp (perf record does
+		 * the same); the user part is unwound from the copies */
+		a->sample_type |= PERF_SAMPLE_CALLCHAIN | PERF_SAMPLE_REGS_USER | PERF_SAMPLE_STACK_USER;
+		a->exclude_callchain_user = 1;
 		a->sample_regs_user = REGS_MASK;
 		a->sample_stack_user = s->o.stack_bytes;
 	}
@@ -1529,6 +1533,39 @@ static void sort_maps(json_t *maps)
 	free(v);
 }
 
+/* --retain-binaries: the objects with samples (=all: every one mapped),
+ * each once, and the cohort's JIT maps; their records end the maps stream. */
+static int retain(struct samp *s, struct pmu_out *o, struct pmu_stream *ms)
+{
+	struct pmu_retain *r = pmu_retain_new(o);
+	int err = 0;
+
+	if (!r)
+		return pmu_error(PMU_ERR_NOMEM, "out of memory");
+	for (size_t i = 0; !err && i < s->nxm; i++) {
+		bool seen = false;
+
+		if (!s->xm[i].path || (s->o.retain == PMU_RETAIN_SAMPLED && !s->xm[i].sampled))
+			continue;
+		for (size_t j = 0; j < s->nxm && !seen; j++)
+			seen = j != i && s->xm[j].path && !strcmp(s->xm[j].path, s->xm[i].path) &&
+			       !strcmp(s->xm[j].bid, s->xm[i].bid) &&
+			       (j < i ? s->o.retain == PMU_RETAIN_ALL || s->xm[j].sampled : false);
+		if (!seen)
+			err = pmu_retain_object(r, ms, s->xm[i].pid, s->xm[i].path, s->xm[i].bid[0] ? s->xm[i].bid : NULL);
+	}
+	for (size_t i = 0; !err && i < s->nxm; i++) {
+		bool seen = false;
+
+		for (size_t j = 0; j < i && !seen; j++)
+			seen = s->xm[j].pid == s->xm[i].pid;
+		if (!seen)
+			err = pmu_retain_jit_map(r, ms, "sampling", s->xm[i].pid);
+	}
+	pmu_retain_free(r);
+	return err;
+}
+
 /* perf.data: the build-ids of the maps and the kernel, the host, the file. */
 static int finish_perfdata(struct samp *s, struct pmu_collector_env *env)
 {
@@ -1660,6 +1697,8 @@ static int samp_emit(void *state, struct pmu_collector_env *env, const struct pm
 			if (!err)
 				err = o->put(ms, json_incref(m));
 	}
+	if (!err && s->o.retain)
+		err = retain(s, o, ms);
 	{
 		int e2 = o->close(ms);
 
