@@ -97,7 +97,7 @@ BE_UNITS := $(BE_UNIT_SRC:tests/unit/%.c=$(BUILD)/tests/%)
 
 TOOLS    := $(BUILD)/pmurec $(BUILD)/pmuvalidate $(BUILD)/pmuanalyze
 HELPERS  := $(BUILD)/mkfixture $(BUILD)/failing-collector $(BUILD)/specgen $(BUILD)/test-collector $(BUILD)/test-marker $(BUILD)/spin-threads $(BUILD)/hw-loop $(BUILD)/thread-exec $(BUILD)/sync-writes $(BUILD)/bench-sideband $(BUILD)/bench-rdpmc \
-	    $(BUILD)/libhot.so $(BUILD)/hot $(BUILD)/hot-nofp
+	    $(BUILD)/libhot.so $(BUILD)/hot $(BUILD)/hot-nofp $(BUILD)/sym-dump
 HELPERS_linux := $(BUILD)/cg-smoke
 HELPERS  += $(HELPERS_$(BACKEND))
 UNIT_SRC := $(sort $(wildcard tests/unit/t-*.c))
@@ -235,6 +235,8 @@ $(BUILD)/pmuanalyze: LIBS += $(AN_EXPORT_LIBS)
 $(BUILD)/pmuanalyze: $(BUILD)/analyze/pmuanalyze.o $(BUILD)/analyze/model.o $(BUILD)/analyze/compare.o \
 	$(BUILD)/analyze/trace.o $(BUILD)/analyze/html.o $(BUILD)/analyze/symbolize.o $(BUILD)/analyze/profile.o $(LIB_A)
 $(BUILD)/mkfixture: $(BUILD)/fixtures/mkfixture.o $(LIB_A)
+$(BUILD)/tests/helpers/sym-dump.o: ALL_CFLAGS += -Ianalyze
+$(BUILD)/sym-dump: $(BUILD)/tests/helpers/sym-dump.o $(BUILD)/analyze/symbolize.o $(LIB_A)
 $(BUILD)/failing-collector: $(BUILD)/fixtures/failing-collector/failing-collector.o
 $(BUILD)/specgen: $(BUILD)/bundle-spec/gen.o $(LIB_A)
 $(BUILD)/test-collector: $(BUILD)/tests/helpers/test-collector.o

@@ -48,6 +48,7 @@ struct sym_obj {
 	const char *build_id;      /* interned, or NULL (then keyed by path) */
 	const char *path;          /* as recorded */
 	const char *nobid_why;     /* the map's build_id_reason */
+	const char *unret_why;     /* an unretained record's reason */
 	bool tried;
 	enum pmu_frame_status st;  /* OK once a file was found */
 	const char *why;
@@ -58,6 +59,7 @@ struct sym_obj {
 	struct sym_seg *seg;
 	size_t nseg;
 	int fd;                    /* main_path open, for the unwinder's reads */
+	struct pmu_sym *s;
 	uint16_t machine;
 };
 
@@ -70,8 +72,22 @@ struct sym_map {
 
 struct sym_unw;
 
+struct sym_jit {               /* one line of a retained /tmp/perf-PID.map */
+	uint64_t start, size;
+	const char *name;
+};
+
+struct sym_jitmap {
+	int pid;
+	const char *path;          /* where it was on the recording host */
+	struct sym_jit *sym;       /* sorted by start */
+	size_t n;
+};
+
 struct sym_inc {
 	const char *id;            /* interned */
+	int pid;
+	const struct sym_jitmap *jit;
 	struct sym_map *maps;      /* in stream order (non-decreasing t_ns) */
 	size_t nmaps, capmaps;
 	struct sym_unw *unw;
@@ -116,6 +132,9 @@ struct pmu_sym {
 	size_t nframes, capframes;
 	struct sym_str **strs;
 	size_t strcap, nstr;
+	struct sym_jitmap *jits;
+	size_t njit, capjit;
+	int rep;
 };
 
 /* ---- small helpers --------------------------------------------------- */
@@ -268,20 +287,90 @@ static int fd_has_build_id(int fd, const char *bid)
 
 /* ---- the objects: found by build-id, never by path alone -------------- */
 
+static char *bundle_file(struct pmu_sym *s, const char *bid, const char *suffix);
+static int host_file(const char *path, const char *bid);
+
+/* The build-id of the dwz alt file that path's .gnu_debugaltlink names
+ * (the section: the file's name, NUL, the build-id's bytes). */
+static bool altlink_build_id(const char *path, char *name, size_t namelen, char *hex, size_t hexlen)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	Elf *e = fd >= 0 ? elf_begin(fd, ELF_C_READ_MMAP, NULL) : NULL;
+	size_t shstr;
+	Elf_Scn *scn = NULL;
+	bool found = false;
+
+	if (e && elf_getshdrstrndx(e, &shstr) == 0)
+		while (!found && (scn = elf_nextscn(e, scn))) {
+			GElf_Shdr sh;
+			Elf_Data *d;
+			const char *n;
+			const unsigned char *b, *z;
+			size_t k;
+
+			if (!gelf_getshdr(scn, &sh) || !(n = elf_strptr(e, shstr, sh.sh_name)) ||
+			    strcmp(n, ".gnu_debugaltlink") || !(d = elf_getdata(scn, NULL)) || !d->d_buf)
+				continue;
+			b = d->d_buf;
+			z = memchr(b, 0, d->d_size);
+			if (!z)
+				break;
+			k = d->d_size - (size_t)(z + 1 - b);
+			if (k == 0 || k * 2 + 1 > hexlen || (size_t)(z - b) >= namelen)
+				break;
+			memcpy(name, b, (size_t)(z - b) + 1);
+			for (size_t i = 0; i < k; i++)
+				snprintf(hex + 2 * i, 3, "%02x", z[1 + i]);
+			found = true;
+		}
+	if (e)
+		elf_end(e);
+	if (fd >= 0)
+		close(fd);
+	return found;
+}
+
+/*
+ * libdwfl asks for the separate debug file (debuglink_file: the
+ * .gnu_debuglink name), then, when the DWARF it got has a
+ * .gnu_debugaltlink (dwz), for the alt file (debuglink_file: the alt's
+ * name, file_name: the file that names it).  Both are found by build-id
+ * only: libdwfl's standard search would also look by path.
+ */
 static int find_debuginfo_cb(Dwfl_Module *mod, void **userdata, const char *modname, Dwarf_Addr base,
 			     const char *file_name, const char *debuglink, GElf_Word crc, char **debug_name)
 {
-	const struct sym_obj *o = *userdata;
+	struct sym_obj *o = *userdata;
+	char hex[256], host[4096], altname[4096], *alt = NULL;
+	const char *path;
 	int fd;
 
-	(void)mod, (void)modname, (void)base, (void)file_name, (void)debuglink, (void)crc;
-	/* only the debug file found by build-id: libdwfl's standard search
-	 * would also look by path (debuglink next to the binary) */
-	if (!o || !o->debug_path)
+	(void)mod, (void)modname, (void)base, (void)crc;
+	if (!o)
 		return -1;
-	fd = open(o->debug_path, O_RDONLY | O_CLOEXEC);
+	/* the alt request names the alt file that file_name links to */
+	if (!debuglink || !file_name || !altlink_build_id(file_name, altname, sizeof(altname), hex, sizeof(hex)) ||
+	    strcmp(debuglink, altname)) {
+		if (!o->debug_path)
+			return -1;
+		path = o->debug_path;
+	} else {
+		alt = bundle_file(o->s, hex, ".debug");
+		if (!alt) {
+			snprintf(host, sizeof(host), "%s/.build-id/%.2s/%s.debug", o->s->debug_root, hex, hex + 2);
+			if (host_file(host, hex) == 1)
+				alt = strdup(host);
+			else if (debuglink[0] == '/' && host_file(debuglink, hex) == 1)
+				alt = strdup(debuglink);
+		}
+		if (!alt)
+			return -1;
+		path = alt;
+	}
+	fd = open(path, O_RDONLY | O_CLOEXEC);
 	if (fd >= 0)
-		*debug_name = strdup(o->debug_path);
+		*debug_name = strdup(path);
+	free(alt);
 	return fd;
 }
 
@@ -382,12 +471,17 @@ static void obj_resolve(struct pmu_sym *s, struct sym_obj *o)
 		dbg = NULL;
 	}
 	if (!bin) {
-		char why[300];
+		char why[1024];
 
 		free(dbg);
 		if (stale) {
 			o->st = PMU_FRAME_STALE;
 			o->why = intern(s, WHY_STALE);
+		} else if (o->unret_why) {
+			snprintf(why, sizeof(why), "binary not found (build-id %s; not retained: %s)", o->build_id,
+				 o->unret_why);
+			o->st = PMU_FRAME_NOTFOUND;
+			o->why = intern(s, why);
 		} else {
 			snprintf(why, sizeof(why), "binary not found (build-id %s)", o->build_id);
 			o->st = PMU_FRAME_NOTFOUND;
@@ -404,7 +498,7 @@ static void obj_resolve(struct pmu_sym *s, struct sym_obj *o)
 		dwfl_report_end(o->dwfl, NULL, NULL);
 	}
 	if (!o->mod || !load_segments(o)) {
-		char why[300];
+		char why[1024];
 
 		snprintf(why, sizeof(why), "cannot read '%s': %s", bin, dwfl_errmsg(-1));
 		o->st = PMU_FRAME_NOTFOUND;
@@ -440,6 +534,7 @@ static struct sym_obj *obj_get(struct pmu_sym *s, const char *bid, const char *p
 	o->path = path;
 	o->nobid_why = nobid_why;
 	o->fd = -1;
+	o->s = s;
 	s->objs[s->nobj++] = o;
 	return o;
 }
@@ -486,7 +581,7 @@ static struct sym_inc *inc_get(struct pmu_sym *s, const char *id, bool add)
 
 static int add_map(struct pmu_sym *s, const struct pmu_jrec *r)
 {
-	const struct pmu_jfield *t = pmu_jrec_get(r, "t_ns"), *org = pmu_jrec_get(r, "origin");
+	const struct pmu_jfield *t = pmu_jrec_get(r, "t_ns"), *org = pmu_jrec_get(r, "origin"), *pid = pmu_jrec_get(r, "pid");
 	const char *inc = jstr(s, r, "inc"), *path = jstr(s, r, "path"), *bid = jstr(s, r, "build_id");
 	struct sym_map m = { 0 };
 	struct sym_inc *ic;
@@ -499,10 +594,105 @@ static int add_map(struct pmu_sym *s, const struct pmu_jrec *r)
 	m.procmaps = org && org->type == PMU_JV_STR && org->slen == 9 && !memcmp(org->s, "proc-maps", 9);
 	m.obj = obj_get(s, bid, path, jstr(s, r, "build_id_reason"));
 	ic = inc_get(s, inc, true);
+	if (ic && pid && pid->type == PMU_JV_INT)
+		ic->pid = (int)pid->i;
 	if (!m.obj || !ic || grow((void **)&ic->maps, &ic->capmaps, ic->nmaps + 1, sizeof(*ic->maps)))
 		return PMU_ERR_NOMEM;
 	ic->maps[ic->nmaps++] = m;
 	return 0;
+}
+
+static int jit_cmp(const void *a, const void *b)
+{
+	uint64_t x = ((const struct sym_jit *)a)->start, y = ((const struct sym_jit *)b)->start;
+
+	return x < y ? -1 : x > y;
+}
+
+/*
+ * A retained JIT map (kind jit-map): the lines "START SIZE NAME" (hex,
+ * perf's tools/perf/Documentation/jit-interface.txt) of the copy of
+ * /tmp/perf-PID.map, for the addresses of that pid that no file maps.
+ */
+static int add_jit(struct pmu_sym *s, const struct pmu_jrec *r)
+{
+	const struct pmu_jfield *kind = pmu_jrec_get(r, "kind");
+	const char *file = jstr(s, r, "file"), *path = jstr(s, r, "path"), *base;
+	struct sym_jitmap *j;
+	char rel[600], *line = NULL;
+	size_t cap = 0, capsym = 0;
+	int pid, fd = -1;
+	FILE *f;
+
+	if (!kind || kind->type != PMU_JV_STR || kind->slen != 7 || memcmp(kind->s, "jit-map", 7) || !file || !path)
+		return 0;
+	base = strrchr(path, '/');
+	if (sscanf(base ? base + 1 : path, "perf-%d.map", &pid) != 1)
+		return 0;
+	if (s->rep >= 2) {
+		snprintf(rel, sizeof(rel), "data/repeats/%d/%s", s->rep, file);
+		fd = openat(s->b->rootfd, rel, O_RDONLY | O_CLOEXEC);
+	}
+	if (fd < 0) {
+		snprintf(rel, sizeof(rel), "data/%s", file);
+		fd = openat(s->b->rootfd, rel, O_RDONLY | O_CLOEXEC);
+	}
+	if (fd < 0 || !(f = fdopen(fd, "r"))) {
+		if (fd >= 0)
+			close(fd);
+		return 0;   /* its frames stay unmapped, with that reason */
+	}
+	if (grow((void **)&s->jits, &s->capjit, s->njit + 1, sizeof(*s->jits))) {
+		fclose(f);
+		return PMU_ERR_NOMEM;
+	}
+	j = &s->jits[s->njit++];
+	*j = (struct sym_jitmap){ .pid = pid, .path = path };
+	while (getline(&line, &cap, f) > 0) {
+		unsigned long long st, sz;
+		int n = 0;
+
+		line[strcspn(line, "\n")] = '\0';
+		if (sscanf(line, "%llx %llx %n", &st, &sz, &n) < 2 || !n || !line[n])
+			continue;
+		if (grow((void **)&j->sym, &capsym, j->n + 1, sizeof(*j->sym))) {
+			free(line);
+			fclose(f);
+			return PMU_ERR_NOMEM;
+		}
+		j->sym[j->n++] = (struct sym_jit){ st, sz, intern(s, line + n) };
+	}
+	free(line);
+	fclose(f);
+	qsort(j->sym, j->n, sizeof(*j->sym), jit_cmp);
+	return 0;
+}
+
+static const struct sym_jit *jit_find(const struct sym_jitmap *j, uint64_t addr)
+{
+	size_t lo = 0, hi = j->n;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (j->sym[mid].start <= addr)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (lo && addr - j->sym[lo - 1].start < j->sym[lo - 1].size)
+		return &j->sym[lo - 1];
+	return NULL;
+}
+
+/* why an object was not copied: said with its frames when it is not found */
+static void unretained(struct pmu_sym *s, const struct pmu_jrec *r)
+{
+	const char *bid = jstr(s, r, "build_id"), *why = jstr(s, r, "reason");
+
+	for (size_t i = 0; bid && why && i < s->nobj; i++)
+		if (s->objs[i]->build_id == bid && !s->objs[i]->unret_why)
+			s->objs[i]->unret_why = why;
 }
 
 static int read_maps(struct pmu_sym *s, int rep)
@@ -551,6 +741,10 @@ static int read_maps(struct pmu_sym *s, int rep)
 			err = add_map(s, &r);
 		else if (ty->slen == 4 && !memcmp(ty->s, "kmap", 4))
 			s->has_kmap = jhex(&r, "start", &s->kstart) && jhex(&r, "end", &s->kend);
+		else if (ty->slen == 8 && !memcmp(ty->s, "retained", 8))
+			err = add_jit(s, &r);
+		else if (ty->slen == 10 && !memcmp(ty->s, "unretained", 10))
+			unretained(s, &r);
 	}
 	pmu_jrec_release(&r);
 	free(line);
@@ -571,12 +765,18 @@ int pmu_sym_new(struct pmu_sym **out, const struct pmu_bundle *b, int rep)
 		return PMU_ERR_NOMEM;
 	elf_version(EV_CURRENT);
 	s->b = b;
-	s->debug_root = root && *root ? root : "/usr/lib/debug";
+	/* an absolute path only, as backends/linux/retain.c reads it */
+	s->debug_root = root && root[0] == '/' ? root : "/usr/lib/debug";
+	s->rep = rep;
 	err = read_maps(s, rep);
 	if (err) {
 		pmu_sym_free(s);
 		return err;
 	}
+	for (size_t i = 0; i < s->ninc; i++)
+		for (size_t k = 0; k < s->njit; k++)
+			if (s->incs[i].pid && s->jits[k].pid == s->incs[i].pid)
+				s->incs[i].jit = &s->jits[k];
 	*out = s;
 	return 0;
 }
@@ -595,6 +795,9 @@ void pmu_sym_free(struct pmu_sym *s)
 	for (size_t i = 0; i < s->nobj; i++)
 		obj_free(s->objs[i]);
 	free(s->objs);
+	for (size_t i = 0; i < s->njit; i++)
+		free(s->jits[i].sym);
+	free(s->jits);
 	free(s->ksym);
 	free(s->cache);
 	free(s->frames);
@@ -866,6 +1069,15 @@ size_t pmu_sym_frames(struct pmu_sym *s, const char *inc, uint64_t t, uint64_t a
 	ic = inc_get(s, intern(s, inc), false);
 	m = ic ? map_find(ic, t, addr) : NULL;
 	if (!m) {
+		const struct sym_jit *js = ic && ic->jit ? jit_find(ic->jit, addr) : NULL;
+
+		if (js) {
+			f.status = PMU_FRAME_OK;
+			f.func = js->name;
+			f.object = ic->jit->path;
+			f.rel = addr - js->start;
+			return one(out, max, &f);
+		}
 		f.why = s->nomaps_why ? s->nomaps_why : "address in no recorded map";
 		return one(out, max, &f);
 	}
@@ -1214,6 +1426,19 @@ size_t pmu_sym_unwind(struct pmu_sym *s, const char *inc, uint64_t t, const char
 	for (int bit = 0, k = 0; bit < 64; bit++)
 		if (regs_mask >> bit & 1)
 			u->regs[bit] = vals[k++];
+	{
+		/* a 32-bit process (user_abi 32) runs code of another ELF
+		 * machine, with other registers */
+		const struct sym_map *im = map_find(ic, t, u->regs[ip]);
+		unsigned want_m = arm64 ? EM_AARCH64 : EM_X86_64;
+
+		if (im && im->obj->st == PMU_FRAME_OK && im->obj->machine != want_m) {
+			snprintf(why, whylen, "the sampled code is ELF machine %u, not %s (a 32-bit process?): its ABI is not unwound",
+				 im->obj->machine, arch);
+			free(stack);
+			return 0;
+		}
+	}
 	u->arm64 = arm64;
 	u->t = t;
 	u->stack = stack;

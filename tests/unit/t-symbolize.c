@@ -329,7 +329,7 @@ int main(void)
 	struct pmu_sym *s;
 	struct pmu_frame f[8];
 	size_t n;
-	char *regs = NULL, *stack = NULL;
+	char *regs = NULL, *stack = NULL, *arm_regs = NULL, *arm_stack = NULL;
 	bool have_unwind = false;
 
 	build = getenv("PMU_BUILD") ? getenv("PMU_BUILD") : "build";
@@ -372,9 +372,23 @@ int main(void)
 		snprintf(p, sizeof(p), "/proc/%d/mem", (int)npid);
 		mfd = open(p, O_RDONLY);
 		if (ptrace(PTRACE_GETREGS, npid, 0, &r) == 0 && mfd >= 0) {
-			for (got = 0; got < (ssize_t)sizeof(buf); got += 4096)
-				if (pread(mfd, buf + got, 4096, (off_t)r.rsp + got) != 4096)
-					break;
+			/* up to the end of the stack mapping, as the kernel's
+			 * copy for PERF_SAMPLE_STACK_USER is cut there */
+			size_t want = sizeof(buf);
+			char mp[64], ln[512];
+			FILE *mf;
+
+			snprintf(mp, sizeof(mp), "/proc/%d/maps", (int)npid);
+			mf = fopen(mp, "r");
+			while (mf && fgets(ln, sizeof(ln), mf)) {
+				unsigned long long lo, hi;
+
+				if (sscanf(ln, "%llx-%llx", &lo, &hi) == 2 && r.rsp >= lo && r.rsp < hi && hi - r.rsp < want)
+					want = hi - r.rsp;
+			}
+			if (mf)
+				fclose(mf);
+			got = pread(mfd, buf, want, (off_t)r.rsp);
 			regs = malloc(512);
 			snprintf(regs, 512,
 				 "0x%llx 0x%llx 0x%llx 0x%llx 0x%llx 0x%llx 0x%llx 0x%llx 0x%llx "
@@ -407,7 +421,59 @@ int main(void)
 				      "\"end\":\"0x7f0000100000\",\"pgoff\":\"0x0\",\"path\":\"%s\",\"build_id\":\"%s\","
 				      "\"origin\":\"proc-maps\"}\n", cxx, cbid);
 	}
+	/* an aarch64 program stopped three calls deep, under qemu-aarch64:
+	 * its registers, stack copy and maps (tests/helpers/unwind-arm64.c) */
+	if (!sh("command -v aarch64-linux-gnu-gcc >/dev/null && command -v qemu-aarch64 >/dev/null && aarch64-linux-gnu-gcc -std=gnu11 -g -O2 "
+		"-fomit-frame-pointer -static -o %s/ua tests/helpers/unwind-arm64.c && qemu-aarch64 %s/ua >%s/ua.out",
+		tmp, tmp, tmp)) {
+		char ln[40000], path[512], abid[128];
+		FILE *uo;
+
+		snprintf(p, sizeof(p), "%s/ua.out", tmp);
+		uo = fopen(p, "r");
+		while (uo && fgets(ln, sizeof(ln), uo)) {
+			unsigned long long st, en, off;
+
+			ln[strcspn(ln, "\n")] = '\0';
+			if (sscanf(ln, "map %llx %llx %llx %511s", &st, &en, &off, path) == 4 &&
+			    build_id_of(path, abid, sizeof(abid)))
+				fprintf(maps, "{\"type\":\"map\",\"t_ns\":1000,\"inc\":\"arm64\",\"pid\":3,\"tid\":3,\"start\":\"0x%llx\","
+					      "\"end\":\"0x%llx\",\"pgoff\":\"0x%llx\",\"path\":\"%s\",\"build_id\":\"%s\","
+					      "\"origin\":\"proc-maps\"}\n", st, en, off, path, abid);
+			else if (!strncmp(ln, "regs ", 5))
+				arm_regs = strdup(ln + 5);
+			else if (!strncmp(ln, "stack ", 6)) {
+				size_t nb = strlen(ln + 6) / 2;
+				unsigned char *bytes = malloc(nb + 1);
+
+				for (size_t i = 0; i < nb; i++) {
+					unsigned x;
+
+					sscanf(ln + 6 + 2 * i, "%2x", &x);
+					bytes[i] = (unsigned char)x;
+				}
+				arm_stack = b64(bytes, nb);
+				free(bytes);
+			}
+		}
+		if (uo)
+			fclose(uo);
+	}
+	/* an object that pmurec did not retain, and said why */
+	fprintf(maps, "{\"type\":\"map\",\"t_ns\":1000,\"inc\":\"hot\",\"pid\":1,\"tid\":1,\"start\":\"0x30000\",\"end\":\"0x40000\","
+		      "\"pgoff\":\"0x0\",\"path\":\"/nowhere/gone.so\",\"build_id\":\"00ff00ff00ff00ff00ff00ff00ff00ff00ff00ff\","
+		      "\"origin\":\"proc-maps\"}\n");
+	fprintf(maps, "{\"type\":\"unretained\",\"build_id\":\"00ff00ff00ff00ff00ff00ff00ff00ff00ff00ff\","
+		      "\"path\":\"/nowhere/gone.so\",\"reason\":\"test: over the size limit\"}\n");
+	/* a JIT's /tmp/perf-PID.map, retained */
+	fprintf(maps, "{\"type\":\"map\",\"t_ns\":1000,\"inc\":\"jit\",\"pid\":4242,\"tid\":4242,\"start\":\"0x10000\","
+		      "\"end\":\"0x20000\",\"pgoff\":\"0x0\",\"path\":\"/nowhere/jit\",\"build_id_reason\":\"test\","
+		      "\"origin\":\"proc-maps\"}\n");
+	fprintf(maps, "{\"type\":\"retained\",\"kind\":\"jit-map\",\"path\":\"/tmp/perf-4242.map\","
+		      "\"file\":\"collectors/sampling/perf-4242.map\"}\n");
 	fclose(maps);
+	sh("printf '7f1000001040 20 LazyCompile:foo bar.js:3\\n7f1000001000 40 jitted_add\\n' >%s/data/collectors/sampling/perf-4242.map",
+	   bundle);
 	b.rootfd = open(bundle, O_RDONLY | O_DIRECTORY);
 
 	elf_sym(hot, "hot_loop", &v, &size);
@@ -478,6 +544,17 @@ int main(void)
 	   "a map without build-id: its build_id_reason");
 	one_frame(s, "hot", 0x8, &f[0]);
 	ok(f[0].status == PMU_FRAME_UNMAPPED && f[0].why && !f[0].func, "an address in no map: unmapped (%s)", f[0].why);
+	one_frame(s, "hot", 0x30010, &f[0]);
+	is_str(f[0].why, "binary not found (build-id 00ff00ff00ff00ff00ff00ff00ff00ff00ff00ff; not retained: test: over the size limit)",
+	       "an object not found and not retained: the unretained record's reason");
+	one_frame(s, "jit", 0x7f1000001010ull, &f[0]);
+	ok(f[0].status == PMU_FRAME_OK && f[0].func && !strcmp(f[0].func, "jitted_add") && f[0].object &&
+		   !strcmp(f[0].object, "/tmp/perf-4242.map"),
+	   "a JIT address: named from the retained perf-PID.map");
+	one_frame(s, "jit", 0x7f1000001050ull, &f[0]);
+	is_str(f[0].func, "LazyCompile:foo bar.js:3", "a JIT name with spaces");
+	one_frame(s, "jit", 0x7f1000001060ull, &f[0]);
+	ok(f[0].status == PMU_FRAME_UNMAPPED, "past the JIT map's last symbol: unmapped");
 	one_frame(s, "nosuchinc", a, &f[0]);
 	ok(f[0].status == PMU_FRAME_UNMAPPED, "an incarnation without maps: unmapped");
 	n = pmu_sym_frames(s, "hot", 2000, 0xffffffff81000150ull, false, true, f, 8);
@@ -533,6 +610,24 @@ int main(void)
 		skip("unwinding");
 		skip("unwinding");
 	}
+	if (arm_regs && arm_stack) {
+		uint64_t pcs[64];
+		char why[256] = "", got[512] = "";
+		size_t np = pmu_sym_unwind(s, "arm64", 2000, "aarch64", (1ull << 33) - 1, arm_regs, arm_stack, pcs, 64, why,
+					   sizeof(why));
+
+		for (size_t i = 0; i < np; i++) {
+			struct pmu_frame uf[8];
+			size_t k = pmu_sym_frames(s, "arm64", 2000, pcs[i], i > 0, false, uf, 8);
+			size_t l = strlen(got);
+
+			snprintf(got + l, sizeof(got) - l, "%s%s", i ? " <- " : "", uf[k - 1].func ? uf[k - 1].func : "?");
+		}
+		ok(!strncmp(got, "capture <- level2 <- level1 <- main", 35),
+		   "aarch64 (qemu-aarch64, no frame pointers): %s%s%s", got, why[0] ? "; " : "", why);
+	} else {
+		skip("no aarch64-linux-gnu-gcc or qemu-aarch64: aarch64 unwinding not tested");
+	}
 	(void)xn, (void)nn;
 
 	/* ---- numbers: distinct addresses resolved per second ---- */
@@ -546,13 +641,22 @@ int main(void)
 
 		elf_sym(lib, "lib_work", &v, &size);
 		base = runtime(xm, nx, hot, 0x1000);
+		/* every byte of the first 0x800 of the text: distinct, cold */
 		clock_gettime(CLOCK_MONOTONIC, &t0);
-		for (int i = 0; i < 2; i++)
-			for (uint64_t o = 0; o < 0x500; o++, cnt++)
+		for (uint64_t o = 0; o < 0x800; o++, cnt++)
+			pmu_sym_frames(s, "hot", 2000, base + o, o & 1, false, f, 8);
+		clock_gettime(CLOCK_MONOTONIC, &t1);
+		sec = (double)(t1.tv_sec - t0.tv_sec) + (double)(t1.tv_nsec - t0.tv_nsec) / 1e9;
+		printf("# %zu distinct addresses resolved in %.4f s: %.0f/s\n", cnt, sec, (double)cnt / sec);
+		/* the same again, a million times: cached */
+		cnt = 0;
+		clock_gettime(CLOCK_MONOTONIC, &t0);
+		for (int i = 0; i < 500; i++)
+			for (uint64_t o = 0; o < 0x800; o++, cnt++)
 				pmu_sym_frames(s, "hot", 2000, base + o, o & 1, false, f, 8);
 		clock_gettime(CLOCK_MONOTONIC, &t1);
 		sec = (double)(t1.tv_sec - t0.tv_sec) + (double)(t1.tv_nsec - t0.tv_nsec) / 1e9;
-		printf("# %zu lookups (half of them cached) in %.4f s: %.0f/s\n", cnt, sec, (double)cnt / sec);
+		printf("# %zu cached lookups in %.4f s: %.0f/s\n", cnt, sec, (double)cnt / sec);
 		st = fopen("/proc/self/status", "r");
 		while (st && fgets(line, sizeof(line), st))
 			if (!strncmp(line, "VmHWM", 5))
@@ -609,6 +713,8 @@ int main(void)
 	close(b.rootfd);
 	free(regs);
 	free(stack);
+	free(arm_regs);
+	free(arm_stack);
 	sh("rm -rf %s", tmp);
 	return done_testing();
 }
