@@ -341,7 +341,7 @@ FUZZ_BIN := $(FUZZ_SRC:tests/fuzz/%.c=$(BUILD)/fuzz/%)
 $(BUILD)/fuzz/%: tests/fuzz/%.c $(LIB_SRC) $(wildcard lib/*.h lib/*.def)
 	$(call msg,FUZZ,$@)
 	@mkdir -p $(dir $@)
-	$(Q)clang -std=gnu11 -D_GNU_SOURCE -g -O1 -Ilib $(PKG_CFLAGS) -DPMU_VERSION='"$(VERSION)"' \
+	$(Q)clang -std=gnu11 -D_GNU_SOURCE -g -O1 -Ilib -Ibackends $(PKG_CFLAGS) -DPMU_VERSION='"$(VERSION)"' \
 		-DPMU_REVISION='"$(REVISION)"' -DPMU_BUILD_FLAGS='"fuzz"' \
 		-fsanitize=fuzzer,address,undefined -o $@ $< $(LIB_SRC) $(LIBS)
 fuzz: deps

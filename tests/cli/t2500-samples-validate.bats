@@ -1,0 +1,220 @@
+#!/usr/bin/env bats
+# The validator on the sampling collector's files (spec 1.6, bundle-spec
+# section 22): samples.jsonl, maps.jsonl, perf.data, retained files.  Each
+# edit starts from `mkfixture sampled` and is re-bagged, so only the rule
+# under test can fire.
+
+load helpers
+
+SAMPLES=collectors/sampling/samples.jsonl
+MAPS=collectors/sampling/maps.jsonl
+
+# edit BUNDLE PYTHON: run a Python snippet with `d` = path of data/, then re-bag
+edit() {
+	$PY - "$1/data" <<<"import json, sys, os
+d = sys.argv[1]
+def load(n): return json.load(open(os.path.join(d, n)))
+def save(n, o): open(os.path.join(d, n), 'w').write(json.dumps(o, indent=2) + '\n')
+def records(n): return [json.loads(l) for l in open(os.path.join(d, n))]
+def put_records(n, rs): open(os.path.join(d, n), 'w').write(''.join(json.dumps(r, separators=(',', ':')) + '\n' for r in rs))
+def at(rs, **m): return [k for k, r in enumerate(rs) if all(r.get(a) == b for a, b in m.items())][0]
+$2"
+	rebag "$1"
+}
+
+verdict() {
+	run pmuvalidate --json "$1"
+	echo "$output" >"$BATS_TEST_TMPDIR/r.json"
+	ids "$BATS_TEST_TMPDIR/r.json"
+}
+
+# samples_case EDIT: the sampled fixture with R, the samples stream's
+# records, edited by the Python statements EDIT; prints the verdict
+samples_case() {
+	b=$(mk "b$RANDOM" sampled)
+	edit "$b" "R = records('$SAMPLES')
+$1
+put_records('$SAMPLES', R)"
+	verdict "$b"
+}
+
+maps_case() {
+	b=$(mk "b$RANDOM" sampled)
+	edit "$b" "R = records('$MAPS')
+$1
+put_records('$MAPS', R)"
+	verdict "$b"
+}
+
+@test "the sampled fixture is valid, and --json lists the new checks as evaluated" {
+	b=$(mk b sampled)
+	run pmuvalidate --json "$b"
+	assert_success
+	for id in SAMPLES-SHAPE SAMPLES-SUMMARY MAPS-SHAPE BUILD-ID RETAINED PERF-DATA; do
+		$PY -c 'import json, sys
+b = json.loads(sys.argv[1])["bundles"][0]
+sys.exit(0 if sys.argv[2] in b["evaluated"] else 1)' "$output" "$id" || fail "$id is not evaluated"
+	done
+}
+
+@test "pmuvalidate --list-checks names the new checks" {
+	run pmuvalidate --list-checks
+	assert_success
+	for id in SAMPLES-SHAPE SAMPLES-SUMMARY MAPS-SHAPE BUILD-ID RETAINED PERF-DATA; do
+		assert_line --regexp "^$id "
+	done
+}
+
+@test "each new check fails on its committed mutation, and on nothing else" {
+	for id in SAMPLES-SHAPE SAMPLES-SUMMARY MAPS-SHAPE BUILD-ID RETAINED PERF-DATA; do
+		f=$BATS_TEST_DIRNAME/../../fixtures/invalid/$id/bundle
+		[ -d "$f" ] || fail "no fixture $f"
+		run verdict "$f"
+		[ "$output" = "$id" ] || fail "fixtures/invalid/$id: error checks {$output}"
+	done
+}
+
+@test "the fixture's perf.data is read by perf script: its samples are the stream's" {
+	command -v perf >/dev/null || skip "perf (Debian linux-perf) is not installed"
+	b=$(mk b sampled)
+	run perf script -i "$b/data/collectors/sampling/perf.data"
+	assert_success
+	n=$(grep -c 'cpu-clock:' <<<"$output")
+	want=$(grep -c '"type":"sample"' "$b/data/$SAMPLES")
+	[ "$n" -eq "$want" ] || fail "perf script lists $n samples, the stream has $want"
+}
+
+@test "PERF-DATA: samples without perf.data are refused" {
+	b=$(mk b sampled)
+	rm "$b/data/collectors/sampling/perf.data"
+	rebag "$b"
+	run verdict "$b"
+	assert_output PERF-DATA
+}
+
+@test "PERF-DATA: perf.data whose SAMPLE count is not the stream's is refused" {
+	run samples_case "R.pop(at(R, type='sample', t_ns=1005000000)); R[-1]['samples'] -= 1"
+	assert_output PERF-DATA
+}
+
+@test "PERF-DATA: perf.data without a samples stream is refused" {
+	b=$(mk b sampled)
+	rm "$b/data/$SAMPLES"
+	rebag "$b"
+	run verdict "$b"
+	assert_output PERF-DATA
+}
+
+@test "LOSS: lost records and a throttle make the bundle invalid" {
+	b="$BATS_TEST_TMPDIR/loss"
+	mkfixture sampled "$b" --loss
+	run verdict "$b"
+	assert_output LOSS
+	run pmuvalidate "$b"
+	assert_failure
+	assert_output --partial "12 sampling records lost on cpu 1"
+	assert_output --partial "the kernel throttled sampling on cpu 1"
+}
+
+@test "LOSS: with tolerate_loss the loss is a warning, and the bundle is valid" {
+	b="$BATS_TEST_TMPDIR/tol"
+	mkfixture sampled "$b" --loss --tolerate-loss
+	run pmuvalidate --json "$b"
+	assert_success
+	$PY -c 'import json, sys
+b = json.loads(sys.argv[1])["bundles"][0]
+w = [f for f in b["findings"] if f["check"] == "LOSS"]
+assert len(w) == 2 and all(f["severity"] == "warning" for f in w), w' "$output"
+}
+
+@test "SAMPLES-SHAPE: an address in upper case is refused" {
+	run samples_case "R[at(R, type='sample', t_ns=1005000000)]['chain'] = '0x55d0c4a01234 0x55D0C4A013A8 0x7f3a1c029d90'"
+	assert_output SAMPLES-SHAPE
+}
+
+@test "SAMPLES-SHAPE: a sample before the config is refused" {
+	run samples_case "c = R.pop(1); R.insert(2, c)"
+	assert_output SAMPLES-SHAPE
+}
+
+@test "SAMPLES-SHAPE: a stream without its summary is refused" {
+	run samples_case "R.pop()"
+	assert_output SAMPLES-SHAPE
+}
+
+@test "SAMPLES-SHAPE: a sample after the ksym records is refused" {
+	run samples_case "s = R.pop(at(R, type='sample', t_ns=1005000000)); R.insert(len(R) - 1, s); s['t_ns'] = 1190000000"
+	assert_output SAMPLES-SHAPE
+}
+
+@test "SAMPLES-SHAPE: a kernel frame beyond kframes is refused" {
+	run samples_case "R[at(R, kframes=2)]['kframes'] = 1"
+	assert_output SAMPLES-SHAPE
+}
+
+@test "SAMPLES-SUMMARY: lost_records that are not the loss records' sum are refused" {
+	run samples_case "R[-1]['lost_records'] = 3"
+	assert_output SAMPLES-SUMMARY
+}
+
+@test "ATTRIBUTION: a sample of a pid that is not its incarnation's is refused" {
+	run samples_case "R[at(R, type='sample', t_ns=1005000000)]['pid'] = 7001"
+	assert_output ATTRIBUTION
+}
+
+@test "ATTRIBUTION: a map of an incarnation before it began is refused" {
+	run maps_case "R[at(R, type='map', inc='i2', path='[vdso]')]['t_ns'] = 1001900000; R.insert(6, R.pop(at(R, type='map', inc='i2', path='[vdso]')))"
+	assert_output ATTRIBUTION
+}
+
+@test "TIME-ORDER: samples out of time order are refused" {
+	run samples_case "R[at(R, type='sample', t_ns=1005000000)]['t_ns'] = 1009000000"
+	assert_output TIME-ORDER
+}
+
+@test "BUILD-ID: a build-id of an odd number of digits is refused" {
+	run maps_case "R[at(R, type='map', inc='i2', path='/usr/lib/x86_64-linux-gnu/libc.so.6')]['build_id'] = 'abc'"
+	assert_output BUILD-ID
+}
+
+@test "BUILD-ID: a retained binary whose build-id no map has is refused" {
+	run maps_case "for r in R:
+    if r.get('path') == '/work/build/hot' and r['type'] == 'map': r['build_id'] = '00112233445566778899aabbccddeeff00112233'"
+	assert_output BUILD-ID
+}
+
+@test "RETAINED: a file under data/build-id/ that no retained record names is refused" {
+	b=$(mk b sampled)
+	mkdir -p "$b/data/build-id/ab"
+	printf 'x' >"$b/data/build-id/ab/cdef"
+	rebag "$b"
+	run verdict "$b"
+	assert_output RETAINED
+}
+
+@test "RETAINED: a retained record whose file is missing is refused" {
+	b=$(mk b sampled)
+	rm "$b/data/collectors/sampling/perf-7000.map"
+	rebag "$b"
+	run verdict "$b"
+	assert_output RETAINED
+}
+
+@test "FILE-UNKNOWN: the sampling files in a spec 1.5 bundle are refused" {
+	b=$(mk b sampled)
+	for f in $(grep -rl '"spec"' "$b/data"); do sed -i 's/"spec": *"1.6"/"spec": "1.5"/; s/"spec":"1.6"/"spec":"1.5"/' "$f"; done
+	sed -i 's/^PMU-Spec-Version: 1.6/PMU-Spec-Version: 1.5/' "$b/bag-info.txt"
+	rebag "$b"
+	run pmuvalidate "$b"
+	assert_failure
+	assert_output --partial "FILE-UNKNOWN       data/build-id/3f/"
+	assert_output --partial "FILE-UNKNOWN       data/collectors/sampling/perf.data"
+}
+
+@test "FILE-UNKNOWN: a samples stream under another collector is refused" {
+	b=$(mk b multiproc)
+	cp "$b/data/collectors/syscalls/events.jsonl" "$b/data/collectors/syscalls/samples.jsonl"
+	rebag "$b"
+	run verdict "$b"
+	assert_output FILE-UNKNOWN
+}
