@@ -1173,6 +1173,8 @@ static void flame_graph(FILE *f, json_t *rep, json_t *fl)
 	}
 	fputs("<p class=\"mut\" id=\"flamegraph-legend\">", f);
 	textf(f, "%lld samples of %s", (long long)iget(fl, "samples"), sget(fl, "event"));
+	if (iget(json_object_get(rep, "repetitions"), "n") > 1)
+		fputs(" in repetition 1", f);
 	if (iget(fl, "freq_hz"))
 		textf(f, " at %lld Hz", (long long)iget(fl, "freq_hz"));
 	else if (iget(fl, "period"))
