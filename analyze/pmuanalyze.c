@@ -1557,6 +1557,7 @@ int main(int argc, char **argv)
 	} else {
 		print_compare(report);
 	}
+	fflush(stdout);  /* the report before an export to /dev/stdout */
 	if (nb == 1 && (exq.folded || exq.speedscope || exq.pprof || html) &&
 	    an_exports(prof, &exq, html ? &flame : NULL))
 		code = AN_EXIT_USAGE;
