@@ -1156,7 +1156,7 @@ static void flame_graph(FILE *f, json_t *rep, json_t *fl)
 		esc(f, json_object_get(fl, "reason") ? sget(fl, "reason") : "the bundle has no samples");
 		json_array_foreach(json_object_get(rep, "collectors"), i, c)
 			if (!strcmp(sget(c, "name"), "sampling") && strcmp(sget(c, "status"), "ok")) {
-				fputs(" (the sampling collector: ", f);
+				fputs(" (the sampling collector's status: ", f);
 				esc(f, sget(c, "status"));
 				if (*opt(c, "reason")) {
 					fputs(", ", f);
