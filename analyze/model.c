@@ -1579,7 +1579,9 @@ static void dominant_profile(json_t *dom, json_t *prof)
 	json_t *inc, *sc, *top, *acct = json_object_get(prof, "accounting");
 	char st[3200], fl[600] = "", hedge[300] = "";
 	double lo, hi, sh;
-	json_int_t k, lost, thr;
+	json_int_t k, lost, lsamp, thr;
+	char pm[32];
+	bool named;
 
 	if (!dom || strcmp(sget(prof, "status"), "ok") || !(sc = profile_scope(dom, prof, &name, &inc)) ||
 	    !(top = json_array_get(json_object_get(sc, "self"), 0)))
@@ -1588,8 +1590,8 @@ static void dominant_profile(json_t *dom, json_t *prof)
 	sh = json_real_value(json_object_get(top, "share_percent"));
 	lo = json_real_value(json_object_get(top, "ci_low_percent"));
 	hi = json_real_value(json_object_get(top, "ci_high_percent"));
-	lost = json_integer_value(json_object_get(acct, "lost_records")) +
-	       json_integer_value(json_object_get(acct, "lost_samples"));
+	lost = json_integer_value(json_object_get(acct, "lost_records"));
+	lsamp = json_integer_value(json_object_get(acct, "lost_samples"));
 	thr = json_integer_value(json_object_get(acct, "throttles"));
 	if (json_object_get(top, "file"))
 		snprintf(fl, sizeof(fl), " (%s:%lld)", strrchr(sget(top, "file"), '/') ? strrchr(sget(top, "file"), '/') + 1
@@ -1599,15 +1601,24 @@ static void dominant_profile(json_t *dom, json_t *prof)
 		snprintf(fl, sizeof(fl), " (%s)", sget(top, "reason"));
 	if (k < AN_PROF_FEW)
 		snprintf(hedge, sizeof(hedge), "only %lld samples: a rough share", (long long)k);
-	if (lost || thr) {
+	if (lost || lsamp || thr) {
 		size_t l = strlen(hedge);
 
-		snprintf(hedge + l, sizeof(hedge) - l, "%s%lld samples lost and %lld throttles in the recording: the "
-			 "shares may be skewed", l ? "; " : "", (long long)lost, (long long)thr);
+		snprintf(hedge + l, sizeof(hedge) - l, "%s%lld records lost, %lld samples lost and %lld throttles in the "
+			 "recording: the shares may be skewed", l ? "; " : "", (long long)lost, (long long)lsamp,
+			 (long long)thr);
 	}
-	snprintf(st, sizeof(st), "%s; within %s%s, %.0f%% ± %.0f%% of its %lld samples in `%s`%s%s%s%s",
-		 sget(dom, "statement"), name, inc && sc == inc ? " (that process)" : "", sh, (hi - lo) / 2, (long long)k,
-		 sget(top, "function"), fl, hedge[0] ? " (" : "", hedge, hedge[0] ? ")" : "");
+	/* a half-width under 1 point keeps its first decimal: never "± 0%" */
+	if ((hi - lo) / 2 < 1)
+		snprintf(pm, sizeof(pm), "%.1f", (hi - lo) / 2);
+	else
+		snprintf(pm, sizeof(pm), "%.0f", (hi - lo) / 2);
+	named = !strcmp(sget(top, "status"), "ok") || (!strcmp(sget(top, "status"), "kernel") &&
+						       json_is_string(json_object_get(top, "symbol")));
+	snprintf(st, sizeof(st), "%s; within %s%s, %.0f%% ± %s%% of its %lld samples %s `%s`%s%s%s%s",
+		 sget(dom, "statement"), name, inc && sc == inc ? " (that process)" : "", sh, pm, (long long)k,
+		 named ? "in" : "in frames that could not be symbolized:", sget(top, "function"), fl,
+		 hedge[0] ? " (" : "", hedge, hedge[0] ? ")" : "");
 	json_object_set_new(dom, "statement", pmu_json_text(st));
 	json_object_set_new(dom, "profile",
 			    json_pack("{s:o,s:O,s:O?,s:O?,s:O?,s:I,s:I,s:f,s:f,s:f,s:b,s:o}", "program",

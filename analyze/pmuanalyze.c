@@ -699,6 +699,8 @@ static void print_profile(json_t *rep)
 	if (json_object_get(p, "symbolizer_reason"))
 		printf("  %s\n", sget(p, "symbolizer_reason"));
 	json_array_foreach(json_object_get(p, "unsymbolized"), i, x) {
+		if (!strcmp(sget(x, "status"), "unmapped") && json_integer_value(json_object_get(a, "lost_records")))
+			printf("  (records lost from the ring may have held the maps of the unmapped addresses below)\n");
 		printf("  not symbolized: %lld samples through ", (long long)json_integer_value(json_object_get(x, "samples_through")));
 		put_text(sget(x, "function"));
 		printf(" (%lld innermost): ", (long long)json_integer_value(json_object_get(x, "self_samples")));

@@ -194,20 +194,25 @@ static bool jint(const struct pmu_jrec *r, const char *k, uint64_t *v)
  * is not one */
 static bool hex_at(const char *s, size_t n, uint64_t *v)
 {
+	/* the value of a hex digit, 0xff for any other byte */
+	static unsigned char hexv[256];
+	static bool init;
 	uint64_t x = 0;
 
+	if (!init) {
+		memset(hexv, 0xff, sizeof(hexv));
+		for (int c = 0; c < 10; c++)
+			hexv['0' + c] = (unsigned char)c;
+		for (int c = 0; c < 6; c++)
+			hexv['a' + c] = hexv['A' + c] = (unsigned char)(10 + c);
+		init = true;
+	}
 	if (n < 3 || n > 18 || s[0] != '0' || s[1] != 'x')
 		return false;
 	for (size_t i = 2; i < n; i++) {
-		unsigned c = (unsigned char)s[i], d;
+		unsigned d = hexv[(unsigned char)s[i]];
 
-		if (c >= '0' && c <= '9')
-			d = c - '0';
-		else if (c >= 'a' && c <= 'f')
-			d = c - 'a' + 10;
-		else if (c >= 'A' && c <= 'F')
-			d = c - 'A' + 10;
-		else
+		if (d > 15)
 			return false;
 		x = x << 4 | d;
 	}
@@ -453,8 +458,9 @@ static long parse_chain(const char *s, size_t n, uint64_t *a, size_t max, bool *
 	while (i < n) {
 		size_t j = i;
 
-		while (j < n && s[j] != ' ')
-			j++;
+		const char *sp = memchr(s + i, ' ', n - i);
+
+		j = sp ? (size_t)(sp - s) : n;
 		if (k < max) {
 			if (!hex_at(s + i, j - i, &a[k]))
 				return -1;
@@ -469,17 +475,62 @@ static long parse_chain(const char *s, size_t n, uint64_t *a, size_t max, bool *
 
 static int on_sample(struct an_prof *p, const struct pmu_jrec *r, uint64_t *a)
 {
-	const struct pmu_jfield *fi = pmu_jrec_get(r, "inc"), *fc = pmu_jrec_get(r, "chain"),
-				*fip = pmu_jrec_get(r, "ip"), *fk = pmu_jrec_get(r, "kernel_ip"),
-				*fcut = pmu_jrec_get(r, "chain_cut"), *freg = pmu_jrec_get(r, "regs"),
-				*fst = pmu_jrec_get(r, "stack");
+	const struct pmu_jfield *fi = NULL, *fc = NULL, *fip = NULL, *fk = NULL, *fcut = NULL, *freg = NULL, *fst = NULL,
+				*ft = NULL, *fper = NULL, *fkf = NULL;
 	uint64_t t = 0, period = 0, kf = 0, ip;
 	long inc, n;
-	bool cut = fcut && fcut->type == PMU_JV_BOOL && fcut->b;
+	bool cut;
 
+	/* one pass over the members (a million samples are read at once) */
+	for (int i = 0; i < r->n; i++) {
+		const struct pmu_jfield *f = &r->f[i];
+
+#define KEY(lit) (f->klen == sizeof(lit) - 1 && !memcmp(f->key, lit, sizeof(lit) - 1))
+		switch (f->key[0]) {
+		case 'i':
+			if (KEY("inc"))
+				fi = f;
+			else if (KEY("ip"))
+				fip = f;
+			break;
+		case 'c':
+			if (KEY("chain"))
+				fc = f;
+			else if (KEY("chain_cut"))
+				fcut = f;
+			break;
+		case 'k':
+			if (KEY("kernel_ip"))
+				fk = f;
+			else if (KEY("kframes"))
+				fkf = f;
+			break;
+		case 't':
+			if (KEY("t_ns"))
+				ft = f;
+			break;
+		case 'p':
+			if (KEY("period"))
+				fper = f;
+			break;
+		case 'r':
+			if (KEY("regs"))
+				freg = f;
+			break;
+		case 's':
+			if (KEY("stack"))
+				fst = f;
+			break;
+		}
+#undef KEY
+	}
+	cut = fcut && fcut->type == PMU_JV_BOOL && fcut->b;
+	if (ft && ft->type == PMU_JV_INT && !ft->overflow && ft->i >= 0)
+		t = (uint64_t)ft->i;
+	else
+		ft = NULL;
 	p->recs_samples++;
-	if (!fi || fi->type != PMU_JV_STR || !fip || fip->type != PMU_JV_STR || !hex_at(fip->s, fip->slen, &ip) ||
-	    !jint(r, "t_ns", &t)) {
+	if (!fi || fi->type != PMU_JV_STR || !fip || fip->type != PMU_JV_STR || !hex_at(fip->s, fip->slen, &ip) || !ft) {
 		p->malformed++;
 		return 0;
 	}
@@ -488,7 +539,9 @@ static int on_sample(struct an_prof *p, const struct pmu_jrec *r, uint64_t *a)
 		p->unknown_inc++;
 		return 0;
 	}
-	if (!jint(r, "period", &period))
+	if (fper && fper->type == PMU_JV_INT && !fper->overflow && fper->i >= 0)
+		period = (uint64_t)fper->i;
+	else
 		period = p->info.period;
 	if (fc && fc->type == PMU_JV_STR) {
 		n = parse_chain(fc->s, fc->slen, a, PROF_MAX_CHAIN, &cut);
@@ -496,7 +549,8 @@ static int on_sample(struct an_prof *p, const struct pmu_jrec *r, uint64_t *a)
 			p->malformed++;
 			return 0;
 		}
-		jint(r, "kframes", &kf);
+		if (fkf && fkf->type == PMU_JV_INT && !fkf->overflow && fkf->i >= 0)
+			kf = (uint64_t)fkf->i;
 		if (kf > (uint64_t)n)
 			kf = (uint64_t)n;
 	} else {

@@ -25,6 +25,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <gelf.h>
+#include <stddef.h>
 #include <libiberty/demangle.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -91,6 +92,7 @@ struct sym_inc {
 	struct sym_map *maps;      /* in stream order (non-decreasing t_ns) */
 	size_t nmaps, capmaps;
 	struct sym_unw *unw;
+	uint64_t unw_used;         /* when unw was last used (s->unw_clock) */
 	bool unw_failed;
 	char unw_why[160];
 };
@@ -110,8 +112,18 @@ struct sym_cent {              /* address cache entry */
 struct sym_str {               /* interned string */
 	struct sym_str *next;
 	size_t len;
+	/* what the string names, so that looking it up is the interning's
+	 * hash: the incarnation (index + 1), the object by build-id or, without
+	 * one, by path.  Cohorts have thousands of incarnations. */
+	size_t inc;
+	struct sym_obj *obj_bid, *obj_path;
 	char s[];
 };
+
+static struct sym_str *str_node(const char *interned)
+{
+	return (struct sym_str *)(void *)(interned - offsetof(struct sym_str, s));
+}
 
 struct pmu_sym {
 	const struct pmu_bundle *b;
@@ -135,7 +147,14 @@ struct pmu_sym {
 	struct sym_jitmap *jits;
 	size_t njit, capjit;
 	int rep;
+	size_t nunw;               /* live unwinding Dwfls */
+	uint64_t unw_clock;
 };
+
+/* Unwinding Dwfls kept at most: one per incarnation would make memory
+ * grow with the cohort; samples come in time order, so an incarnation's
+ * are near each other and the least recently used can go. */
+#define SYM_UNW_MAX 64
 
 /* ---- small helpers --------------------------------------------------- */
 
@@ -200,7 +219,7 @@ static const char *intern_n(struct pmu_sym *s, const char *str, size_t len)
 	for (e = s->strs[i]; e; e = e->next)
 		if (e->len == len && !memcmp(e->s, str, len))
 			return e->s;
-	e = malloc(sizeof(*e) + len + 1);
+	e = calloc(1, sizeof(*e) + len + 1);
 	if (!e)
 		return NULL;
 	e->len = len;
@@ -517,14 +536,11 @@ static void obj_resolve(struct pmu_sym *s, struct sym_obj *o)
 
 static struct sym_obj *obj_get(struct pmu_sym *s, const char *bid, const char *path, const char *nobid_why)
 {
-	struct sym_obj *o;
+	struct sym_str *key = str_node(bid ? bid : path);
+	struct sym_obj *o = bid ? key->obj_bid : key->obj_path;
 
-	/* objects are few (tens): a linear search, by interned pointer */
-	for (size_t i = 0; i < s->nobj; i++) {
-		o = s->objs[i];
-		if (bid ? o->build_id == bid : !o->build_id && o->path == path)
-			return o;
-	}
+	if (o)
+		return o;
 	if (grow((void **)&s->objs, &s->capobj, s->nobj + 1, sizeof(*s->objs)))
 		return NULL;
 	o = calloc(1, sizeof(*o));
@@ -536,6 +552,10 @@ static struct sym_obj *obj_get(struct pmu_sym *s, const char *bid, const char *p
 	o->fd = -1;
 	o->s = s;
 	s->objs[s->nobj++] = o;
+	if (bid)
+		key->obj_bid = o;
+	else
+		key->obj_path = o;
 	return o;
 }
 
@@ -568,15 +588,19 @@ static uint64_t obj_vaddr(const struct sym_obj *o, uint64_t off)
 
 static struct sym_inc *inc_get(struct pmu_sym *s, const char *id, bool add)
 {
-	/* interned ids compare by pointer; incarnations are few per bundle */
-	for (size_t i = 0; i < s->ninc; i++)
-		if (s->incs[i].id == id)
-			return &s->incs[i];
+	struct sym_str *key;
+
+	if (!id)
+		return NULL;
+	key = str_node(id);
+	if (key->inc)
+		return &s->incs[key->inc - 1];
 	if (!add || grow((void **)&s->incs, &s->capinc, s->ninc + 1, sizeof(*s->incs)))
 		return NULL;
 	memset(&s->incs[s->ninc], 0, sizeof(s->incs[0]));
 	s->incs[s->ninc].id = id;
-	return &s->incs[s->ninc++];
+	key->inc = ++s->ninc;
+	return &s->incs[s->ninc - 1];
 }
 
 static int add_map(struct pmu_sym *s, const struct pmu_jrec *r)
@@ -690,9 +714,10 @@ static void unretained(struct pmu_sym *s, const struct pmu_jrec *r)
 {
 	const char *bid = jstr(s, r, "build_id"), *why = jstr(s, r, "reason");
 
-	for (size_t i = 0; bid && why && i < s->nobj; i++)
-		if (s->objs[i]->build_id == bid && !s->objs[i]->unret_why)
-			s->objs[i]->unret_why = why;
+	struct sym_obj *o = bid ? str_node(bid)->obj_bid : NULL;
+
+	if (o && why && !o->unret_why)
+		o->unret_why = why;
 }
 
 static int read_maps(struct pmu_sym *s, int rep)
@@ -827,6 +852,18 @@ static const struct sym_map *map_find(const struct sym_inc *ic, uint64_t t, uint
 			early = m;
 	}
 	return early;
+}
+
+/* Why an address of ic at t is in no map: more than "no map" where the
+ * time says it (a sample of the process before its exec, whose maps were
+ * recorded from the exec on). */
+static const char *unmapped_why(const struct sym_inc *ic, uint64_t t)
+{
+	if (!ic)
+		return "the incarnation has no recorded map";
+	if (ic->nmaps && ic->maps[0].t > t)
+		return "address in no recorded map: the sample precedes the incarnation's first map (before its exec?)";
+	return "address in no recorded map";
 }
 
 /* ---- kernel ----------------------------------------------------------- */
@@ -1078,7 +1115,7 @@ size_t pmu_sym_frames(struct pmu_sym *s, const char *inc, uint64_t t, uint64_t a
 			f.rel = addr - js->start;
 			return one(out, max, &f);
 		}
-		f.why = s->nomaps_why ? s->nomaps_why : "address in no recorded map";
+		f.why = s->nomaps_why ? s->nomaps_why : unmapped_why(ic, t);
 		return one(out, max, &f);
 	}
 	o = m->obj;
@@ -1251,8 +1288,21 @@ static struct sym_unw *unw_get(struct pmu_sym *s, struct sym_inc *ic)
 	struct sym_unw *u;
 	size_t reported = 0;
 
+	ic->unw_used = ++s->unw_clock;
 	if (ic->unw || ic->unw_failed)
 		return ic->unw;
+	if (s->nunw >= SYM_UNW_MAX) {
+		struct sym_inc *lru = NULL;
+
+		for (size_t i = 0; i < s->ninc; i++)
+			if (s->incs[i].unw && (!lru || s->incs[i].unw_used < lru->unw_used))
+				lru = &s->incs[i];
+		if (lru) {
+			unw_free(lru->unw);
+			lru->unw = NULL;
+			s->nunw--;
+		}
+	}
 	u = calloc(1, sizeof(*u));
 	if (!u || !(u->dwfl = dwfl_begin(&sym_callbacks))) {
 		free(u);
@@ -1294,6 +1344,7 @@ static struct sym_unw *unw_get(struct pmu_sym *s, struct sym_inc *ic)
 		return NULL;
 	}
 	ic->unw = u;
+	s->nunw++;
 	return u;
 }
 

@@ -244,3 +244,18 @@ print(p["config"]["call_graph"], h["self"][0]["function"],
       any(r["function"] == "main" for r in h["inclusive"]))' "$T/d.json"
 	assert_output "dwarf hot_loop ['run'] True"
 }
+
+@test "loss: a tiny ring at a high rate (--allow-loss): the loss is stated with numbers and the dominant cost is hedged" {
+	run pmurec --mode full -F 20000 --sample-ring-kb 8 --allow-loss -o "$T/l.bundle" -- "$PMU_BUILD/hot" 300
+	sampled "$T/l.bundle"
+	lost=$($PY -c 'import json,sys
+s = [json.loads(l) for l in open(sys.argv[1]) if "\"summary\"" in l][0]
+print(s["lost_records"] + s["lost_samples"] + s["throttles"])' "$T/l.bundle/data/collectors/sampling/samples.jsonl")
+	[ "$lost" -gt 0 ] || skip "the ring kept up at 20 kHz: no loss to report"
+	pmuanalyze --json "$T/l.bundle" >"$T/l.json"
+	run q "$T/l.json" 'p["accounting"]["lost_records"] + p["accounting"]["lost_samples"] + p["accounting"]["throttles"], "the shares may be skewed" in d["dominant_cost"]["profile"]["hedge"]'
+	assert_output "($lost, True)"
+	run pmuanalyze "$T/l.bundle"
+	assert_line --regexp '^  accounted: [0-9]+ samples of the cohort, [0-9]+ unattributed .*, [0-9]+ lost \(ring full\), [0-9]+ lost samples, [0-9]+ throttles'
+	assert_line --regexp '^dominant cost: .*within hot, .*\([0-9]+ records lost, [0-9]+ samples lost and [0-9]+ throttles in the recording: the shares may be skewed\)$'
+}

@@ -361,6 +361,15 @@ int main(void)
 	 * call_graph dwarf sample has them (perf's x86_64 register order) */
 	npid = start(nofp);
 	nn = record_maps(npid, "nofp", xn, 32);
+	/* 70 more incarnations with that address space: more unwinders than
+	 * the symbolizer keeps (it frees the least recently used) */
+	for (int k = 0; k < 70; k++) {
+		char inc[32];
+		struct xmap tmpm[32];
+
+		snprintf(inc, sizeof(inc), "nofp%d", k);
+		record_maps(npid, inc, tmpm, 32);
+	}
 #ifdef __x86_64__
 	if (ptrace(PTRACE_SEIZE, npid, 0, 0) == 0 && ptrace(PTRACE_INTERRUPT, npid, 0, 0) == 0 &&
 	    waitpid(npid, NULL, __WALL) == npid) {
@@ -412,11 +421,19 @@ int main(void)
 	{
 		char cxx[300], cbid[128];
 
+		char src[300];
+		FILE *cf;
+
 		snprintf(cxx, sizeof(cxx), "%s/cxx", tmp);
-		if (!sh("command -v g++ >/dev/null && printf '%%s\\n' 'namespace ns { struct K { "
-			"__attribute__((noinline)) static int f(int x) { return x * 3 + 1; } }; }' "
-			"'int main(int c, char **) { return ns::K::f(c); }' | g++ -g -O1 -x c++ -o %s - 2>/dev/null", cxx) &&
-		    build_id_of(cxx, cbid, sizeof(cbid)))
+		snprintf(src, sizeof(src), "%s/cxx.cc", tmp);
+		cf = fopen(src, "w");
+		/* a C++ method, and a function under a Rust (legacy) mangled name */
+		fprintf(cf, "namespace ns { struct K { __attribute__((noinline)) static int f(int x) { return x * 3 + 1; } }; }\n"
+			    "extern \"C\" __attribute__((noinline)) int rs(int x) __asm__(\"_ZN4core3fmt5write17h0123456789abcdefE\");\n"
+			    "int rs(int x) { return x * 5 + 2; }\n"
+			    "int main(int c, char **) { return ns::K::f(c) + rs(c); }\n");
+		fclose(cf);
+		if (!sh("command -v g++ >/dev/null && g++ -g -O1 -o %s %s", cxx, src) && build_id_of(cxx, cbid, sizeof(cbid)))
 			fprintf(maps, "{\"type\":\"map\",\"t_ns\":1000,\"inc\":\"cxx\",\"pid\":2,\"tid\":2,\"start\":\"0x7f0000000000\","
 				      "\"end\":\"0x7f0000100000\",\"pgoff\":\"0x0\",\"path\":\"%s\",\"build_id\":\"%s\","
 				      "\"origin\":\"proc-maps\"}\n", cxx, cbid);
@@ -459,6 +476,14 @@ int main(void)
 		if (uo)
 			fclose(uo);
 	}
+	/* the same range mapped twice (munmap, then another mmap): the map
+	 * seen by the sample's time decides */
+	fprintf(maps, "{\"type\":\"map\",\"t_ns\":1000,\"inc\":\"remap\",\"pid\":5,\"tid\":5,\"start\":\"0x50001000\","
+		      "\"end\":\"0x50002000\",\"pgoff\":\"0x%llx\",\"path\":\"%s\",\"build_id\":\"%s\",\"origin\":\"mmap2\"}\n",
+		(unsigned long long)vaddr_off(hot, 0x1000), hot, bid);
+	fprintf(maps, "{\"type\":\"map\",\"t_ns\":5000,\"inc\":\"remap\",\"pid\":5,\"tid\":5,\"start\":\"0x50001000\","
+		      "\"end\":\"0x50002000\",\"pgoff\":\"0x1000\",\"path\":\"%s\",\"build_id\":\"%s\",\"origin\":\"mmap2\"}\n",
+		lib, libbid);
 	/* an object that pmurec did not retain, and said why */
 	fprintf(maps, "{\"type\":\"map\",\"t_ns\":1000,\"inc\":\"hot\",\"pid\":1,\"tid\":1,\"start\":\"0x30000\",\"end\":\"0x40000\","
 		      "\"pgoff\":\"0x0\",\"path\":\"/nowhere/gone.so\",\"build_id\":\"00ff00ff00ff00ff00ff00ff00ff00ff00ff00ff\","
@@ -555,6 +580,15 @@ int main(void)
 	is_str(f[0].func, "LazyCompile:foo bar.js:3", "a JIT name with spaces");
 	one_frame(s, "jit", 0x7f1000001060ull, &f[0]);
 	ok(f[0].status == PMU_FRAME_UNMAPPED, "past the JIT map's last symbol: unmapped");
+	elf_sym(hot, "hot_loop", &v, &size);
+	n = pmu_sym_frames(s, "remap", 2000, 0x50001000 + (v - 0x1000), false, false, f, 8);
+	ok(f[n - 1].func && !strcmp(f[n - 1].func, "hot_loop") && !strcmp(f[n - 1].object, hot),
+	   "a range mapped twice: before the second mmap, the first map's object");
+	n = pmu_sym_frames(s, "remap", 6000, 0x50001000 + (v - 0x1000), false, false, f, 8);
+	ok(f[n - 1].object && !strcmp(f[n - 1].object, lib) && (!f[n - 1].func || strcmp(f[n - 1].func, "hot_loop")),
+	   "after it, the second's (%s)", f[n - 1].func ? f[n - 1].func : f[n - 1].why);
+	n = pmu_sym_frames(s, "remap", 500, 0x50001000 + (v - 0x1000), false, false, f, 8);
+	ok(f[0].status == PMU_FRAME_UNMAPPED && strstr(f[0].why, "precedes"), "before both (mmap2 maps): unmapped, and why");
 	one_frame(s, "nosuchinc", a, &f[0]);
 	ok(f[0].status == PMU_FRAME_UNMAPPED, "an incarnation without maps: unmapped");
 	n = pmu_sym_frames(s, "hot", 2000, 0xffffffff81000150ull, false, true, f, 8);
@@ -575,8 +609,13 @@ int main(void)
 		ok(elf_sym(p, "_ZN2ns1K1fEi", &v, &size), "the C++ binary has ns::K::f");
 		one_frame(s, "cxx", 0x7f0000000000ull + vaddr_off(p, v), &cf);
 		is_str(cf.func, "ns::K::f(int)", "C++ names are demangled");
+		ok(elf_sym(p, "_ZN4core3fmt5write17h0123456789abcdefE", &v, &size), "the binary has a Rust-mangled name");
+		one_frame(s, "cxx", 0x7f0000000000ull + vaddr_off(p, v), &cf);
+		is_str(cf.func, "core::fmt::write", "Rust names are demangled");
 	} else {
 		skip("no g++: C++ demangling not tested");
+		skip("no g++");
+		skip("no g++");
 		skip("no g++");
 	}
 
@@ -601,12 +640,27 @@ int main(void)
 		ok(np >= 3 && top_ok && run_seen && main_seen,
 		   "hot-nofp (no frame pointers) unwinds by DWARF CFI: hot_loop or lib_work <- run <- main (%zu pcs%s%s)", np,
 		   why[0] ? "; " : "", why);
+		{
+			int good = 0;
+
+			for (int round = 0; round < 2; round++)
+				for (int k = 0; k < 70; k++) {
+					char inc[32];
+					uint64_t pc2[64];
+
+					snprintf(inc, sizeof(inc), "nofp%d", k);
+					good += pmu_sym_unwind(s, inc, 2000, "x86_64", 0xff01ffull, regs, stack, pc2, 64, why,
+							       sizeof(why)) == np;
+				}
+			is_int(good, 140, "70 incarnations unwound twice (unwinders evicted and rebuilt): the same pcs count");
+		}
 		np = pmu_sym_unwind(s, "nofp", 2000, "riscv64", 0xff01ffull, regs, stack, pcs, 64, why, sizeof(why));
 		ok(np == 0 && strstr(why, "riscv64"), "another architecture: 0 with the reason (%s)", why);
 		np = pmu_sym_unwind(s, "nofp", 2000, "x86_64", 0x1ffull, "0x1 0x2", stack, pcs, 64, why, sizeof(why));
 		ok(np == 0 && why[0], "registers that do not match regs_mask: 0 with the reason (%s)", why);
 	} else {
 		skip("cannot stop hot-nofp with ptrace here (or not x86_64): DWARF unwinding not tested");
+		skip("unwinding");
 		skip("unwinding");
 		skip("unwinding");
 	}
