@@ -519,7 +519,10 @@ static void obj_resolve(struct pmu_sym *s, struct sym_obj *o)
 	if (!o->mod || !load_segments(o)) {
 		char why[1024];
 
-		snprintf(why, sizeof(why), "cannot read '%s': %s", bin, dwfl_errmsg(-1));
+		/* a retained copy by its name in the bundle */
+		const char *shown = strncmp(bin, "/proc/self/fd/", 14) ? bin : strstr(bin, "/data/build-id/");
+
+		snprintf(why, sizeof(why), "cannot read '%s': %s", shown ? shown + (shown != bin) : bin, dwfl_errmsg(-1));
 		o->st = PMU_FRAME_NOTFOUND;
 		o->why = intern(s, why);
 		return;
@@ -603,6 +606,31 @@ static struct sym_inc *inc_get(struct pmu_sym *s, const char *id, bool add)
 	return &s->incs[s->ninc - 1];
 }
 
+/* A build-id as the spec writes it: lowercase hex, whole bytes.  It names
+ * files (data/build-id/xx/yyyy): anything else could name another. */
+static bool bid_ok(const char *b)
+{
+	size_t n = b ? strlen(b) : 0;
+
+	if (n < 4 || n > 128 || n % 2)
+		return false;
+	for (size_t i = 0; i < n; i++)
+		if (!((b[i] >= '0' && b[i] <= '9') || (b[i] >= 'a' && b[i] <= 'f')))
+			return false;
+	return true;
+}
+
+/* A path relative to data/ that stays inside it. */
+static bool rel_ok(const char *f)
+{
+	if (!f || !*f || f[0] == '/')
+		return false;
+	for (const char *c = f; *c; c = strchr(c, '/') ? strchr(c, '/') + 1 : c + strlen(c))
+		if (c[0] == '.' && c[1] == '.' && (c[2] == '/' || c[2] == '\0'))
+			return false;
+	return true;
+}
+
 static int add_map(struct pmu_sym *s, const struct pmu_jrec *r)
 {
 	const struct pmu_jfield *t = pmu_jrec_get(r, "t_ns"), *org = pmu_jrec_get(r, "origin"), *pid = pmu_jrec_get(r, "pid");
@@ -616,7 +644,12 @@ static int add_map(struct pmu_sym *s, const struct pmu_jrec *r)
 	m.t = (uint64_t)t->i;
 	m.path = path;
 	m.procmaps = org && org->type == PMU_JV_STR && org->slen == 9 && !memcmp(org->s, "proc-maps", 9);
-	m.obj = obj_get(s, bid, path, jstr(s, r, "build_id_reason"));
+	if (bid && !bid_ok(bid)) {
+		/* never a file name: the object is one without a build-id */
+		m.obj = obj_get(s, NULL, path, "the maps stream's build_id is not lowercase hex");
+	} else {
+		m.obj = obj_get(s, bid, path, jstr(s, r, "build_id_reason"));
+	}
 	ic = inc_get(s, inc, true);
 	if (ic && pid && pid->type == PMU_JV_INT)
 		ic->pid = (int)pid->i;
@@ -648,7 +681,8 @@ static int add_jit(struct pmu_sym *s, const struct pmu_jrec *r)
 	int pid, fd = -1;
 	FILE *f;
 
-	if (!kind || kind->type != PMU_JV_STR || kind->slen != 7 || memcmp(kind->s, "jit-map", 7) || !file || !path)
+	if (!kind || kind->type != PMU_JV_STR || kind->slen != 7 || memcmp(kind->s, "jit-map", 7) || !rel_ok(file) ||
+	    !path)
 		return 0;
 	base = strrchr(path, '/');
 	if (sscanf(base ? base + 1 : path, "perf-%d.map", &pid) != 1)
@@ -714,7 +748,7 @@ static void unretained(struct pmu_sym *s, const struct pmu_jrec *r)
 {
 	const char *bid = jstr(s, r, "build_id"), *why = jstr(s, r, "reason");
 
-	struct sym_obj *o = bid ? str_node(bid)->obj_bid : NULL;
+	struct sym_obj *o = bid && bid_ok(bid) ? str_node(bid)->obj_bid : NULL;
 
 	if (o && why && !o->unret_why)
 		o->unret_why = why;

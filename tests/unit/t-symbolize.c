@@ -490,6 +490,13 @@ int main(void)
 		      "\"origin\":\"proc-maps\"}\n");
 	fprintf(maps, "{\"type\":\"unretained\",\"build_id\":\"00ff00ff00ff00ff00ff00ff00ff00ff00ff00ff\","
 		      "\"path\":\"/nowhere/gone.so\",\"reason\":\"test: over the size limit\"}\n");
+	/* untrusted names: a build-id that would climb out of data/build-id,
+	 * a retained file that would climb out of data/ */
+	fprintf(maps, "{\"type\":\"map\",\"t_ns\":1000,\"inc\":\"hot\",\"pid\":1,\"tid\":1,\"start\":\"0x60000\",\"end\":\"0x70000\","
+		      "\"pgoff\":\"0x0\",\"path\":\"/nowhere/evil\",\"build_id\":\"../../../../../../proc/self/exe\","
+		      "\"origin\":\"proc-maps\"}\n");
+	fprintf(maps, "{\"type\":\"retained\",\"kind\":\"jit-map\",\"path\":\"/tmp/perf-4343.map\","
+		      "\"file\":\"../../../../../../etc/passwd\"}\n");
 	/* a JIT's /tmp/perf-PID.map, retained */
 	fprintf(maps, "{\"type\":\"map\",\"t_ns\":1000,\"inc\":\"jit\",\"pid\":4242,\"tid\":4242,\"start\":\"0x10000\","
 		      "\"end\":\"0x20000\",\"pgoff\":\"0x0\",\"path\":\"/nowhere/jit\",\"build_id_reason\":\"test\","
@@ -572,6 +579,9 @@ int main(void)
 	one_frame(s, "hot", 0x30010, &f[0]);
 	is_str(f[0].why, "binary not found (build-id 00ff00ff00ff00ff00ff00ff00ff00ff00ff00ff; not retained: test: over the size limit)",
 	       "an object not found and not retained: the unretained record's reason");
+	one_frame(s, "hot", 0x60010, &f[0]);
+	ok(f[0].status == PMU_FRAME_NOTFOUND && f[0].why && strstr(f[0].why, "not lowercase hex") && !f[0].build_id,
+	   "a build-id that is not hex names no file (%s)", f[0].why);
 	one_frame(s, "jit", 0x7f1000001010ull, &f[0]);
 	ok(f[0].status == PMU_FRAME_OK && f[0].func && !strcmp(f[0].func, "jitted_add") && f[0].object &&
 		   !strcmp(f[0].object, "/tmp/perf-4242.map"),
