@@ -340,23 +340,50 @@ void pmu_v_on_samples(struct v *v, struct stream_state *s, uint64_t rec, const s
 
 /* ---- perf.data beside the samples ----------------------------------------- */
 
+/* perf.data read forward through a buffer: the scanner asks for a record
+ * header, then its body, a few bytes at a time */
+#define FDRD_BUF (256u << 10)
+
 struct fdrd {
 	int fd;
+	unsigned char *buf;
+	size_t at, end;
+	bool err;
 };
 
-static long fd_read(void *ctx, void *buf, size_t n)
+static long fd_read(void *ctx, void *out, size_t n)
 {
 	struct fdrd *f = ctx;
 	size_t got = 0;
 
 	while (got < n) {
-		ssize_t r = read(f->fd, (char *)buf + got, n - got);
+		if (f->at == f->end) {
+			ssize_t r;
 
-		if (r < 0)
-			return -1;
-		if (r == 0)
-			break;
-		got += (size_t)r;
+			if (f->err)
+				return -1;
+			if (n - got >= FDRD_BUF) { /* a large piece: straight in */
+				r = read(f->fd, (char *)out + got, n - got);
+				if (r < 0)
+					return -1;
+				if (r == 0)
+					break;
+				got += (size_t)r;
+				continue;
+			}
+			r = read(f->fd, f->buf, FDRD_BUF);
+			if (r < 0)
+				return -1;
+			if (r == 0)
+				break;
+			f->at = 0;
+			f->end = (size_t)r;
+		}
+		size_t k = f->end - f->at < n - got ? f->end - f->at : n - got;
+
+		memcpy((char *)out + got, f->buf + f->at, k);
+		f->at += k;
+		got += k;
 	}
 	return (long)got;
 }
@@ -370,7 +397,7 @@ static void perf_data(struct v *v, struct stream_state *s)
 	char p[512], why[256] = "";
 	const char *slash = strrchr(s->file, '/');
 	struct pmu_perfdata_stats st;
-	struct fdrd f;
+	struct fdrd f = { -1, NULL, 0, 0, false };
 	int err;
 
 	eval(v, PMU_CHECK_PERF_DATA);
@@ -385,7 +412,9 @@ static void perf_data(struct v *v, struct stream_state *s)
 		return;
 	}
 	memset(&st, 0, sizeof(st));
-	err = pmu_perfdata_scan(fd_read, &f, &st, why, sizeof(why));
+	f.buf = malloc(FDRD_BUF);
+	err = f.buf ? pmu_perfdata_scan(fd_read, &f, &st, why, sizeof(why)) : PMU_ERR_NOMEM;
+	free(f.buf);
 	close(f.fd);
 	if (err) {
 		report(v, PMU_CHECK_PERF_DATA, p, 0, "not a perf.data that can be read: %s", why[0] ? why : pmu_errname(err));

@@ -218,3 +218,57 @@ assert len(w) == 2 and all(f["severity"] == "warning" for f in w), w' "$output"
 	run verdict "$b"
 	assert_output FILE-UNKNOWN
 }
+
+@test "memory stays flat: 300,000 samples validate within a few MiB of the fixture's peak" {
+	[ -x /usr/bin/time ] || skip "GNU time (/usr/bin/time) is not installed"
+	small=$(mk small sampled)
+	big="$BATS_TEST_TMPDIR/big"
+	mkfixture sampled "$big" --samples 300000
+	/usr/bin/time -f %M -o "$BATS_TEST_TMPDIR/rss0" pmuvalidate "$small" >/dev/null
+	run /usr/bin/time -f %M -o "$BATS_TEST_TMPDIR/rss1" pmuvalidate "$big"
+	assert_success
+	assert_output --partial "valid (spec 1.6"
+	r0=$(tail -1 "$BATS_TEST_TMPDIR/rss0") r1=$(tail -1 "$BATS_TEST_TMPDIR/rss1")
+	echo "# peak RSS: fixture $r0 KiB, 300,000 samples $r1 KiB" >&3
+	rss_under "$r1" $((r0 + 16384))
+}
+
+# A real recording of build/hot with its objects retained; skips where the
+# sampling collector could not run here.
+record_retained() {
+	b="$BATS_TEST_TMPDIR/rec.bundle"
+	pmurec --mode full --retain-binaries -o "$b" -- "$PMU_BUILD/hot" 50 child >/dev/null 2>"$BATS_TEST_TMPDIR/rec.err" ||
+		fail "pmurec failed: $(cat "$BATS_TEST_TMPDIR/rec.err")"
+	[ -f "$b/data/$SAMPLES" ] ||
+		skip "the sampling collector did not run here: $(grep -o '"reason":"[^"]*"' "$b/data/collectors/sampling/lifecycle.jsonl" | head -1)"
+	echo "$b"
+}
+
+@test "a real recording with --retain-binaries is valid, its retained ELF notes checked" {
+	b=$(record_retained)
+	run pmuvalidate "$b"
+	assert_success
+	n=$(grep -c '"type":"retained","build_id"' "$b/data/$MAPS")
+	[ "$n" -ge 2 ] || fail "only $n retained objects with a build-id (hot and libhot.so at least)"
+}
+
+@test "RETAINED: a real retained binary swapped for another real ELF is refused" {
+	b=$(record_retained)
+	hot=$($PY -c 'import json, sys
+for l in open(sys.argv[1]):
+    r = json.loads(l)
+    if r["type"] == "retained" and r["path"].endswith("/hot"): print(r["file"])' "$b/data/$MAPS")
+	lib=$($PY -c 'import json, sys
+for l in open(sys.argv[1]):
+    r = json.loads(l)
+    if r["type"] == "retained" and r["path"].endswith("/libhot.so"): print(r["file"])' "$b/data/$MAPS")
+	[ -n "$hot" ] && [ -n "$lib" ] || fail "hot or libhot.so was not retained"
+	cp "$b/data/$lib" "$b/data/$hot"
+	rebag "$b"
+	run pmuvalidate "$b"
+	assert_failure
+	assert_output --partial "RETAINED"
+	assert_output --partial "has build-id $(basename "$(dirname "$lib")")$(basename "$lib")"
+	run verdict "$b"
+	assert_output RETAINED
+}
