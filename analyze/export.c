@@ -5,6 +5,10 @@
  * profile.h (an_prof_each_stack), never the samples stream: memory grows
  * with the distinct stacks, not with the samples.
  *
+ * A stack whose chain was cut (longer than the recorder or the unwinder
+ * kept) stands on a "[chain cut]" frame, so that its missing callers are
+ * not mistaken for the program's root.
+ *
  * Frame names are the same in every export: the function as symbolized,
  * or, when it could not be, a placeholder that says why in brackets, e.g.
  * "[stale hot 0x1234]" (object basename and the address in the object), so
@@ -26,7 +30,6 @@
 
 #include <zlib.h>
 
-#include "bundle.h"
 #include "error.h"
 #include "export.h"
 #include "model.h"
@@ -175,6 +178,8 @@ static const char *frame_kind(const struct pmu_frame *f)
 	return f->inlined ? "inline" : "func";
 }
 
+#define CUT_FRAME "[chain cut]"
+
 /* A program name in a stack: the same replacements. */
 static void prog_name(const char *prog, char *out, size_t n)
 {
@@ -267,7 +272,7 @@ static int folded_stack(void *ctx, const struct an_prof_stack *s)
 	if (!s->samples)
 		return 0;
 	prog_name(s->program, name, sizeof(name));
-	if (buf_cat(&fo->buf, &fo->cap, &len, name))
+	if (buf_cat(&fo->buf, &fo->cap, &len, name) || (s->cut && buf_cat(&fo->buf, &fo->cap, &len, ";" CUT_FRAME)))
 		return PMU_ERR_NOMEM;
 	for (size_t i = 0; i < s->nframes; i++) {
 		const struct pmu_frame *f = &s->frames[i];
@@ -383,6 +388,17 @@ static int sscope_stack(void *ctx, const struct an_prof_stack *s)
 	prof = json_array_get(sc->jprofs, sc->progs.val[slot]);
 	if (!(stack = json_array()))
 		return PMU_ERR_NOMEM;
+	if (s->cut) {
+		long fs = smap_put(&sc->frames, CUT_FRAME "\x1f", json_array_size(sc->jframes), &added);
+
+		if (fs < 0) {
+			json_decref(stack);
+			return PMU_ERR_NOMEM;
+		}
+		if (added)
+			json_array_append_new(sc->jframes, json_pack("{s:s}", "name", CUT_FRAME));
+		json_array_append_new(stack, json_integer((json_int_t)sc->frames.val[fs]));
+	}
 	for (size_t i = 0; i < s->nframes; i++) {
 		const struct pmu_frame *f = &s->frames[i];
 		long fs;
@@ -593,16 +609,19 @@ static int64_t pp_func(struct pprof *pp, const struct pmu_frame *f)
 static int64_t pp_map(struct pprof *pp, const struct pmu_frame *f, uint64_t samples)
 {
 	const char *obj = f->object;
+	bool kernel = f->status == PMU_FRAME_KERNEL;
 	char key[1300];
 	bool added;
 	long slot;
 	PMapping *m;
 
-	if (!obj && f->status == PMU_FRAME_KERNEL)
+	if (!obj && kernel)
 		obj = "[kernel]";
 	if (!obj)
 		return 0;
-	snprintf(key, sizeof(key), "%s\x1f%s\x1f%" PRIx64, obj, f->build_id ? f->build_id : "", f->addr - f->rel);
+	/* one kernel mapping: a kernel frame's rel is not an offset in one image */
+	snprintf(key, sizeof(key), "%s\x1f%s\x1f%" PRIx64, obj, f->build_id ? f->build_id : "",
+		 kernel ? 0 : f->addr - f->rel);
 	if ((slot = smap_put(&pp->maps, key, pp->nmap + 1, &added)) < 0)
 		return -1;
 	if (added) {
@@ -625,7 +644,7 @@ static int64_t pp_map(struct pprof *pp, const struct pmu_frame *f, uint64_t samp
 		m->id = pp->nmap + 1;
 		m->memory_start = f->addr;
 		m->memory_limit = f->addr + 1;
-		m->file_offset = f->rel;
+		m->file_offset = kernel ? 0 : f->rel;
 		if ((m->filename = pp_str(pp, obj)) < 0 || (m->build_id = pp_str(pp, f->build_id)) < 0) {
 			free(m);
 			return -1;
@@ -636,7 +655,8 @@ static int64_t pp_map(struct pprof *pp, const struct pmu_frame *f, uint64_t samp
 	}
 	m = pp->map[pp->maps.val[slot] - 1];
 	if (f->addr < m->memory_start) {
-		m->file_offset -= m->memory_start - f->addr;
+		if (!kernel)
+			m->file_offset -= m->memory_start - f->addr;
 		m->memory_start = f->addr;
 	}
 	if (f->addr >= m->memory_limit)
@@ -732,7 +752,7 @@ static PLabel *pp_label(struct pprof *pp, const char *key, const char *val)
 static int pp_stack(void *ctx, const struct an_prof_stack *s)
 {
 	struct pprof *pp = ctx;
-	uint64_t ids[1024];
+	uint64_t ids[1025];
 	size_t nids = 0, starts[1024], ng = 0;
 	PSample *sm;
 
@@ -744,6 +764,15 @@ static int pp_stack(void *ctx, const struct an_prof_stack *s)
 	for (size_t g = ng; g-- > 0;) {
 		size_t e = g + 1 < ng ? starts[g + 1] : group_end(s, starts[g]);
 		int64_t id = pp_loc(pp, s, starts[g], e);
+
+		if (id < 0)
+			return PMU_ERR_NOMEM;
+		ids[nids++] = (uint64_t)id;
+	}
+	if (s->cut) {
+		struct pmu_frame cf = { .status = PMU_FRAME_OK, .func = CUT_FRAME };
+		struct an_prof_stack cs = { .frames = &cf, .nframes = 1, .samples = 0 };
+		int64_t id = pp_loc(pp, &cs, 0, 1);
 
 		if (id < 0)
 			return PMU_ERR_NOMEM;
@@ -998,6 +1027,11 @@ static int flame_stack(void *ctx, const struct an_prof_stack *s)
 	if (!(n = fchild(fl, &fl->root, name, "program", NULL)))
 		return PMU_ERR_NOMEM;
 	n->value += s->samples;
+	if (s->cut) {
+		if (!(n = fchild(fl, n, CUT_FRAME, "unresolved", NULL)))
+			return PMU_ERR_NOMEM;
+		n->value += s->samples;
+	}
 	for (size_t i = 0; i < s->nframes; i++) {
 		frame_name(&s->frames[i], name, sizeof(name));
 		if (!(n = fchild(fl, n, name, frame_kind(&s->frames[i]), s->frames[i].file)))
@@ -1099,33 +1133,13 @@ static json_t *unavailable(const char *reason)
 	return json_pack("{s:b,s:s}", "available", false, "reason", reason);
 }
 
-int an_exports(const char *path, const struct an_export_req *r, json_t **flame)
+int an_exports(const struct an_prof *p, const struct an_export_req *r, json_t **flame)
 {
-	struct pmu_bundle b;
-	struct an_prof *p = NULL;
-	int err, check, code = 0;
+	int code = 0;
 	const char *want = r->folded ? "--folded" : r->speedscope ? "--speedscope" : r->pprof ? "--pprof" : NULL;
 
 	if (flame)
 		*flame = NULL;
-	err = pmu_bundle_open(&b, path, NULL, NULL, &check);
-	if (err) {
-		fprintf(stderr, "pmuanalyze: %s\n", pmu_error_detail());
-		if (flame)
-			*flame = unavailable(pmu_error_detail());
-		return 2;
-	}
-	err = an_prof_load(&p, &b, r->rep);
-	if (err) {
-		char why[600];
-
-		snprintf(why, sizeof(why), "the samples cannot be read: %s", pmu_error_detail());
-		fprintf(stderr, "pmuanalyze: %s\n", why);
-		if (flame)
-			*flame = unavailable(why);
-		code = 2;
-		goto out;
-	}
 	if (!p || !an_prof_info(p) || !an_prof_info(p)->samples) {
 		const char *why = !p ? "the bundle has no samples stream: the sampling collector did not run "
 				       "(pmurec --mode full samples; --mode light at a low rate)"
@@ -1137,24 +1151,21 @@ int an_exports(const char *path, const struct an_export_req *r, json_t **flame)
 		}
 		if (flame)
 			*flame = unavailable(why);
-		goto out;
+		return code;
 	}
-	if (r->folded && (err = an_export_folded(p, r->folded))) {
+	if (r->folded && an_export_folded(p, r->folded)) {
 		fprintf(stderr, "pmuanalyze: --folded: %s\n", pmu_error_detail());
 		code = 2;
 	}
-	if (r->speedscope && (err = an_export_speedscope(p, r->speedscope))) {
+	if (r->speedscope && an_export_speedscope(p, r->speedscope)) {
 		fprintf(stderr, "pmuanalyze: --speedscope: %s\n", pmu_error_detail());
 		code = 2;
 	}
-	if (r->pprof && (err = an_export_pprof(p, r->pprof))) {
+	if (r->pprof && an_export_pprof(p, r->pprof)) {
 		fprintf(stderr, "pmuanalyze: --pprof: %s\n", pmu_error_detail());
 		code = 2;
 	}
 	if (flame && !(*flame = an_flame_json(p)))
 		*flame = unavailable("out of memory while building the flame graph");
-out:
-	an_prof_free(p);
-	pmu_bundle_close(&b);
 	return code;
 }

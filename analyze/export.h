@@ -11,25 +11,24 @@
 
 #include <jansson.h>
 
-struct an_prof;
+#include "profile.h"
 
 /* What was asked for; NULL paths are not written. */
 struct an_export_req {
 	const char *folded, *speedscope, *pprof;
-	bool flame;   /* build the flame graph for --html */
-	int rep;      /* the repetition: 1 is data/ */
 };
 
 /*
- * Open the (validated) bundle at path, load the profile of r->rep and write
- * the files asked for, each whole or not at all (a temporary sibling
- * renamed over the path).  With r->flame, *flame is set to a new object the
- * caller json_decref()s: an_flame_json()'s, or {"available": false,
- * "reason": ...} when there are no samples or they cannot be read.  Returns
- * 0, or 2 (pmuanalyze's usage/I/O exit status) with the message printed on
- * stderr when the bundle has no samples or a file cannot be written.
+ * Write the files asked for from the profile p (an_load()'s, of the first
+ * repetition; NULL: the bundle has no samples stream), each whole or not
+ * at all (a temporary sibling renamed over the path).  With flame not
+ * NULL, *flame is set to a new object the caller json_decref()s:
+ * an_flame_json()'s, or {"available": false, "reason": ...} when there are
+ * no samples.  Returns 0, or 2 (pmuanalyze's usage/I/O exit status) with
+ * the message printed on stderr when an export was asked for and there are
+ * no samples, or a file cannot be written.
  */
-int an_exports(const char *path, const struct an_export_req *r, json_t **flame);
+int an_exports(const struct an_prof *p, const struct an_export_req *r, json_t **flame);
 
 /*
  * The flame graph of the profile as JSON, the tree the HTML report draws:

@@ -196,7 +196,7 @@ static const char style[] =
 	"monospace}svg.flame .axis{stroke:var(--mut)}svg.flame text.ax{fill:var(--mut)}"
 	"svg.flame g.f:hover rect{stroke:var(--fg);stroke-width:1}\n"
 	".fgk{display:inline-block;padding:0 .3em;border-radius:2px;color:#1f2328}.fgk.func{background:#e8703a}"
-	".fgk.inline{background:#5ed0d0}.fgk.kernel{background:#e6a030}.fgk.unresolved{background:#b0b0b0}"
+	".fgk.inline{background:#5ed0d0}.fgk.kernel{background:#cfa8e6}.fgk.unresolved{background:#b0b0b0}"
 	".fgk.program{background:#8cb0e6}\n"
 	"footer{margin-top:2rem;color:var(--mut);font-size:12px}\n";
 
@@ -1051,7 +1051,7 @@ static void collectors(FILE *f, json_t *rep)
  * Every box has a <title> (the browser's tooltip: name, file, samples and
  * share) and its name when it fits.  No script: the page stays static.
  * Colours say the kind of frame: warm for functions, aqua for inlined
- * ones, orange for the kernel's, grey for the ones that could not be
+ * ones, lilac for the kernel's, grey for the ones that could not be
  * symbolized (their names say why), blue for programs.
  */
 #define FG_W 1200.0   /* the drawing's width in user units */
@@ -1082,7 +1082,7 @@ static void flame_fill(const char *name, const char *kind, char *out, size_t n)
 	if (!strcmp(kind, "inline"))
 		snprintf(out, n, "#%02x%02x%02x", 80 + (h & 31), 190 + ((h >> 5) & 31), 190 + ((h >> 10) & 31));
 	else if (!strcmp(kind, "kernel"))
-		snprintf(out, n, "#%02x%02x%02x", 225 + (h & 15), 140 + ((h >> 5) & 31), 40 + ((h >> 10) & 15));
+		snprintf(out, n, "#%02x%02x%02x", 190 + (h & 31), 150 + ((h >> 5) & 31), 225 + ((h >> 10) & 15));
 	else if (!strcmp(kind, "unresolved"))
 		snprintf(out, n, "#%02x%02x%02x", 170 + (h & 15), 170 + (h & 15), 170 + (h & 15));
 	else if (!strcmp(kind, "program") || !strcmp(kind, "root"))
@@ -1156,7 +1156,7 @@ static void flame_graph(FILE *f, json_t *rep, json_t *fl)
 		esc(f, json_object_get(fl, "reason") ? sget(fl, "reason") : "the bundle has no samples");
 		json_array_foreach(json_object_get(rep, "collectors"), i, c)
 			if (!strcmp(sget(c, "name"), "sampling") && strcmp(sget(c, "status"), "ok")) {
-				fputs(" (the sampling collector: ", f);
+				fputs(" (the sampling collector's status: ", f);
 				esc(f, sget(c, "status"));
 				if (*opt(c, "reason")) {
 					fputs(", ", f);
@@ -1173,6 +1173,8 @@ static void flame_graph(FILE *f, json_t *rep, json_t *fl)
 	}
 	fputs("<p class=\"mut\" id=\"flamegraph-legend\">", f);
 	textf(f, "%lld samples of %s", (long long)iget(fl, "samples"), sget(fl, "event"));
+	if (iget(json_object_get(rep, "repetitions"), "n") > 1)
+		fputs(" in repetition 1", f);
 	if (iget(fl, "freq_hz"))
 		textf(f, " at %lld Hz", (long long)iget(fl, "freq_hz"));
 	else if (iget(fl, "period"))

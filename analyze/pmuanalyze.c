@@ -1416,7 +1416,8 @@ int main(int argc, char **argv)
 		{ NULL, 0, NULL, 0 },
 	};
 	bool json = false, csv = false, allow = false, force = false;
-	struct an_export_req exq = { .rep = 1 };  /* the profile's exports (export.h) */
+	struct an_export_req exq = { NULL, NULL, NULL };  /* the profile's exports (export.h) */
+	struct an_prof *prof = NULL;
 	json_t *flame = NULL;
 	const char *html = NULL, *trace = NULL, *junit = NULL;
 	int c, code = AN_EXIT_OK, trace_rep = 1, nb;
@@ -1522,7 +1523,7 @@ int main(int argc, char **argv)
 		goto usage;
 	}
 	color = !json && !csv && isatty(STDOUT_FILENO) && !getenv("NO_COLOR");
-	ra = an_load(argv[optind], allow, trace_rep, trace, max_proc, NULL, &code);
+	ra = an_load(argv[optind], allow, trace_rep, trace, max_proc, nb == 1 ? &prof : NULL, &code);
 	if (!ra)
 		goto out;
 	if (nb == 2 && !(rb = an_load(argv[optind + 1], allow, 0, NULL, max_proc, NULL, &code)))
@@ -1593,8 +1594,9 @@ int main(int argc, char **argv)
 	} else {
 		print_compare(report);
 	}
+	fflush(stdout);  /* the report before an export to /dev/stdout */
 	if (nb == 1 && (exq.folded || exq.speedscope || exq.pprof || html) &&
-	    an_exports(argv[optind], &exq, html ? &flame : NULL))
+	    an_exports(prof, &exq, html ? &flame : NULL))
 		code = AN_EXIT_USAGE;
 	if (html) {
 		struct an_out ho;
@@ -1613,6 +1615,7 @@ int main(int argc, char **argv)
 		}
 	}
 out:
+	an_prof_free(prof);
 	json_decref(flame);
 	json_decref(report);
 	json_decref(ra);

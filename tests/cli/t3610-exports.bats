@@ -46,7 +46,7 @@ top_function() {
 	pmuanalyze --json "$B" | jq -r '[.profile.programs[].self[]] | max_by(.samples) | .symbol // .function'
 }
 
-@test "pprof: go tool pprof -top reads it and ranks pmuanalyze's top function first" {
+@test "pprof: go tool pprof -top reads it, with pmuanalyze's top function first" {
 	recorded
 	go_setup
 	run pmuanalyze --pprof "$T/p.pb.gz" "$B"
@@ -59,8 +59,14 @@ top_function() {
 	for f in hot_loop child_loop lib_work; do
 		grep -qw "$f" "$T/top.txt" || fail "$f is not in go tool pprof -top: $(cat "$T/top.txt")"
 	done
-	# the first row under the header: flat, flat%, sum%, cum, cum%, name
-	first=$(awk 'h { $1=$2=$3=$4=$5=""; sub(/^ +/, ""); sub(/ \(inline\)$/, ""); print; exit } /flat%/ { h=1 }' "$T/top.txt")
+	# hot_loop's inlined helper is a line of hot_loop's locations
+	grep -q 'mix (inline)' "$T/top.txt" || fail "no inline frame: $(cat "$T/top.txt")"
+	# pmuanalyze counts an inlined function's samples in the function it
+	# was inlined into: so does -noinlines.  The first row under the
+	# header: flat, flat%, sum%, cum, cum%, name
+	go tool pprof -top -noinlines "$T/p.pb.gz" >"$T/top.txt" 2>"$T/top.err" ||
+		fail "go tool pprof -noinlines: $(cat "$T/top.err")"
+	first=$(awk 'h { $1=$2=$3=$4=$5=""; sub(/^ +/, ""); print; exit } /flat%/ { h=1 }' "$T/top.txt")
 	top=$(top_function)
 	[ -n "$top" ] || fail "pmuanalyze --json names no top function"
 	[ "$first" = "$top" ] || fail "go tool pprof's top is '$first', pmuanalyze's '$top': $(cat "$T/top.txt")"
@@ -69,15 +75,18 @@ top_function() {
 @test "pprof: samples and the event's own unit (cpu-clock: cpu nanoseconds), mappings with build-ids" {
 	recorded
 	go_setup
-	pmuanalyze --pprof "$T/p.pb.gz" "$B"
+	pmuanalyze --pprof "$T/p.pb.gz" "$B" >/dev/null
+	# a frequency gives no fixed period, and none is made up
 	go tool pprof -raw "$T/p.pb.gz" >"$T/raw.txt" 2>"$T/raw.err" || fail "go tool pprof -raw: $(cat "$T/raw.err")"
 	event=$(grep -m1 '"type":"config"' "$B/data/collectors/sampling/samples.jsonl" | jq -r .event)
 	case $event in
-	cpu-clock) grep -q "^Samples:" "$T/raw.txt"; grep -q "samples/count cpu/nanoseconds" "$T/raw.txt" ||
-		fail "not samples/count cpu/nanoseconds: $(head -5 "$T/raw.txt")" ;;
-	cycles) grep -q "samples/count cycles/count" "$T/raw.txt" || fail "not samples/count cycles/count" ;;
+	cpu-clock) grep -Eq '^samples/count(\[dflt\])? cpu/nanoseconds$' "$T/raw.txt" ||
+		fail "not samples/count cpu/nanoseconds: $(head -8 "$T/raw.txt")" ;;
+	cycles) grep -Eq '^samples/count(\[dflt\])? cycles/count$' "$T/raw.txt" ||
+		fail "not samples/count cycles/count: $(head -8 "$T/raw.txt")" ;;
 	*) skip "event $event" ;;
 	esac
+	grep -q '^Period: 0$' "$T/raw.txt" || fail "a period at $(grep Period "$T/raw.txt")"
 	# the test workload's mapping, with the build-id the maps stream recorded
 	bid=$(jq -r 'select(.type == "map" and (.path // "" | endswith("/hot"))) | .build_id // empty' \
 		"$B/data/collectors/sampling/maps.jsonl" | head -1)
@@ -206,4 +215,27 @@ EOF
 	run pmuanalyze --pprof "$T/p.pb.gz" "$b" "$b"
 	assert_failure 2
 	assert_output --partial "export one bundle's samples"
+}
+
+@test "a rebuilt binary: its frames are placeholders that say stale, in every export, never a wrong name" {
+	needs_backend linux
+	command -v cc >/dev/null || skip "no C compiler to rebuild the workload"
+	go_setup
+	cp "$PMU_BUILD/hot" "$PMU_BUILD/libhot.so" "$T/"
+	pmurec --mode full -o "$T/r.bundle" -- "$T/hot" 200 >"$T/rec.out" 2>&1 || fail "pmurec: $(cat "$T/rec.out")"
+	grep -q '"type":"sample"' "$T/r.bundle/data/collectors/sampling/samples.jsonl" ||
+		skip "no samples recorded: $(cat "$T/rec.out")"
+	# the same source at the same path, another build-id
+	cc -std=gnu11 -g -O2 -fno-omit-frame-pointer -Wl,--build-id=0x00112233445566778899aabbccddeeff00112233 \
+		-o "$T/hot" "$BATS_TEST_DIRNAME/../helpers/hot.c" -L"$T" -lhot -Wl,-rpath,'$ORIGIN'
+	pmuanalyze --folded "$T/r.folded" --pprof "$T/r.pb.gz" --speedscope "$T/r.json" "$T/r.bundle" >/dev/null
+	grep -Eq ';\[stale hot 0x[0-9a-f]+\]' "$T/r.folded" || fail "no stale placeholder: $(cat "$T/r.folded")"
+	run grep -c 'hot_loop' "$T/r.folded"
+	assert_output 0
+	# the shared library was not rebuilt: still named
+	grep -q ';lib_work ' "$T/r.folded"
+	go tool pprof -top "$T/r.pb.gz" >"$T/top.txt" 2>&1
+	grep -Eq '\[stale hot 0x[0-9a-f]+\]' "$T/top.txt" || fail "no stale placeholder in pprof: $(cat "$T/top.txt")"
+	run jq -r '[.shared.frames[].name | select(startswith("[stale hot 0x"))] | length > 0' "$T/r.json"
+	assert_output true
 }

@@ -184,7 +184,8 @@ static void test_folded(const char *dir)
 	ok(t != NULL, "folded: read back");
 	ok(t && strstr(t, "hot;main;hot_loop;mix_[i] 85\n") != NULL, "folded: the inline chain, two incarnations merged");
 	ok(t && strstr(t, "hot;main;lib_work 10\n") != NULL, "folded: the shared library's frame");
-	ok(t && strstr(t, "hot;main;[stale hot 0x1234] 3\n") != NULL, "folded: a stale frame's placeholder");
+	ok(t && strstr(t, "hot;[chain cut];main;[stale hot 0x1234] 3\n") != NULL,
+	   "folded: a stale frame's placeholder, a cut chain on [chain cut]");
 	ok(t && strstr(t, "hot;main;do_syscall_64_[k] 2\n") != NULL, "folded: a kernel frame");
 	{
 		unsigned long sum = 0, lines = 0;
@@ -295,12 +296,13 @@ static void test_pprof(const char *dir)
 			leaf = !strcmp(fname(p, loc(p, s->location_id[s->n_location_id - 1])->line[0]->function_id),
 				       "main");
 		if (l0 && !strcmp(fname(p, l0->line[0]->function_id), "[stale hot 0x1234]"))
-			stale = true;
+			stale = !strcmp(fname(p, loc(p, s->location_id[s->n_location_id - 1])->line[0]->function_id),
+					"[chain cut]");
 	}
 	ok(sum == 100 && psum == 100000000, "pprof: values sum to the samples and their periods");
 	ok(inl, "pprof: an inline chain is one location's lines, innermost first");
 	ok(leaf, "pprof: the leaf first, the root last");
-	ok(stale, "pprof: an unresolved frame keeps its placeholder name");
+	ok(stale, "pprof: an unresolved frame keeps its placeholder name, a cut chain's root is [chain cut]");
 	for (size_t i = 0; i < p->n_mapping; i++)
 		if (!strcmp(str(p, p->mapping[i]->filename), "/x/libhot.so") &&
 		    !strcmp(str(p, p->mapping[i]->build_id), LIB_BID) && p->mapping[i]->has_functions)
