@@ -263,7 +263,11 @@ static void sample_rec(struct v *v, struct stream_state *s, uint64_t rec, const 
 			       (int)(end - p), p, (int)ip->slen, ip->s);
 			return;
 		}
-		if (ss->hibit && (n < kframes) != (a >> 63)) {
+		/* the kernel's own frames, and the ip, are checked; the user part
+		 * of a chain is what the kernel read from the user's stack, and a
+		 * frame-pointer walk through code built without frame pointers
+		 * reads whatever is there (any value, a "kernel" one included) */
+		if (ss->hibit && (n < kframes || n == 0) && (n < kframes) != (a >> 63)) {
 			report(v, PMU_CHECK_SAMPLES_SHAPE, s->file, rec, "chain entry %llu %.*s is %s address, kframes %llu",
 			       (unsigned long long)n, (int)(end - p), p, a >> 63 ? "a kernel" : "a user",
 			       (unsigned long long)kframes);

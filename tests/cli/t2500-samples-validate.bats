@@ -132,6 +132,18 @@ assert len(w) == 2 and all(f["severity"] == "warning" for f in w), w' "$output"
 	assert_output SAMPLES-SHAPE
 }
 
+@test "SAMPLES-SHAPE: the user part of a chain may hold any value, the ip and the kernel's frames may not" {
+	# a frame-pointer walk through code built without frame pointers reads
+	# whatever the user's stack holds: a kernel-looking return address there
+	# is evidence as recorded, not a malformed record
+	run samples_case "R[at(R, type='sample', t_ns=1005000000)]['chain'] = '0x55d0c4a01234 0xffffffff8a2b3c4d 0x7f3a1c029d90'"
+	assert_output ""
+	run samples_case "r = R[at(R, type='sample', t_ns=1005000000)]; r['ip'] = '0xffffffff8a2b3c4d'; r['chain'] = '0xffffffff8a2b3c4d 0x55d0c4a013a8'"
+	assert_output SAMPLES-SHAPE
+	run samples_case "r = R[at(R, type='sample', t_ns=1005000000)]; r['kernel_ip'] = True; r['kframes'] = 2"
+	assert_output SAMPLES-SHAPE
+}
+
 @test "SAMPLES-SHAPE: a sample before the config is refused" {
 	run samples_case "c = R.pop(1); R.insert(2, c)"
 	assert_output SAMPLES-SHAPE
