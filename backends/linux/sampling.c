@@ -1447,6 +1447,39 @@ static void write_config(struct samp *s)
 	put(s, c);
 }
 
+/* perf.data: the kernel's map as perf record synthesizes it (pid -1,
+ * [kernel.kallsyms]_text at _text), so that perf names kernel frames. */
+static void kernel_mmap(struct samp *s, uint64_t t)
+{
+	static const char name[] = "[kernel.kallsyms]_text";
+	unsigned char rec[256];
+	size_t n = 0, fl = (sizeof(name) + 7) / 8 * 8;
+	uint32_t pt[2] = { (uint32_t)-1, 0 }, cpu[2] = { 0, 0 };
+	uint64_t v[3] = { s->ktext, ~0ull - s->ktext, s->ktext };
+	struct perf_event_header h = { PERF_RECORD_MMAP, PERF_RECORD_MISC_KERNEL, 0 };
+
+	n = sizeof(h);
+	memcpy(rec + n, pt, 8);
+	n += 8;
+	memcpy(rec + n, v, 24);
+	n += 24;
+	memset(rec + n, 0, fl);
+	memcpy(rec + n, name, sizeof(name));
+	n += fl;
+	/* the sample_id trailer: TID, TIME, CPU, IDENTIFIER */
+	memcpy(rec + n, pt, 8);
+	n += 8;
+	memcpy(rec + n, &t, 8);
+	n += 8;
+	memcpy(rec + n, cpu, 8);
+	n += 8;
+	memcpy(rec + n, &s->r[0].id, 8);
+	n += 8;
+	h.size = (uint16_t)n;
+	memcpy(rec, &h, sizeof(h));
+	pmu_perfdata_record(s->pd, rec, n);
+}
+
 static int samp_open(void *state, pid_t root, uint64_t t)
 {
 	struct samp *s = state;
@@ -1513,7 +1546,8 @@ static int samp_open(void *state, pid_t root, uint64_t t)
 		if (!ids || pmu_perfdata_new(&s->pd, &s->attr, ids, (size_t)s->nr, s->event, NULL)) {
 			snprintf(s->pd_why, sizeof(s->pd_why), "perf.data could not be started: %s", pmu_error_detail());
 			s->pd = NULL;
-		}
+		} else if (!s->kernel_excluded && s->kallsyms_ok && s->nr)
+			kernel_mmap(s, t);
 		free(ids);
 	}
 	{

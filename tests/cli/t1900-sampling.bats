@@ -236,6 +236,16 @@ while i + 12 <= len(b):
 	assert_output --partial child_loop
 	run perf buildid-list -i "$S/perf.data"
 	assert_output --partial "$(readelf -n "$PMU_BUILD/hot" | sed -n 's/.*Build ID: //p')"
+	# perf report's top function is hot_loop, as the workload is built to give
+	run perf report -i "$S/perf.data" --stdio --no-children --sort sym -g none
+	assert_success
+	[ "$(echo "$output" | grep '%' | head -1 | awk '{print $NF}')" = hot_loop ]
+	# kernel frames are named through the synthesized kernel map
+	if [ "$(jq -r 'select(.type == "config") | .kernel' "$S/samples.jsonl")" = sampled ] &&
+		jq -e 'select(.type == "sample" and .kernel_ip)' "$S/samples.jsonl" >/dev/null; then
+		run perf script -i "$S/perf.data" -F ip,sym -G
+		echo "$output" | grep -E '^ *ffffffff' | grep -qv unknown
+	fi
 }
 
 @test "--call-graph dwarf on build/hot-nofp: user registers and stack copies with every user sample" {
