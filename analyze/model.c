@@ -1589,6 +1589,70 @@ static json_t *profile_repetitions(const struct pmu_bundle *b, int nrep, json_t 
 	return out;
 }
 
+/*
+ * The samples join the wall-time decomposition: the on-CPU time split by
+ * the functions the cohort's samples name (issue 16).  A function's share
+ * of the cohort's samples, with its 95% Wilson interval, times the on-CPU
+ * time: an estimate, labelled so, and a share of time only when the event
+ * counts time (cpu-clock, task-clock); on cycles it is a share of cycles.
+ */
+static int by_samples_desc(const void *a, const void *b)
+{
+	json_int_t x = json_integer_value(json_object_get(*(json_t *const *)a, "samples"));
+	json_int_t y = json_integer_value(json_object_get(*(json_t *const *)b, "samples"));
+
+	return x < y ? 1 : x > y ? -1 : 0;
+}
+
+static void wall_by_code(json_t *wt, json_t *prof)
+{
+	json_t *acct = json_object_get(prof, "accounting"), *cfg = json_object_get(prof, "config"), *pr, *f;
+	json_t *rows[512], *list;
+	size_t i, j, nr = 0;
+	json_int_t n = json_integer_value(json_object_get(acct, "samples"));
+	double on = (double)json_integer_value(json_object_get(wt, "on_cpu_ns"));
+	const char *ev = sget(cfg, "event");
+	bool timed = !strcmp(ev, "cpu-clock") || !strcmp(ev, "task-clock");
+	json_int_t lost = json_integer_value(json_object_get(acct, "lost_records")) +
+			  json_integer_value(json_object_get(acct, "lost_samples")) +
+			  json_integer_value(json_object_get(acct, "throttles"));
+	char basis[400];
+
+	if (!wt || !prof || strcmp(sget(wt, "status"), "ok") || strcmp(sget(prof, "status"), "ok") || n <= 0 ||
+	    !json_object_get(wt, "on_cpu_ns"))
+		return;
+	json_array_foreach(json_object_get(prof, "programs"), i, pr)
+		json_array_foreach(json_object_get(pr, "self"), j, f)
+			if (nr < PMU_ARRAY_SIZE(rows) && !strcmp(sget(f, "status"), "ok")) {
+				rows[nr] = json_deep_copy(f);
+				json_object_set_new(rows[nr], "program", json_string(sget(pr, "program")));
+				nr++;
+			}
+	qsort(rows, nr, sizeof(*rows), by_samples_desc);
+	list = json_array();
+	for (i = 0; i < nr; i++) {
+		json_int_t k = json_integer_value(json_object_get(rows[i], "samples"));
+		double lo, hi;
+
+		if (i < 5) {
+			an_wilson((uint64_t)k, (uint64_t)n, &lo, &hi);
+			json_array_append_new(list, json_pack("{s:s,s:s,s:O?,s:O?,s:I,s:f,s:f,s:f,s:I,s:I,s:I,s:b}",
+				"program", sget(rows[i], "program"), "function", sget(rows[i], "function"),
+				"file", json_object_get(rows[i], "file"), "line", json_object_get(rows[i], "line"),
+				"samples", k, "share_percent", 100.0 * (double)k / (double)n, "ci_low_percent", 100.0 * lo,
+				"ci_high_percent", 100.0 * hi, "est_ns", (json_int_t)(on * (double)k / (double)n),
+				"est_low_ns", (json_int_t)(on * lo), "est_high_ns", (json_int_t)(on * hi), "estimate", 1));
+		}
+		json_decref(rows[i]);
+	}
+	snprintf(basis, sizeof(basis), "%s of %lld %s samples (self, 95%% Wilson intervals) times the on-CPU time%s%s",
+		 timed ? "each function's share" : "each function's share of the event, not of time,",
+		 (long long)n, ev, timed ? "" : " (cycles per ns differ between functions)",
+		 lost ? "; samples were lost or throttled, so the shares may be biased" : "");
+	json_object_set_new(wt, "on_cpu_by_code", json_pack("{s:o,s:s,s:I,s:b,s:b}", "functions", list, "basis", basis,
+							     "samples", n, "share_of_time", timed, "estimate", 1));
+}
+
 /* The profile's scope that the dominant cost names: its program, or the
  * process's incarnation within its program; *name is what to call it. */
 static json_t *profile_scope(json_t *dom, json_t *prof, const char **name, json_t **inc)
@@ -2589,6 +2653,7 @@ json_t *an_load(const char *path, bool allow_invalid, int trace_rep, const char 
 		json_object_set_new(pj, "repetitions", profile_repetitions(&b, nrep, pj));
 	dom = dominant(dominant_cost(&fr.s, k, fr.dcomm, fr.dpid, shares), wt, progs);
 	dominant_profile(dom, pj);
+	wall_by_code(wt, pj);
 	x = json_pack("{s:o,s:b,s:O,s:O,s:O?,s:O?,s:O?,s:O?,s:O,s:O,s:O,s:O,s:O,s:o,s:o,s:{s:i,s:O,s:o}}", "bundle",
 		      pmu_json_text(path), "valid", res.errors == 0, "failed_checks", fl.list, "run", run, "host",
 		      json_object_get(caps, "host"), "settings", json_object_get(prov, "settings"), "images",

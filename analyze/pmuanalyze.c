@@ -468,6 +468,27 @@ static void print_wall_time(json_t *rep)
 	else if (json_is_true(json_object_get(w, "on_cpu_estimate")))
 		printf("; estimated");
 	printf(")\n");
+	if ((x = json_object_get(w, "on_cpu_by_code")) && json_array_size(json_object_get(x, "functions"))) {
+		json_t *f;
+
+		printf("  by code      ");
+		json_array_foreach(json_object_get(x, "functions"), i, f) {
+			double e = (double)json_integer_value(json_object_get(f, "est_ns"));
+
+			/* an estimate within a few percent: no more digits than that */
+			if (e >= 1e9)
+				snprintf(a, sizeof(a), "%.2f s", e / 1e9);
+			else if (e >= 1e6)
+				snprintf(a, sizeof(a), "%.0f ms", e / 1e6);
+			else
+				snprintf(a, sizeof(a), "%.0f us", e / 1e3);
+			printf("%s~%s %s in %s (%.0f%% [%.0f%%..%.0f%%])", i ? ", " : "", a, sget(f, "function"),
+			       sget(f, "program"), json_real_value(json_object_get(f, "share_percent")),
+			       json_real_value(json_object_get(f, "ci_low_percent")),
+			       json_real_value(json_object_get(f, "ci_high_percent")));
+		}
+		printf("\n               estimates: %s\n", sget(x, "basis"));
+	}
 	fmt_ns((double)json_integer_value(json_object_get(w, "off_cpu_ns")), a, sizeof(a));
 	printf("  off CPU      at least %s, %.0f%% of wall: no cohort task on a CPU (blocked, sleeping or runnable but "
 	       "waiting)\n", a, json_real_value(json_object_get(w, "off_cpu_percent")));

@@ -221,7 +221,7 @@ static bool hex_at(const char *s, size_t n, uint64_t *v)
 }
 
 /* The 95% Wilson score interval of k successes in n, as fractions. */
-static void wilson(uint64_t k, uint64_t n, double *lo, double *hi)
+void an_wilson(uint64_t k, uint64_t n, double *lo, double *hi)
 {
 	const double z = 1.959963984540054;
 	double p, d, c, h;
@@ -1258,7 +1258,7 @@ static void set_share(json_t *o, uint64_t k, uint64_t n)
 {
 	double lo, hi;
 
-	wilson(k, n, &lo, &hi);
+	an_wilson(k, n, &lo, &hi);
 	json_object_set_new(o, "samples", json_integer((json_int_t)k));
 	json_object_set_new(o, "share_percent", json_real(n ? 100.0 * (double)k / (double)n : 0));
 	json_object_set_new(o, "ci_low_percent", json_real(100.0 * lo));
@@ -1327,7 +1327,7 @@ static json_t *edges_json(const struct an_prof *p, uint8_t kind, uint32_t sc, ui
 		json_t *o = fn_json(p, p->acc[i].k.b);
 		double l, h;
 
-		wilson(p->acc[i].samples, incl, &l, &h);
+		an_wilson(p->acc[i].samples, incl, &l, &h);
 		json_object_set_new(o, "samples", json_integer((json_int_t)p->acc[i].samples));
 		json_object_set_new(o, "percent_of_inclusive", json_real(incl ? 100.0 * (double)p->acc[i].samples / (double)incl : 0));
 		json_array_append_new(arr, o);

@@ -137,6 +137,28 @@ print(abs(100*(c-w) - r["ci_low_percent"]) < 1e-6, abs(100*(c+w) - r["ci_high_pe
 	assert_line --regexp "^dominant cost: .*; within hot, [0-9]+% ± [0-9]+% of its [0-9]+ samples in \`hot_loop\` \(hot\.c:$(call_line)\)"
 }
 
+@test "the wall-time decomposition splits the on-CPU time by function: estimates with intervals, from the samples" {
+	sampled "$F/s.bundle"
+	pmuanalyze --json "$F/s.bundle" >"$T/s.json"
+	# the top function is hot_loop; est_ns is on_cpu_ns x its share of the
+	# cohort's samples, inside its interval's bounds; labelled estimates
+	run q "$T/s.json" '[(f["function"], f["estimate"],
+	  abs(f["est_ns"] - d["wall_time"]["on_cpu_ns"] * f["samples"] / d["profile"]["accounting"]["samples"]) <= 1,
+	  f["est_low_ns"] <= f["est_ns"] <= f["est_high_ns"], f["ci_low_percent"] <= f["share_percent"] <= f["ci_high_percent"])
+	  for f in d["wall_time"]["on_cpu_by_code"]["functions"]][0], d["wall_time"]["on_cpu_by_code"]["share_of_time"]'
+	assert_output "(('hot_loop', True, True, True, True), True)"
+	run q "$T/s.json" 'sorted(f["function"] for f in d["wall_time"]["on_cpu_by_code"]["functions"][:3])'
+	assert_output "['child_loop', 'hot_loop', 'lib_work']"
+	run pmuanalyze "$F/s.bundle"
+	assert_line --regexp "^  by code      ~[0-9.]+ m?s hot_loop in hot \([0-9]+% \[[0-9]+%\.\.[0-9]+%\]\), "
+	assert_line --regexp "^               estimates: each function's share of [0-9]+ cpu-clock samples .* times the on-CPU time"
+	# a bundle recorded without sampling has no such split
+	pmurec --mode none -o "$T/l.bundle" -- true
+	pmuanalyze --json "$T/l.bundle" >"$T/l.json" || true
+	run q "$T/l.json" '"on_cpu_by_code" in d.get("wall_time", {})'
+	assert_output False
+}
+
 @test "CSV: the profile's rankings and accounting" {
 	sampled "$F/s.bundle"
 	run pmuanalyze --csv "$F/s.bundle"
