@@ -305,3 +305,22 @@ while i + 12 <= len(b):
 	assert_output --partial "--call-graph"
 	assert_output --partial "--retain-binaries"
 }
+
+@test "eBPF follower: a forked child that execs at once gets its parent's maps at its fork, not its new image's" {
+	needs_ebpf
+	# the shell forks a child that execs build/hot at once: the eBPF
+	# follower reports the fork after the fact, when /proc/CHILD/maps
+	# already shows hot; the maps dated at the fork must be the shell's
+	run pmurec --mode full --follower ebpf -o "$B" -- sh -c "\"$PMU_BUILD/hot\" 50 & wait"
+	assert_success
+	child=$(jq -r 'select(.type == "exec" and (.path | endswith("/hot"))) | .inc' "$B/data/cohort.jsonl")
+	t_exec=$(jq -r 'select(.type == "exec" and (.path | endswith("/hot"))) | .t_ns' "$B/data/cohort.jsonl")
+	[ -n "$child" ] && [ "$child" != i1 ]
+	run jq -r --arg i "$child" --argjson t "$t_exec" \
+		'select(.type == "map" and .inc == $i and .origin == "proc-maps" and .t_ns < $t) | .path' "$S/maps.jsonl"
+	echo "$output"
+	refute_line --partial "/hot"
+	refute_line --partial "/libhot.so"
+	run pmuvalidate "$B"
+	assert_success
+}
