@@ -324,3 +324,27 @@ while i + 12 <= len(b):
 	run pmuvalidate "$B"
 	assert_success
 }
+
+@test "--retain-binaries with --repeat 2: each repetition's JIT map is retained and the bundle validates" {
+	# a "JIT" that leaves /tmp/perf-PID.map for its pid (kept until the
+	# recorder has copied it, at the end of each repetition)
+	cat >"$BATS_TEST_TMPDIR/jit.sh" <<SH
+#!/bin/sh
+echo "1000 10 jitfn" > /tmp/perf-\$\$.map
+echo \$\$ >> "$BATS_TEST_TMPDIR/pids"
+"$PMU_BUILD/hot" 20
+SH
+	chmod +x "$BATS_TEST_TMPDIR/jit.sh"
+	run pmurec --mode full --repeat 2 --retain-binaries=all -o "$B" -- "$BATS_TEST_TMPDIR/jit.sh"
+	while read -r p; do rm -f "/tmp/perf-$p.map"; done <"$BATS_TEST_TMPDIR/pids"
+	assert_success
+	run jq -r 'select(.type == "retained" and .kind == "jit-map") | .file' \
+		"$S/maps.jsonl" "$B/data/repeats/2/collectors/sampling/maps.jsonl"
+	[ "${#lines[@]}" -eq 2 ]
+	for f in "${lines[@]}"; do
+		[ -f "$B/data/$f" ] || [ -f "$B/data/repeats/2/$f" ]
+	done
+	run pmuvalidate "$B"
+	echo "$output"
+	assert_success
+}
