@@ -979,8 +979,10 @@ static void kernel_probe(struct samp *s)
 	if (!f) {
 		snprintf(s->kallsyms_why, sizeof(s->kallsyms_why), "cannot open /proc/kallsyms: %s", strerror(errno));
 	} else {
-		/* _text is near the top: read no further */
-		for (int i = 0; i < 64 && fgets(line, sizeof(line), f); i++) {
+		/* _text is the core kernel's first text symbol: near the top
+		 * since 6.15 on x86-64, after the per-CPU variables (hundreds
+		 * of type A lines) before; the modules ('[') come after it */
+		while (fgets(line, sizeof(line), f) && !strchr(line, '[')) {
 			unsigned long long a;
 			char ty, name[256];
 
@@ -997,7 +999,7 @@ static void kernel_probe(struct samp *s)
 			}
 		}
 		if (!s->kallsyms_ok && !s->kallsyms_why[0])
-			snprintf(s->kallsyms_why, sizeof(s->kallsyms_why), "/proc/kallsyms has no _text near its top");
+			snprintf(s->kallsyms_why, sizeof(s->kallsyms_why), "/proc/kallsyms has no _text before its modules");
 		fclose(f);
 	}
 	{

@@ -348,3 +348,26 @@ SH
 	echo "$output"
 	assert_success
 }
+
+@test "full mode finds the kernel's _text after the per-CPU symbols that kernels before 6.15 list first" {
+	[ "$(id -u)" -eq 0 ] || skip "bind-mounting over /proc/kallsyms needs root"
+	command -v unshare >/dev/null || skip "unshare is not installed"
+	grep -q ' T _text$' /proc/kallsyms && ! grep -q '^0000000000000000 T _text$' /proc/kallsyms ||
+		skip "/proc/kallsyms shows no _text address here"
+	# x86-64 kernels before 6.15 list their per-CPU variables (type A,
+	# small offsets) first, hundreds of them, then _text
+	k="$BATS_TEST_TMPDIR/kallsyms"
+	{
+		for i in $(seq 0 399); do printf '%016x A percpu_var_%d\n' $((i * 64)) "$i"; done
+		grep -v ' A ' /proc/kallsyms
+	} >"$k"
+	run unshare -m sh -c "mount --bind '$k' /proc/kallsyms || exit 77
+		pmurec --mode full -o '$B' -- hot 20"
+	[ "$status" -ne 77 ] || skip "cannot bind-mount over /proc/kallsyms here"
+	assert_success
+	run jq -r 'select(.type == "config") | "\(.kernel) \(.kernel_reason)"' "$S/samples.jsonl"
+	echo "$output"
+	[ "${output%% *}" = sampled ]
+	run jq -r 'select(.type == "kmap") | .start' "$S/maps.jsonl"
+	assert_output "0x$(grep -m1 ' T _text$' /proc/kallsyms | cut -d' ' -f1 | sed 's/^0*//')"
+}
