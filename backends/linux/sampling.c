@@ -939,6 +939,19 @@ static void proc_maps(struct samp *s, int inc, pid_t pid, pid_t from, uint64_t t
 	fclose(f);
 }
 
+/* Whether processes a and b run the same executable now. */
+static bool same_exe(pid_t a, pid_t b)
+{
+	char pa[64], pb[64], ea[4096], eb[4096];
+	ssize_t na, nb;
+
+	snprintf(pa, sizeof(pa), "/proc/%d/exe", (int)a);
+	snprintf(pb, sizeof(pb), "/proc/%d/exe", (int)b);
+	na = readlink(pa, ea, sizeof(ea));
+	nb = readlink(pb, eb, sizeof(eb));
+	return na > 0 && na == nb && !memcmp(ea, eb, (size_t)na);
+}
+
 static void samp_task(void *state, const struct pmu_task_event *ev)
 {
 	struct samp *s = state;
@@ -952,14 +965,16 @@ static void samp_task(void *state, const struct pmu_task_event *ev)
 		 * reports after the fact reports it later).  Such a follower
 		 * may report it after it exec'd: /proc/CHILD/maps would then
 		 * show the new image, dated at the fork; the parent's maps are
-		 * what it forked with (the new image comes in MMAP2 records) */
+		 * what it forked with (the new image comes in MMAP2 records).
+		 * While both still run the same executable, the child's own
+		 * maps are the closer account. */
 		const struct pmu_incarnation *in = pmu_cohort_of_pid(s->env->cohort, ev->pid), *p = NULL;
 		pid_t from = ev->pid;
 
 		if (s->env->stops != PMU_STOPS_BEFORE_RUN && in && in->parent > 0 &&
 		    (size_t)in->parent <= s->env->cohort->n) {
 			p = &s->env->cohort->incs[in->parent - 1];
-			if (!p->ended)
+			if (!p->ended && !same_exe(ev->pid, p->pid))
 				from = p->pid;
 		}
 		proc_maps(s, ev->inc, ev->pid, from, in && in->start_ns && in->start_ns < ev->t ? in->start_ns : ev->t);
