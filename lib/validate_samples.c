@@ -605,9 +605,10 @@ static void retained_rec(struct v *v, struct stream_state *s, uint64_t rec, cons
 	if (jit) {
 		const char *base = memrchr(path->s, '/', path->slen);
 
-		/* relative to data/: the repetition's collectors/<name>/ */
+		/* relative to its repetition's directory (as pmurec writes it
+		 * and pmuanalyze reads it): collectors/<name>/ */
 		base = base ? base + 1 : path->s;
-		snprintf(want, sizeof(want), "%scollectors/%s/%.*s", v->scope + 5, s->collector,
+		snprintf(want, sizeof(want), "collectors/%s/%.*s", s->collector,
 			 (int)(path->s + path->slen - base > 200 ? 200 : path->s + path->slen - base), base);
 		size_t bl = (size_t)(path->s + path->slen - base);
 		bool form = bl > 9 && !memcmp(base, "perf-", 5) && !memcmp(base + bl - 4, ".map", 4);
@@ -628,7 +629,7 @@ static void retained_rec(struct v *v, struct stream_state *s, uint64_t rec, cons
 		       (int)(file->slen > 200 ? 200 : file->slen), file->s, (int)kind->slen, kind->s, want);
 		return;
 	}
-	snprintf(rel, sizeof(rel), "data/%s", want);
+	snprintf(rel, sizeof(rel), "%s%s", jit ? v->scope : "data/", want);
 	remember_retained(v, rel);
 	vf = pmu_v_find_file(v, rel);
 	if (!vf) {

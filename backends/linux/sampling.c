@@ -881,14 +881,14 @@ static int samp_fds(void *state, int *fds, int max)
 /* ---- /proc/PID/maps ------------------------------------------------------- */
 
 /* perf.data: a COMM for a process that was there before its records */
-static void synth_comm(struct samp *s, pid_t pid, uint64_t t)
+static void synth_comm(struct samp *s, pid_t pid, pid_t from, uint64_t t)
 {
 	char cp[64], *comm = NULL;
 	struct item it = { .t = t, .cpu = -1, .comm = true, .pid = pid };
 
 	if (!s->pd)
 		return;
-	snprintf(cp, sizeof(cp), "/proc/%d/comm", (int)pid);
+	snprintf(cp, sizeof(cp), "/proc/%d/comm", (int)from);
 	if (!pmu_read_file(AT_FDCWD, cp, 64, &comm, NULL)) {
 		comm[strcspn(comm, "\n")] = 0;
 		if ((it.map = json_string(comm)) && heap_push(s, it))
@@ -897,16 +897,18 @@ static void synth_comm(struct samp *s, pid_t pid, uint64_t t)
 	free(comm);
 }
 
-static void proc_maps(struct samp *s, int inc, pid_t pid, uint64_t t)
+/* The executable maps of process from, read now, as pid's (of incarnation
+ * inc) at t. */
+static void proc_maps(struct samp *s, int inc, pid_t pid, pid_t from, uint64_t t)
 {
 	char path[64], line[4200], incs[24];
 	FILE *f;
 
-	snprintf(path, sizeof(path), "/proc/%d/maps", (int)pid);
+	snprintf(path, sizeof(path), "/proc/%d/maps", (int)from);
 	if (!(f = fopen(path, "re")))
 		return;
 	incname(incs, sizeof(incs), inc);
-	synth_comm(s, pid, t);
+	synth_comm(s, pid, from, t);
 	while (fgets(line, sizeof(line), f)) {
 		unsigned long long a, b, off;
 		char perms[8];
@@ -937,6 +939,19 @@ static void proc_maps(struct samp *s, int inc, pid_t pid, uint64_t t)
 	fclose(f);
 }
 
+/* Whether processes a and b run the same executable now. */
+static bool same_exe(pid_t a, pid_t b)
+{
+	char pa[64], pb[64], ea[4096], eb[4096];
+	ssize_t na, nb;
+
+	snprintf(pa, sizeof(pa), "/proc/%d/exe", (int)a);
+	snprintf(pb, sizeof(pb), "/proc/%d/exe", (int)b);
+	na = readlink(pa, ea, sizeof(ea));
+	nb = readlink(pb, eb, sizeof(eb));
+	return na > 0 && na == nb && !memcmp(ea, eb, (size_t)na);
+}
+
 static void samp_task(void *state, const struct pmu_task_event *ev)
 {
 	struct samp *s = state;
@@ -944,16 +959,28 @@ static void samp_task(void *state, const struct pmu_task_event *ev)
 	if (!s->nr || s->stopped)
 		return;
 	if (ev->what == PMU_TASK_JOINED && ev->pid == ev->tid && (ev->flags & PMU_TASK_ROOT_PREEXEC))
-		synth_comm(s, ev->pid, ev->t); /* the recorder's image until its exec */
+		synth_comm(s, ev->pid, ev->pid, ev->t); /* the recorder's image until its exec */
 	else if (ev->what == PMU_TASK_JOINED && ev->pid == ev->tid) {
 		/* its maps are its parent's, from its start (a follower that
-		 * reports after the fact reports it later) */
-		const struct pmu_incarnation *in = pmu_cohort_of_pid(s->env->cohort, ev->pid);
+		 * reports after the fact reports it later).  Such a follower
+		 * may report it after it exec'd: /proc/CHILD/maps would then
+		 * show the new image, dated at the fork; the parent's maps are
+		 * what it forked with (the new image comes in MMAP2 records).
+		 * While both still run the same executable, the child's own
+		 * maps are the closer account. */
+		const struct pmu_incarnation *in = pmu_cohort_of_pid(s->env->cohort, ev->pid), *p = NULL;
+		pid_t from = ev->pid;
 
-		proc_maps(s, ev->inc, ev->pid, in && in->start_ns && in->start_ns < ev->t ? in->start_ns : ev->t);
+		if (s->env->stops != PMU_STOPS_BEFORE_RUN && in && in->parent > 0 &&
+		    (size_t)in->parent <= s->env->cohort->n) {
+			p = &s->env->cohort->incs[in->parent - 1];
+			if (!p->ended && !same_exe(ev->pid, p->pid))
+				from = p->pid;
+		}
+		proc_maps(s, ev->inc, ev->pid, from, in && in->start_ns && in->start_ns < ev->t ? in->start_ns : ev->t);
 	}
 	else if (ev->what == PMU_TASK_EXEC)
-		proc_maps(s, ev->inc, ev->pid, ev->t);
+		proc_maps(s, ev->inc, ev->pid, ev->pid, ev->t);
 }
 
 /* ---- the kernel ------------------------------------------------------------ */
@@ -967,8 +994,10 @@ static void kernel_probe(struct samp *s)
 	if (!f) {
 		snprintf(s->kallsyms_why, sizeof(s->kallsyms_why), "cannot open /proc/kallsyms: %s", strerror(errno));
 	} else {
-		/* _text is near the top: read no further */
-		for (int i = 0; i < 64 && fgets(line, sizeof(line), f); i++) {
+		/* _text is the core kernel's first text symbol: near the top
+		 * since 6.15 on x86-64, after the per-CPU variables (hundreds
+		 * of type A lines) before; the modules ('[') come after it */
+		while (fgets(line, sizeof(line), f) && !strchr(line, '[')) {
 			unsigned long long a;
 			char ty, name[256];
 
@@ -985,7 +1014,7 @@ static void kernel_probe(struct samp *s)
 			}
 		}
 		if (!s->kallsyms_ok && !s->kallsyms_why[0])
-			snprintf(s->kallsyms_why, sizeof(s->kallsyms_why), "/proc/kallsyms has no _text near its top");
+			snprintf(s->kallsyms_why, sizeof(s->kallsyms_why), "/proc/kallsyms has no _text before its modules");
 		fclose(f);
 	}
 	{

@@ -305,3 +305,69 @@ while i + 12 <= len(b):
 	assert_output --partial "--call-graph"
 	assert_output --partial "--retain-binaries"
 }
+
+@test "eBPF follower: a forked child that execs at once gets its parent's maps at its fork, not its new image's" {
+	needs_ebpf
+	# the shell forks a child that execs build/hot at once: the eBPF
+	# follower reports the fork after the fact, when /proc/CHILD/maps
+	# already shows hot; the maps dated at the fork must be the shell's
+	run pmurec --mode full --follower ebpf -o "$B" -- sh -c "\"$PMU_BUILD/hot\" 50 & wait"
+	assert_success
+	child=$(jq -r 'select(.type == "exec" and (.path | endswith("/hot"))) | .inc' "$B/data/cohort.jsonl")
+	t_exec=$(jq -r 'select(.type == "exec" and (.path | endswith("/hot"))) | .t_ns' "$B/data/cohort.jsonl")
+	[ -n "$child" ] && [ "$child" != i1 ]
+	run jq -r --arg i "$child" --argjson t "$t_exec" \
+		'select(.type == "map" and .inc == $i and .origin == "proc-maps" and .t_ns < $t) | .path' "$S/maps.jsonl"
+	echo "$output"
+	refute_line --partial "/hot"
+	refute_line --partial "/libhot.so"
+	run pmuvalidate "$B"
+	assert_success
+}
+
+@test "--retain-binaries with --repeat 2: each repetition's JIT map is retained and the bundle validates" {
+	# a "JIT" that leaves /tmp/perf-PID.map for its pid (kept until the
+	# recorder has copied it, at the end of each repetition)
+	cat >"$BATS_TEST_TMPDIR/jit.sh" <<SH
+#!/bin/sh
+echo "1000 10 jitfn" > /tmp/perf-\$\$.map
+echo \$\$ >> "$BATS_TEST_TMPDIR/pids"
+"$PMU_BUILD/hot" 20
+SH
+	chmod +x "$BATS_TEST_TMPDIR/jit.sh"
+	run pmurec --mode full --repeat 2 --retain-binaries=all -o "$B" -- "$BATS_TEST_TMPDIR/jit.sh"
+	while read -r p; do rm -f "/tmp/perf-$p.map"; done <"$BATS_TEST_TMPDIR/pids"
+	assert_success
+	run jq -r 'select(.type == "retained" and .kind == "jit-map") | .file' \
+		"$S/maps.jsonl" "$B/data/repeats/2/collectors/sampling/maps.jsonl"
+	[ "${#lines[@]}" -eq 2 ]
+	for f in "${lines[@]}"; do
+		[ -f "$B/data/$f" ] || [ -f "$B/data/repeats/2/$f" ]
+	done
+	run pmuvalidate "$B"
+	echo "$output"
+	assert_success
+}
+
+@test "full mode finds the kernel's _text after the per-CPU symbols that kernels before 6.15 list first" {
+	[ "$(id -u)" -eq 0 ] || skip "bind-mounting over /proc/kallsyms needs root"
+	command -v unshare >/dev/null || skip "unshare is not installed"
+	grep -q ' T _text$' /proc/kallsyms && ! grep -q '^0000000000000000 T _text$' /proc/kallsyms ||
+		skip "/proc/kallsyms shows no _text address here"
+	# x86-64 kernels before 6.15 list their per-CPU variables (type A,
+	# small offsets) first, hundreds of them, then _text
+	k="$BATS_TEST_TMPDIR/kallsyms"
+	{
+		for i in $(seq 0 399); do printf '%016x A percpu_var_%d\n' $((i * 64)) "$i"; done
+		grep -v ' A ' /proc/kallsyms
+	} >"$k"
+	run unshare -m sh -c "mount --bind '$k' /proc/kallsyms || exit 77
+		pmurec --mode full -o '$B' -- hot 20"
+	[ "$status" -ne 77 ] || skip "cannot bind-mount over /proc/kallsyms here"
+	assert_success
+	run jq -r 'select(.type == "config") | "\(.kernel) \(.kernel_reason)"' "$S/samples.jsonl"
+	echo "$output"
+	[ "${output%% *}" = sampled ]
+	run jq -r 'select(.type == "kmap") | .start' "$S/maps.jsonl"
+	assert_output "0x$(grep -m1 ' T _text$' /proc/kallsyms | cut -d' ' -f1 | sed 's/^0*//')"
+}
