@@ -696,7 +696,7 @@ static const struct pmu_field m_retained_f[] = {
 	F16("build_id", STR, false, "the build-id the copy was checked against (absent for jit-map)"),
 	E16("kind", true, retained_kinds, "binary, debug (its separate debug file), debug-alt (dwz), vdso or jit-map"),
 	F16("path", STR, true, "where it was found on the recording host"),
-	F16("file", STR, true, "the copy in the bundle, relative to data/: build-id/xx/yyyy[.debug] or collectors/<name>/perf-PID.map"),
+	F16("file", STR, true, "the copy in the bundle: build-id/xx/yyyy[.debug] relative to data/ (shared by the repetitions), or collectors/<name>/perf-PID.map relative to the repetition's directory"),
 	N16("size_bytes", false, "bytes", "its size"),
 };
 OBJ(m_retained, m_retained_f);
