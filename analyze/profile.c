@@ -903,6 +903,7 @@ static long resolve(struct an_prof *p, uint32_t inc, uint64_t t, uint64_t addr, 
 		L->chain = str_id(p, buf);
 	}
 	p->ac[j] = (struct acache){ .addr = addr, .inc = key_inc, .loc1 = (uint32_t)++p->nloc, .ret = ret };
+	p->nac++;   /* counted, or the table never grows and its probe never ends */
 	return (long)p->nloc - 1;
 }
 

@@ -366,3 +366,44 @@ print(s["lost_records"] + s["lost_samples"] + s["throttles"])' "$T/l.bundle/data
 	assert_line --regexp '^  not symbolized: 3 samples through \[unknown\] in libhot\.so \(3 innermost\): binary not found'
 	refute_output --regexp 'hot_loop|lib_work|child_loop'
 }
+
+# many_addresses BUNDLE N: N more samples of incarnation i1, each at its
+# own address, spread over the libc map (the stream edited: the bundle is then
+# analyzed with --allow-invalid)
+many_addresses() {
+	$PY - "$1/data/collectors/sampling/samples.jsonl" "$2" <<'PYEOF'
+import json, sys
+path, n = sys.argv[1], int(sys.argv[2])
+maps = [json.loads(l) for l in open(path.replace("samples.jsonl", "maps.jsonl"))]
+m = [x for x in maps if x.get("type") == "map" and x["inc"] == "i1" and "libc.so" in x["path"]][0]
+start, step = int(m["start"], 16), (int(m["end"], 16) - int(m["start"], 16)) // n
+lines = open(path).read().splitlines()
+last = max(json.loads(l).get("t_ns", 0) for l in lines)
+out = []
+for l in lines:
+    if json.loads(l)["type"] in ("ksym", "summary") and n:
+        for i in range(n):
+            a = "0x%x" % (start + step * i)
+            out.append(json.dumps({"type": "sample", "t_ns": last, "inc": "i1", "pid": m["pid"], "tid": m["pid"],
+                                   "cpu": 0, "ip": a, "kernel_ip": False, "period": 1, "chain": a, "kframes": 0,
+                                   "chain_cut": False}, separators=(",", ":")))
+        n = 0
+    out.append(l)
+open(path, "w").write("\n".join(out) + "\n")
+PYEOF
+}
+
+@test "more distinct addresses than the first tables hold (6000 in libc): analyzed, and the names stay right" {
+	sampled "$F/s.bundle"
+	cp -a "$F/s.bundle" "$T/m.bundle"
+	many_addresses "$T/m.bundle" 6000
+	st=0
+	timeout 120 pmuanalyze --allow-invalid --json "$T/m.bundle" >"$T/m.json" 2>"$T/m.err" || st=$?
+	[ "$st" -ne 124 ] || fail "pmuanalyze did not finish in 120 s"
+	pmuanalyze --json "$F/s.bundle" >"$T/s.json"
+	hot=$(q "$T/s.json" '[(r["function"], r["samples"]) for r in h["self"] if r["function"] in ("hot_loop", "child_loop")]')
+	run q "$T/m.json" 'p["distinct_addresses"] > 6000, [(r["function"], r["samples"]) for r in h["self"] if r["function"] in ("hot_loop", "child_loop")]'
+	assert_output "(True, $hot)"
+	run q "$T/m.json" 'sorted(set(r["function"] for r in h["inclusive"] if r["status"] == "ok") & {"hot_loop", "lib_work", "child_loop", "main"})'
+	assert_output "['child_loop', 'hot_loop', 'lib_work', 'main']"
+}
