@@ -275,6 +275,26 @@ static const char *jstr(struct pmu_sym *s, const struct pmu_jrec *r, const char 
 	return f && f->type == PMU_JV_STR ? intern_n(s, f->s, f->slen) : NULL;
 }
 
+/*
+ * Open a file the bundle names (a recorded path, a retained file) to read
+ * its build-id: only a regular file, and never blocking in open(2), since
+ * the bundle is untrusted and a path may name a FIFO or a terminal.
+ */
+static int open_regular(int dirfd, const char *path)
+{
+	int fd = openat(dirfd, path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
+	struct stat st;
+
+	if (fd < 0)
+		return -1;
+	if (fstat(fd, &st) || !S_ISREG(st.st_mode)) {
+		close(fd);
+		errno = EINVAL;
+		return -1;
+	}
+	return fd;
+}
+
 /* The GNU build-id note of an ELF as lowercase hex, into out (>= 2*len+1). */
 static bool elf_build_id(Elf *elf, char *out, size_t outlen)
 {
@@ -407,7 +427,7 @@ static char *bundle_file(struct pmu_sym *s, const char *bid, const char *suffix)
 	int fd, ok;
 
 	snprintf(rel, sizeof(rel), "data/build-id/%.2s/%s%s", bid, bid + 2, suffix);
-	fd = openat(s->b->rootfd, rel, O_RDONLY | O_CLOEXEC);
+	fd = open_regular(s->b->rootfd, rel);
 	if (fd < 0)
 		return NULL;
 	ok = fd_has_build_id(fd, bid) == 1;
@@ -422,7 +442,7 @@ static char *bundle_file(struct pmu_sym *s, const char *bid, const char *suffix)
 /* 1 the host file at path has build-id bid; 0 it has another; -1 none there */
 static int host_file(const char *path, const char *bid)
 {
-	int fd = open(path, O_RDONLY | O_CLOEXEC), r;
+	int fd = open_regular(AT_FDCWD, path), r;
 
 	if (fd < 0)
 		return -1;
@@ -691,11 +711,11 @@ static int add_jit(struct pmu_sym *s, const struct pmu_jrec *r)
 		return 0;
 	if (s->rep >= 2) {
 		snprintf(rel, sizeof(rel), "data/repeats/%d/%s", s->rep, file);
-		fd = openat(s->b->rootfd, rel, O_RDONLY | O_CLOEXEC);
+		fd = open_regular(s->b->rootfd, rel);
 	}
 	if (fd < 0) {
 		snprintf(rel, sizeof(rel), "data/%s", file);
-		fd = openat(s->b->rootfd, rel, O_RDONLY | O_CLOEXEC);
+		fd = open_regular(s->b->rootfd, rel);
 	}
 	if (fd < 0 || !(f = fdopen(fd, "r"))) {
 		if (fd >= 0)

@@ -407,3 +407,16 @@ PYEOF
 	run q "$T/m.json" 'sorted(set(r["function"] for r in h["inclusive"] if r["status"] == "ok") & {"hot_loop", "lib_work", "child_loop", "main"})'
 	assert_output "['child_loop', 'hot_loop', 'lib_work', 'main']"
 }
+
+@test "a recorded path that names a FIFO (an untrusted maps stream): never opened to block, the frames not named" {
+	sampled "$F/s.bundle"
+	cp -a "$F/s.bundle" "$T/f.bundle"
+	mkfifo "$T/fifo"
+	sed -i "s|\"path\":\"[^\"]*/bin/hot\"|\"path\":\"$T/fifo\"|" "$T/f.bundle/data/collectors/sampling/maps.jsonl"
+	grep -q fifo "$T/f.bundle/data/collectors/sampling/maps.jsonl" || fail "no map of hot to edit"
+	st=0
+	timeout 60 pmuanalyze --allow-invalid --json "$T/f.bundle" >"$T/f.json" 2>"$T/f.err" </dev/null || st=$?
+	[ "$st" -ne 124 ] || fail "pmuanalyze blocked opening the FIFO"
+	run q "$T/f.json" '[r["function"] for r in h["self"] if r["function"] in ("hot_loop", "child_loop")]'
+	assert_output "[]"
+}
