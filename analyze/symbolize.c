@@ -42,7 +42,8 @@
 #define WHY_NOKSYM "[kernel] (kallsyms not recorded)"
 
 struct sym_seg {               /* one PT_LOAD: file offsets to p_vaddr */
-	uint64_t off, filesz, vaddr;
+	uint64_t off, filesz, vaddr, memsz, align;
+	bool x;                    /* PF_X */
 };
 
 struct sym_obj {
@@ -469,7 +470,8 @@ static bool load_segments(struct sym_obj *o)
 
 		if (!gelf_getphdr(elf, (int)i, &ph) || ph.p_type != PT_LOAD)
 			continue;
-		o->seg[o->nseg++] = (struct sym_seg){ ph.p_offset, ph.p_filesz, ph.p_vaddr };
+		o->seg[o->nseg++] = (struct sym_seg){ ph.p_offset, ph.p_filesz, ph.p_vaddr, ph.p_memsz, ph.p_align,
+						      (ph.p_flags & PF_X) != 0 };
 	}
 	return true;
 }
@@ -607,6 +609,31 @@ static uint64_t obj_vaddr(const struct sym_obj *o, uint64_t off)
 		if (off < o->seg[i].off && o->seg[i].off - off < 0x10000)
 			return off - o->seg[i].off + o->seg[i].vaddr;
 	return off;
+}
+
+/*
+ * The ELF address of addr in map m of o.  A separate debug file standing
+ * in for a binary that is gone has the binary's p_vaddr but not its
+ * p_offset (objcopy --only-keep-debug rewrites the offsets of the
+ * segments it empties), so a file offset cannot be turned into an address
+ * through it: there the map is the executable segment as the kernel's ELF
+ * loader maps it, at the bias plus p_vaddr rounded down to the page.
+ */
+static uint64_t map_vaddr(const struct sym_obj *o, const struct sym_map *m, uint64_t addr)
+{
+	static const uint64_t pages[] = { 4096, 16384, 65536 };
+
+	if (o->main_is_debug)
+		for (size_t i = 0; i < o->nseg; i++)
+			for (size_t k = 0; o->seg[i].x && k < sizeof(pages) / sizeof(pages[0]); k++) {
+				uint64_t base = o->seg[i].vaddr & ~(pages[k] - 1), a = addr - m->start + base;
+				uint64_t al = o->seg[i].align > pages[k] ? o->seg[i].align : pages[k];
+
+				if ((m->start - base) % al == 0 && a >= base &&
+				    a - o->seg[i].vaddr < o->seg[i].memsz)
+					return a;
+			}
+	return obj_vaddr(o, addr - m->start + m->pgoff);
 }
 
 /* ---- the maps stream -------------------------------------------------- */
@@ -1186,7 +1213,7 @@ size_t pmu_sym_frames(struct pmu_sym *s, const char *inc, uint64_t t, uint64_t a
 		f.rel = off;
 		return one(out, max, &f);
 	}
-	rel = obj_vaddr(o, off);
+	rel = map_vaddr(o, m, addr);
 	look = return_addr && rel ? rel - 1 : rel;
 	if (cache_grow(s)) {
 		f.status = PMU_FRAME_NOSYM;
@@ -1380,7 +1407,7 @@ static struct sym_unw *unw_get(struct pmu_sym *s, struct sym_inc *ic)
 			obj_resolve(s, o);
 		if (o->st != PMU_FRAME_OK)
 			continue;
-		bias = m->start - obj_vaddr(o, m->pgoff);
+		bias = m->start - map_vaddr(o, m, m->start);
 		/* one module per object: the latest map of it decides */
 		if (obj_seen(ic, i, o))
 			continue;

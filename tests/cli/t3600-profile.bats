@@ -420,3 +420,21 @@ PYEOF
 	run q "$T/f.json" '[r["function"] for r in h["self"] if r["function"] in ("hot_loop", "child_loop")]'
 	assert_output "[]"
 }
+
+@test "a non-PIE binary gone, its separate debug file on the host by build-id: still named (the debug file's segment offsets are not the binary's)" {
+	command -v cc >/dev/null || skip "no C compiler (cc) to build a non-PIE binary"
+	command -v objcopy >/dev/null || skip "no objcopy to split the debug file"
+	mkdir -p "$T/np" "$T/dbg"
+	cc -g -O2 -fno-omit-frame-pointer -no-pie -o "$T/np/hot" "$(hot_src)" -L"$PMU_BUILD" -lhot \
+		-Wl,-rpath,"$PMU_BUILD" || skip "cc cannot link a non-PIE binary"
+	bid=$(readelf -n "$T/np/hot" | awk '/Build ID/ { print $3 }')
+	[ -n "$bid" ] || skip "the linker wrote no build-id"
+	mkdir -p "$T/dbg/.build-id/${bid:0:2}"
+	objcopy --only-keep-debug "$T/np/hot" "$T/dbg/.build-id/${bid:0:2}/${bid:2}.debug"
+	pmurec --mode full -o "$T/np.bundle" -- "$T/np/hot" 300 >"$T/np.out" 2>&1 || true
+	sampled "$T/np.bundle"
+	rm "$T/np/hot"
+	PMU_DEBUG_ROOT=$T/dbg pmuanalyze --json "$T/np.bundle" >"$T/np.json"
+	run q "$T/np.json" '[(r["function"], r["status"]) for r in h["self"]][:1]'
+	assert_output "[('hot_loop', 'ok')]"
+}
