@@ -137,6 +137,8 @@ struct pmu_sym {
 	size_t nobj, capobj;
 	uint64_t kstart, kend;
 	bool has_kmap;
+	const char *kbuild_id;     /* the kmap's build-id: a kernel function is
+				    * that kernel's, never one of that name */
 	struct sym_ksym *ksym;
 	size_t nksym, capksym;
 	bool ksorted;
@@ -848,7 +850,12 @@ static int read_maps(struct pmu_sym *s, int rep)
 		if (ty->slen == 3 && !memcmp(ty->s, "map", 3))
 			err = add_map(s, &r);
 		else if (ty->slen == 4 && !memcmp(ty->s, "kmap", 4))
+		{
+			const char *kb = jstr(s, &r, "build_id");
+
 			s->has_kmap = jhex(&r, "start", &s->kstart) && jhex(&r, "end", &s->kend);
+			s->kbuild_id = kb && bid_ok(kb) ? kb : NULL;
+		}
 		else if (ty->slen == 8 && !memcmp(ty->s, "retained", 8))
 			err = add_jit(s, &r);
 		else if (ty->slen == 10 && !memcmp(ty->s, "unretained", 10))
@@ -973,7 +980,7 @@ static void kernel_frame(struct pmu_sym *s, uint64_t addr, struct pmu_frame *f)
 {
 	size_t lo = 0, hi;
 
-	*f = (struct pmu_frame){ .status = PMU_FRAME_KERNEL, .addr = addr, .object = "[kernel]" };
+	*f = (struct pmu_frame){ .status = PMU_FRAME_KERNEL, .addr = addr, .object = "[kernel]", .build_id = s->kbuild_id };
 	if (!s->nksym) {
 		f->why = WHY_NOKSYM;
 		return;

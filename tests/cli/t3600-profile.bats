@@ -438,3 +438,26 @@ PYEOF
 	run q "$T/np.json" '[(r["function"], r["status"]) for r in h["self"]][:1]'
 	assert_output "[('hot_loop', 'ok')]"
 }
+
+@test "A/B: kernel functions carry the kernel's build-id and are never matched across two kernels by name alone" {
+	sampled "$F/s.bundle"
+	grep -q '"type":"kmap".*"build_id":"' "$F/s.bundle/data/collectors/sampling/maps.jsonl" ||
+		skip "the recording has no kernel map with a build-id"
+	pmuanalyze --json "$F/s.bundle" >"$T/k.json"
+	kbid=$(grep -o '"type":"kmap".*' "$F/s.bundle/data/collectors/sampling/maps.jsonl" | grep -o '"build_id":"[0-9a-f]*' | cut -d'"' -f4)
+	run q "$T/k.json" 'sorted(set(r.get("build_id") for r in h["self"] if r["status"] == "kernel" and r["symbol"]))'
+	[ "$output" != "[]" ] || skip "no named kernel function sampled"
+	assert_output "['$kbid']"
+	# B: the same recording, said to run another kernel
+	cp -a "$F/s.bundle" "$T/kb.bundle"
+	sed -i "/\"type\":\"kmap\"/s/\"build_id\":\"$kbid\"/\"build_id\":\"00${kbid:2}\"/" \
+		"$T/kb.bundle/data/collectors/sampling/maps.jsonl"
+	pmuanalyze --allow-invalid --json "$F/s.bundle" "$T/kb.bundle" >"$T/kab.json" || true
+	run $PY -c 'import json,sys
+d = json.load(open(sys.argv[1]))["comparison"]["profile"]
+h = [x for x in d["programs"] if x["program"] == "hot"][0]
+k = [f for f in h["functions"] if f["function"].endswith(" [kernel]")]
+u = [f for f in h["functions"] if f["function"] == "hot_loop"]
+print(len(k) > 0, sorted(set(f["verdict_code"] for f in k)), u[0]["verdict_code"] == "no-significant-difference")' "$T/kab.json"
+	assert_output "True ['only-a', 'only-b'] True"
+}
