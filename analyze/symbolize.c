@@ -1196,7 +1196,8 @@ size_t pmu_sym_frames(struct pmu_sym *s, const char *inc, uint64_t t, uint64_t a
 	ic = inc_get(s, intern(s, inc), false);
 	m = ic ? map_find(ic, t, addr) : NULL;
 	if (!m) {
-		const struct sym_jit *js = ic && ic->jit ? jit_find(ic->jit, addr) : NULL;
+		/* a return address is its call's: pc - 1, as for a file's */
+		const struct sym_jit *js = ic && ic->jit ? jit_find(ic->jit, return_addr && addr ? addr - 1 : addr) : NULL;
 
 		if (js) {
 			f.status = PMU_FRAME_OK;
