@@ -993,15 +993,26 @@ struct flame {
 	struct fnode root;
 	uint64_t total;
 	bool nomem;
+	/* (parent, kind, name) -> child: a node may have as many children as
+	 * there are distinct addresses (unmapped JIT code), so never a walk of
+	 * the sibling list per frame */
+	struct smap kids;
 };
 
 static struct fnode *fchild(struct flame *fl, struct fnode *n, const char *name, const char *kind, const char *file)
 {
 	struct fnode *c;
+	char key[800];
+	bool added;
+	long slot;
 
-	for (c = n->child; c; c = c->next)
-		if (!strcmp(c->name, name) && c->kind == kind)
-			return c;
+	snprintf(key, sizeof(key), "%p\x1f%s\x1f%s", (void *)n, kind, name);
+	if ((slot = smap_put(&fl->kids, key, 0, &added)) < 0) {
+		fl->nomem = true;
+		return NULL;
+	}
+	if (!added)
+		return (struct fnode *)(uintptr_t)fl->kids.val[slot];
 	if (!(c = calloc(1, sizeof(*c))) || !(c->name = strdup(name)) || (file && !(c->file = strdup(file)))) {
 		if (c)
 			free(c->name);
@@ -1009,6 +1020,7 @@ static struct fnode *fchild(struct flame *fl, struct fnode *n, const char *name,
 		fl->nomem = true;
 		return NULL;
 	}
+	fl->kids.val[slot] = (size_t)(uintptr_t)c;
 	c->kind = kind;
 	c->next = n->child;
 	n->child = c;
@@ -1108,6 +1120,7 @@ json_t *an_flame_json(const struct an_prof *p)
 	fl.root.name = "all";
 	fl.root.kind = "root";
 	err = an_prof_each_stack(p, flame_stack, &fl);
+	smap_release(&fl.kids);
 	if (err || fl.nomem) {
 		fnode_free(&fl.root);
 		return NULL;

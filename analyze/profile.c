@@ -68,7 +68,10 @@ struct loc {
 };
 
 struct fn {
-	const struct pmu_frame *f; /* a representative frame (strings in the symbolizer) */
+	/* a representative frame (strings in the symbolizer), copied: p->fr
+	 * moves when it grows */
+	struct pmu_frame fr;
+	bool have;
 	enum pmu_frame_status status;
 };
 
@@ -796,7 +799,7 @@ static long fn_of(struct an_prof *p, const struct pmu_frame *f)
 	if (added) {
 		if (pmu_grow(&p->fn, &p->cfn, (size_t)i, sizeof(*p->fn), 256))
 			return -1;
-		p->fn[i] = (struct fn){ .f = NULL, .status = f->status };
+		p->fn[i] = (struct fn){ .have = false, .status = f->status };
 	}
 	return i;
 }
@@ -878,8 +881,10 @@ static long resolve(struct an_prof *p, uint32_t inc, uint64_t t, uint64_t addr, 
 		if (fid < 0)
 			return -1;
 		L->fid = (uint32_t)fid;
-		if (!p->fn[fid].f)
-			p->fn[fid].f = out;
+		if (!p->fn[fid].have) {
+			p->fn[fid].fr = *out;
+			p->fn[fid].have = true;
+		}
 		if (out->status == PMU_FRAME_OK && out->file && out->line > 0) {
 			snprintf(buf, sizeof(buf), "%s:%d", out->file, out->line);
 			L->line = str_id(p, buf);
@@ -903,6 +908,7 @@ static long resolve(struct an_prof *p, uint32_t inc, uint64_t t, uint64_t addr, 
 		L->chain = str_id(p, buf);
 	}
 	p->ac[j] = (struct acache){ .addr = addr, .inc = key_inc, .loc1 = (uint32_t)++p->nloc, .ret = ret };
+	p->nac++;   /* counted, or the table never grows and its probe never ends */
 	return (long)p->nloc - 1;
 }
 
@@ -1221,7 +1227,7 @@ int an_prof_each_stack(const struct an_prof *p, int (*fn)(void *ctx, const struc
 
 static const char *fn_name(const struct an_prof *p, uint32_t fid, char *buf, size_t n)
 {
-	const struct pmu_frame *f = p->fn[fid].f;
+	const struct pmu_frame *f = p->fn[fid].have ? &p->fn[fid].fr : NULL;
 
 	if (!f)
 		return "?";
@@ -1268,7 +1274,7 @@ static void set_share(json_t *o, uint64_t k, uint64_t n)
 /* A function as the report names it. */
 static json_t *fn_json(const struct an_prof *p, uint32_t fid)
 {
-	const struct pmu_frame *f = p->fn[fid].f;
+	const struct pmu_frame *f = p->fn[fid].have ? &p->fn[fid].fr : NULL;
 	char buf[600];
 	json_t *o = json_object();
 
@@ -1431,7 +1437,7 @@ static json_t *unsymbolized(const struct an_prof *p)
 	acc_range(p, K_INCL, 0, 0, &lo, &hi);
 	for (size_t i = lo; i < hi; i++) {
 		uint32_t fid = p->acc[i].k.a;
-		const struct pmu_frame *f = p->fn[fid].f;
+		const struct pmu_frame *f = p->fn[fid].have ? &p->fn[fid].fr : NULL;
 		json_t *o;
 
 		if (!f || f->status == PMU_FRAME_OK || (f->status == PMU_FRAME_KERNEL && f->func))

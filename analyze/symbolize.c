@@ -42,7 +42,8 @@
 #define WHY_NOKSYM "[kernel] (kallsyms not recorded)"
 
 struct sym_seg {               /* one PT_LOAD: file offsets to p_vaddr */
-	uint64_t off, filesz, vaddr;
+	uint64_t off, filesz, vaddr, memsz, align;
+	bool x;                    /* PF_X */
 };
 
 struct sym_obj {
@@ -136,6 +137,8 @@ struct pmu_sym {
 	size_t nobj, capobj;
 	uint64_t kstart, kend;
 	bool has_kmap;
+	const char *kbuild_id;     /* the kmap's build-id: a kernel function is
+				    * that kernel's, never one of that name */
 	struct sym_ksym *ksym;
 	size_t nksym, capksym;
 	bool ksorted;
@@ -275,6 +278,26 @@ static const char *jstr(struct pmu_sym *s, const struct pmu_jrec *r, const char 
 	return f && f->type == PMU_JV_STR ? intern_n(s, f->s, f->slen) : NULL;
 }
 
+/*
+ * Open a file the bundle names (a recorded path, a retained file) to read
+ * its build-id: only a regular file, and never blocking in open(2), since
+ * the bundle is untrusted and a path may name a FIFO or a terminal.
+ */
+static int open_regular(int dirfd, const char *path)
+{
+	int fd = openat(dirfd, path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
+	struct stat st;
+
+	if (fd < 0)
+		return -1;
+	if (fstat(fd, &st) || !S_ISREG(st.st_mode)) {
+		close(fd);
+		errno = EINVAL;
+		return -1;
+	}
+	return fd;
+}
+
 /* The GNU build-id note of an ELF as lowercase hex, into out (>= 2*len+1). */
 static bool elf_build_id(Elf *elf, char *out, size_t outlen)
 {
@@ -407,7 +430,7 @@ static char *bundle_file(struct pmu_sym *s, const char *bid, const char *suffix)
 	int fd, ok;
 
 	snprintf(rel, sizeof(rel), "data/build-id/%.2s/%s%s", bid, bid + 2, suffix);
-	fd = openat(s->b->rootfd, rel, O_RDONLY | O_CLOEXEC);
+	fd = open_regular(s->b->rootfd, rel);
 	if (fd < 0)
 		return NULL;
 	ok = fd_has_build_id(fd, bid) == 1;
@@ -422,7 +445,7 @@ static char *bundle_file(struct pmu_sym *s, const char *bid, const char *suffix)
 /* 1 the host file at path has build-id bid; 0 it has another; -1 none there */
 static int host_file(const char *path, const char *bid)
 {
-	int fd = open(path, O_RDONLY | O_CLOEXEC), r;
+	int fd = open_regular(AT_FDCWD, path), r;
 
 	if (fd < 0)
 		return -1;
@@ -449,7 +472,8 @@ static bool load_segments(struct sym_obj *o)
 
 		if (!gelf_getphdr(elf, (int)i, &ph) || ph.p_type != PT_LOAD)
 			continue;
-		o->seg[o->nseg++] = (struct sym_seg){ ph.p_offset, ph.p_filesz, ph.p_vaddr };
+		o->seg[o->nseg++] = (struct sym_seg){ ph.p_offset, ph.p_filesz, ph.p_vaddr, ph.p_memsz, ph.p_align,
+						      (ph.p_flags & PF_X) != 0 };
 	}
 	return true;
 }
@@ -589,6 +613,31 @@ static uint64_t obj_vaddr(const struct sym_obj *o, uint64_t off)
 	return off;
 }
 
+/*
+ * The ELF address of addr in map m of o.  A separate debug file standing
+ * in for a binary that is gone has the binary's p_vaddr but not its
+ * p_offset (objcopy --only-keep-debug rewrites the offsets of the
+ * segments it empties), so a file offset cannot be turned into an address
+ * through it: there the map is the executable segment as the kernel's ELF
+ * loader maps it, at the bias plus p_vaddr rounded down to the page.
+ */
+static uint64_t map_vaddr(const struct sym_obj *o, const struct sym_map *m, uint64_t addr)
+{
+	static const uint64_t pages[] = { 4096, 16384, 65536 };
+
+	if (o->main_is_debug)
+		for (size_t i = 0; i < o->nseg; i++)
+			for (size_t k = 0; o->seg[i].x && k < sizeof(pages) / sizeof(pages[0]); k++) {
+				uint64_t base = o->seg[i].vaddr & ~(pages[k] - 1), a = addr - m->start + base;
+				uint64_t al = o->seg[i].align > pages[k] ? o->seg[i].align : pages[k];
+
+				if ((m->start - base) % al == 0 && a >= base &&
+				    a - o->seg[i].vaddr < o->seg[i].memsz)
+					return a;
+			}
+	return obj_vaddr(o, addr - m->start + m->pgoff);
+}
+
 /* ---- the maps stream -------------------------------------------------- */
 
 static struct sym_inc *inc_get(struct pmu_sym *s, const char *id, bool add)
@@ -691,11 +740,11 @@ static int add_jit(struct pmu_sym *s, const struct pmu_jrec *r)
 		return 0;
 	if (s->rep >= 2) {
 		snprintf(rel, sizeof(rel), "data/repeats/%d/%s", s->rep, file);
-		fd = openat(s->b->rootfd, rel, O_RDONLY | O_CLOEXEC);
+		fd = open_regular(s->b->rootfd, rel);
 	}
 	if (fd < 0) {
 		snprintf(rel, sizeof(rel), "data/%s", file);
-		fd = openat(s->b->rootfd, rel, O_RDONLY | O_CLOEXEC);
+		fd = open_regular(s->b->rootfd, rel);
 	}
 	if (fd < 0 || !(f = fdopen(fd, "r"))) {
 		if (fd >= 0)
@@ -801,7 +850,12 @@ static int read_maps(struct pmu_sym *s, int rep)
 		if (ty->slen == 3 && !memcmp(ty->s, "map", 3))
 			err = add_map(s, &r);
 		else if (ty->slen == 4 && !memcmp(ty->s, "kmap", 4))
+		{
+			const char *kb = jstr(s, &r, "build_id");
+
 			s->has_kmap = jhex(&r, "start", &s->kstart) && jhex(&r, "end", &s->kend);
+			s->kbuild_id = kb && bid_ok(kb) ? kb : NULL;
+		}
 		else if (ty->slen == 8 && !memcmp(ty->s, "retained", 8))
 			err = add_jit(s, &r);
 		else if (ty->slen == 10 && !memcmp(ty->s, "unretained", 10))
@@ -926,7 +980,7 @@ static void kernel_frame(struct pmu_sym *s, uint64_t addr, struct pmu_frame *f)
 {
 	size_t lo = 0, hi;
 
-	*f = (struct pmu_frame){ .status = PMU_FRAME_KERNEL, .addr = addr, .object = "[kernel]" };
+	*f = (struct pmu_frame){ .status = PMU_FRAME_KERNEL, .addr = addr, .object = "[kernel]", .build_id = s->kbuild_id };
 	if (!s->nksym) {
 		f->why = WHY_NOKSYM;
 		return;
@@ -1142,7 +1196,8 @@ size_t pmu_sym_frames(struct pmu_sym *s, const char *inc, uint64_t t, uint64_t a
 	ic = inc_get(s, intern(s, inc), false);
 	m = ic ? map_find(ic, t, addr) : NULL;
 	if (!m) {
-		const struct sym_jit *js = ic && ic->jit ? jit_find(ic->jit, addr) : NULL;
+		/* a return address is its call's: pc - 1, as for a file's */
+		const struct sym_jit *js = ic && ic->jit ? jit_find(ic->jit, return_addr && addr ? addr - 1 : addr) : NULL;
 
 		if (js) {
 			f.status = PMU_FRAME_OK;
@@ -1166,7 +1221,7 @@ size_t pmu_sym_frames(struct pmu_sym *s, const char *inc, uint64_t t, uint64_t a
 		f.rel = off;
 		return one(out, max, &f);
 	}
-	rel = obj_vaddr(o, off);
+	rel = map_vaddr(o, m, addr);
 	look = return_addr && rel ? rel - 1 : rel;
 	if (cache_grow(s)) {
 		f.status = PMU_FRAME_NOSYM;
@@ -1360,7 +1415,7 @@ static struct sym_unw *unw_get(struct pmu_sym *s, struct sym_inc *ic)
 			obj_resolve(s, o);
 		if (o->st != PMU_FRAME_OK)
 			continue;
-		bias = m->start - obj_vaddr(o, m->pgoff);
+		bias = m->start - map_vaddr(o, m, m->start);
 		/* one module per object: the latest map of it decides */
 		if (obj_seen(ic, i, o))
 			continue;

@@ -388,3 +388,98 @@ print(s["lost_records"] + s["lost_samples"] + s["throttles"])' "$T/l.bundle/data
 	assert_line --regexp '^  not symbolized: 3 samples through \[unknown\] in libhot\.so \(3 innermost\): binary not found'
 	refute_output --regexp 'hot_loop|lib_work|child_loop'
 }
+
+# many_addresses BUNDLE N: N more samples of incarnation i1, each at its
+# own address, spread over the libc map (the stream edited: the bundle is then
+# analyzed with --allow-invalid)
+many_addresses() {
+	$PY - "$1/data/collectors/sampling/samples.jsonl" "$2" <<'PYEOF'
+import json, sys
+path, n = sys.argv[1], int(sys.argv[2])
+maps = [json.loads(l) for l in open(path.replace("samples.jsonl", "maps.jsonl"))]
+m = [x for x in maps if x.get("type") == "map" and x["inc"] == "i1" and "libc.so" in x["path"]][0]
+start, step = int(m["start"], 16), (int(m["end"], 16) - int(m["start"], 16)) // n
+lines = open(path).read().splitlines()
+last = max(json.loads(l).get("t_ns", 0) for l in lines)
+out = []
+for l in lines:
+    if json.loads(l)["type"] in ("ksym", "summary") and n:
+        for i in range(n):
+            a = "0x%x" % (start + step * i)
+            out.append(json.dumps({"type": "sample", "t_ns": last, "inc": "i1", "pid": m["pid"], "tid": m["pid"],
+                                   "cpu": 0, "ip": a, "kernel_ip": False, "period": 1, "chain": a, "kframes": 0,
+                                   "chain_cut": False}, separators=(",", ":")))
+        n = 0
+    out.append(l)
+open(path, "w").write("\n".join(out) + "\n")
+PYEOF
+}
+
+@test "more distinct addresses than the first tables hold (6000 in libc): analyzed, and the names stay right" {
+	sampled "$F/s.bundle"
+	cp -a "$F/s.bundle" "$T/m.bundle"
+	many_addresses "$T/m.bundle" 6000
+	st=0
+	timeout 120 pmuanalyze --allow-invalid --json "$T/m.bundle" >"$T/m.json" 2>"$T/m.err" || st=$?
+	[ "$st" -ne 124 ] || fail "pmuanalyze did not finish in 120 s"
+	pmuanalyze --json "$F/s.bundle" >"$T/s.json"
+	hot=$(q "$T/s.json" '[(r["function"], r["samples"]) for r in h["self"] if r["function"] in ("hot_loop", "child_loop")]')
+	run q "$T/m.json" 'p["distinct_addresses"] > 6000, [(r["function"], r["samples"]) for r in h["self"] if r["function"] in ("hot_loop", "child_loop")]'
+	assert_output "(True, $hot)"
+	run q "$T/m.json" 'sorted(set(r["function"] for r in h["inclusive"] if r["status"] == "ok") & {"hot_loop", "lib_work", "child_loop", "main"})'
+	assert_output "['child_loop', 'hot_loop', 'lib_work', 'main']"
+}
+
+@test "a recorded path that names a FIFO (an untrusted maps stream): never opened to block, the frames not named" {
+	sampled "$F/s.bundle"
+	cp -a "$F/s.bundle" "$T/f.bundle"
+	mkfifo "$T/fifo"
+	sed -i "s|\"path\":\"[^\"]*/bin/hot\"|\"path\":\"$T/fifo\"|" "$T/f.bundle/data/collectors/sampling/maps.jsonl"
+	grep -q fifo "$T/f.bundle/data/collectors/sampling/maps.jsonl" || fail "no map of hot to edit"
+	st=0
+	timeout 60 pmuanalyze --allow-invalid --json "$T/f.bundle" >"$T/f.json" 2>"$T/f.err" </dev/null || st=$?
+	[ "$st" -ne 124 ] || fail "pmuanalyze blocked opening the FIFO"
+	run q "$T/f.json" '[r["function"] for r in h["self"] if r["function"] in ("hot_loop", "child_loop")]'
+	assert_output "[]"
+}
+
+@test "a non-PIE binary gone, its separate debug file on the host by build-id: still named (the debug file's segment offsets are not the binary's)" {
+	command -v cc >/dev/null || skip "no C compiler (cc) to build a non-PIE binary"
+	command -v objcopy >/dev/null || skip "no objcopy to split the debug file"
+	mkdir -p "$T/np" "$T/dbg"
+	cc -g -O2 -fno-omit-frame-pointer -no-pie -o "$T/np/hot" "$(hot_src)" -L"$PMU_BUILD" -lhot \
+		-Wl,-rpath,"$PMU_BUILD" || skip "cc cannot link a non-PIE binary"
+	bid=$(readelf -n "$T/np/hot" | awk '/Build ID/ { print $3 }')
+	[ -n "$bid" ] || skip "the linker wrote no build-id"
+	mkdir -p "$T/dbg/.build-id/${bid:0:2}"
+	objcopy --only-keep-debug "$T/np/hot" "$T/dbg/.build-id/${bid:0:2}/${bid:2}.debug"
+	pmurec --mode full -o "$T/np.bundle" -- "$T/np/hot" 300 >"$T/np.out" 2>&1 || true
+	sampled "$T/np.bundle"
+	rm "$T/np/hot"
+	PMU_DEBUG_ROOT=$T/dbg pmuanalyze --json "$T/np.bundle" >"$T/np.json"
+	run q "$T/np.json" '[(r["function"], r["status"]) for r in h["self"]][:1]'
+	assert_output "[('hot_loop', 'ok')]"
+}
+
+@test "A/B: kernel functions carry the kernel's build-id and are never matched across two kernels by name alone" {
+	sampled "$F/s.bundle"
+	grep -q '"type":"kmap".*"build_id":"' "$F/s.bundle/data/collectors/sampling/maps.jsonl" ||
+		skip "the recording has no kernel map with a build-id"
+	pmuanalyze --json "$F/s.bundle" >"$T/k.json"
+	kbid=$(grep -o '"type":"kmap".*' "$F/s.bundle/data/collectors/sampling/maps.jsonl" | grep -o '"build_id":"[0-9a-f]*' | cut -d'"' -f4)
+	run q "$T/k.json" 'sorted(set(r.get("build_id") for r in h["self"] if r["status"] == "kernel" and r["symbol"]))'
+	[ "$output" != "[]" ] || skip "no named kernel function sampled"
+	assert_output "['$kbid']"
+	# B: the same recording, said to run another kernel
+	cp -a "$F/s.bundle" "$T/kb.bundle"
+	sed -i "/\"type\":\"kmap\"/s/\"build_id\":\"$kbid\"/\"build_id\":\"00${kbid:2}\"/" \
+		"$T/kb.bundle/data/collectors/sampling/maps.jsonl"
+	pmuanalyze --allow-invalid --json "$F/s.bundle" "$T/kb.bundle" >"$T/kab.json" || true
+	run $PY -c 'import json,sys
+d = json.load(open(sys.argv[1]))["comparison"]["profile"]
+h = [x for x in d["programs"] if x["program"] == "hot"][0]
+k = [f for f in h["functions"] if f["function"].endswith(" [kernel]")]
+u = [f for f in h["functions"] if f["function"] == "hot_loop"]
+print(len(k) > 0, sorted(set(f["verdict_code"] for f in k)), u[0]["verdict_code"] == "no-significant-difference")' "$T/kab.json"
+	assert_output "True ['only-a', 'only-b'] True"
+}

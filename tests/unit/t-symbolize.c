@@ -590,6 +590,10 @@ int main(void)
 	is_str(f[0].func, "LazyCompile:foo bar.js:3", "a JIT name with spaces");
 	one_frame(s, "jit", 0x7f1000001060ull, &f[0]);
 	ok(f[0].status == PMU_FRAME_UNMAPPED, "past the JIT map's last symbol: unmapped");
+	/* a return address just past jitted_add (a call as its last
+	 * instruction) is jitted_add's: looked up at pc - 1 */
+	n = pmu_sym_frames(s, "jit", 2000, 0x7f1000001040ull, true, false, f, 8);
+	is_str(n ? f[0].func : NULL, "jitted_add", "a JIT return address at the next symbol's start: pc - 1 names the caller");
 	elf_sym(hot, "hot_loop", &v, &size);
 	n = pmu_sym_frames(s, "remap", 2000, 0x50001000 + (v - 0x1000), false, false, f, 8);
 	ok(f[n - 1].func && !strcmp(f[n - 1].func, "hot_loop") && !strcmp(f[n - 1].object, hot),
