@@ -1635,7 +1635,7 @@ static void wall_by_code(json_t *wt, json_t *prof)
 		double lo, hi;
 
 		if (i < 5) {
-			an_wilson((uint64_t)k, (uint64_t)n, &lo, &hi);
+			pmu_wilson95((uint64_t)k, (uint64_t)n, &lo, &hi);
 			json_array_append_new(list, json_pack("{s:s,s:s,s:O?,s:O?,s:I,s:f,s:f,s:f,s:I,s:I,s:I,s:b}",
 				"program", sget(rows[i], "program"), "function", sget(rows[i], "function"),
 				"file", json_object_get(rows[i], "file"), "line", json_object_get(rows[i], "line"),

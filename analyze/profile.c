@@ -29,6 +29,7 @@
 #include "jsonl.h"
 #include "model.h"
 #include "profile.h"
+#include "stats.h"
 #include "spec_json.h"
 #include "util.h"
 
@@ -223,24 +224,6 @@ static bool hex_at(const char *s, size_t n, uint64_t *v)
 	return true;
 }
 
-/* The 95% Wilson score interval of k successes in n, as fractions. */
-void an_wilson(uint64_t k, uint64_t n, double *lo, double *hi)
-{
-	const double z = 1.959963984540054;
-	double p, d, c, h;
-
-	if (!n) {
-		*lo = 0;
-		*hi = 1;
-		return;
-	}
-	p = (double)k / (double)n;
-	d = 1 + z * z / (double)n;
-	c = (p + z * z / (2.0 * (double)n)) / d;
-	h = z * sqrt(p * (1 - p) / (double)n + z * z / (4.0 * (double)n * (double)n)) / d;
-	*lo = c - h < 0 ? 0 : c - h;
-	*hi = c + h > 1 ? 1 : c + h;
-}
 
 static uint32_t str_id(struct an_prof *p, const char *s)
 {
@@ -1264,7 +1247,7 @@ static void set_share(json_t *o, uint64_t k, uint64_t n)
 {
 	double lo, hi;
 
-	an_wilson(k, n, &lo, &hi);
+	pmu_wilson95(k, n, &lo, &hi);
 	json_object_set_new(o, "samples", json_integer((json_int_t)k));
 	json_object_set_new(o, "share_percent", json_real(n ? 100.0 * (double)k / (double)n : 0));
 	json_object_set_new(o, "ci_low_percent", json_real(100.0 * lo));
@@ -1333,7 +1316,7 @@ static json_t *edges_json(const struct an_prof *p, uint8_t kind, uint32_t sc, ui
 		json_t *o = fn_json(p, p->acc[i].k.b);
 		double l, h;
 
-		an_wilson(p->acc[i].samples, incl, &l, &h);
+		pmu_wilson95(p->acc[i].samples, incl, &l, &h);
 		json_object_set_new(o, "samples", json_integer((json_int_t)p->acc[i].samples));
 		json_object_set_new(o, "percent_of_inclusive", json_real(incl ? 100.0 * (double)p->acc[i].samples / (double)incl : 0));
 		json_array_append_new(arr, o);

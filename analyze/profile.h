@@ -31,10 +31,6 @@ void an_prof_free(struct an_prof *p);
  * bundle-spec/analysis/report.schema.json). */
 json_t *an_prof_json(const struct an_prof *p);
 
-/* The 95% Wilson score interval of k successes in n, as fractions
- * (n 0: [0, 1]). */
-void an_wilson(uint64_t k, uint64_t n, double *lo, double *hi);
-
 /* What the samples stream's config and summary say. */
 struct an_prof_info {
 	const char *event;            /* cycles, cpu-clock, ... */

@@ -408,3 +408,21 @@ int pmu_mann_whitney(const double *a, size_t na, const double *b, size_t nb, str
 		out->p_value = fmin(1.0, erfc(dev / sqrt(var) / M_SQRT2));
 	return 0;
 }
+
+void pmu_wilson95(uint64_t k, uint64_t n, double *lo, double *hi)
+{
+	const double z = 1.959963984540054;
+	double p, d, c, h;
+
+	if (!n) {
+		*lo = 0;
+		*hi = 1;
+		return;
+	}
+	p = (double)k / (double)n;
+	d = 1 + z * z / (double)n;
+	c = (p + z * z / (2.0 * (double)n)) / d;
+	h = z * sqrt(p * (1 - p) / (double)n + z * z / (4.0 * (double)n * (double)n)) / d;
+	*lo = c - h < 0 ? 0 : c - h;
+	*hi = c + h > 1 ? 1 : c + h;
+}

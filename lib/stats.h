@@ -130,4 +130,8 @@ struct pmu_mwu {
 
 int pmu_mann_whitney(const double *a, size_t na, const double *b, size_t nb, struct pmu_mwu *out);
 
+/* The 95% Wilson score interval of k successes in n trials, as fractions
+ * (n 0: [0, 1]): the interval of a share estimated from k of n samples. */
+void pmu_wilson95(uint64_t k, uint64_t n, double *lo, double *hi);
+
 #endif

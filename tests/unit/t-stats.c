@@ -396,8 +396,27 @@ static void test_mann_whitney(void)
 	ok(strstr(pmu_error_detail(), "sample B") != NULL, "and names B: %s", pmu_error_detail());
 }
 
+/* The Wilson score interval, against the closed form evaluated apart, in
+ * Python (50 of 100: 0.40383 .. 0.59617, the textbook case). */
+static void test_wilson(void)
+{
+	double lo, hi;
+
+	pmu_wilson95(50, 100, &lo, &hi);
+	is_near(lo, 0.40383153, 1e-7, "wilson 50/100: low 0.4038");
+	is_near(hi, 0.59616847, 1e-7, "wilson 50/100: high 0.5962");
+	pmu_wilson95(0, 20, &lo, &hi);
+	is_near(lo, 0.0, 1e-12, "wilson 0/20: low 0");
+	is_near(hi, 0.16112516, 1e-7, "wilson 0/20: high 0.1611");
+	pmu_wilson95(20, 20, &lo, &hi);
+	is_near(hi, 1.0, 1e-12, "wilson 20/20: high 1");
+	pmu_wilson95(0, 0, &lo, &hi);
+	ok(lo == 0 && hi == 1, "no samples: the whole of [0, 1]");
+}
+
 int main(void)
 {
+	test_wilson();
 	test_quantiles();
 	test_median_select();
 	test_summary();
