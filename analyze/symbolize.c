@@ -91,7 +91,7 @@ struct sym_inc {
 	const char *id;            /* interned */
 	int pid;
 	const struct sym_jitmap *jit;
-	struct sym_map *maps;      /* in stream order (non-decreasing t_ns) */
+	struct sym_map *maps;      /* by t_ns, stably (add_map) */
 	size_t nmaps, capmaps;
 	struct sym_unw *unw;
 	uint64_t unw_used;         /* when unw was last used (s->unw_clock) */
@@ -706,7 +706,16 @@ static int add_map(struct pmu_sym *s, const struct pmu_jrec *r)
 		ic->pid = (int)pid->i;
 	if (!m.obj || !ic || grow((void **)&ic->maps, &ic->capmaps, ic->nmaps + 1, sizeof(*ic->maps)))
 		return PMU_ERR_NOMEM;
-	ic->maps[ic->nmaps++] = m;
+	/* the stream is in the order the recorder learned the maps, not by
+	 * t_ns (22.3): kept in t_ns order, stably (a later record of the same
+	 * time stays later); nearly in order, so few are moved */
+	{
+		size_t i = ic->nmaps++;
+
+		for (; i > 0 && ic->maps[i - 1].t > m.t; i--)
+			ic->maps[i] = ic->maps[i - 1];
+		ic->maps[i] = m;
+	}
 	return 0;
 }
 

@@ -667,7 +667,7 @@ static const struct pmu_recdef samples_recs[] = {
 
 static const struct pmu_field m_map_f[] = {
 	F16("type", STR, true, "\"map\""),
-	N16("t_ns", true, "ns", "when the mapping was seen: read from /proc (origin proc-maps) or made (mmap2)"),
+	N16("t_ns", true, "ns", "when the mapping took effect: the incarnation's start or exec (origin proc-maps) or the mmap (mmap2); the stream is not in t_ns order"),
 	F16("inc", STR, true, "incarnation id"),
 	N16("pid", true, "id", "process id"),
 	N16("tid", true, "id", "the thread that mapped it (the pid for proc-maps)"),

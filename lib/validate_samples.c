@@ -2,9 +2,10 @@
  * The rules of the sampling collector's files (spec 1.6, bundle-spec
  * section 22): the samples stream (SAMPLES-SHAPE, SAMPLES-SUMMARY, and
  * TIME-ORDER, TIME-WINDOW, ATTRIBUTION, LOSS of its records), the maps
- * stream (MAPS-SHAPE, BUILD-ID), the retained files (RETAINED: named by a
- * retained record, in the manifest, the ELF build-id note equal to the
- * record's) and perf.data beside the samples (PERF-DATA).
+ * stream (MAPS-SHAPE, BUILD-ID, and TIME-WINDOW, ATTRIBUTION of its map
+ * records, which are not in time order), the retained files (RETAINED:
+ * named by a retained record, in the manifest, the ELF build-id note equal
+ * to the record's) and perf.data beside the samples (PERF-DATA).
  *
  * Record by record, as every stream: what is held is a stream's counters,
  * the (path, build-id) pairs of its maps (a few per object, not per sample)
@@ -724,7 +725,8 @@ void pmu_v_on_maps(struct v *v, struct stream_state *s, uint64_t rec, const stru
 		if (ms->phase > 2)
 			report(v, PMU_CHECK_MAPS_SHAPE, s->file, rec, "a map after the retained and unretained records");
 		ms->phase = 2;
-		pmu_v_time_order(v, s, rec, "t_ns", t);
+		/* no TIME-ORDER: map records come in the order the recorder
+		 * learned them, t_ns is when the mapping took effect (22.3) */
 		check_window(v, s->file, rec, "t_ns", t);
 		pmu_v_attribute(v, s->file, rec, r, true, t, t);
 		if (!faddr(rf(r, "start"), &a) || !faddr(rf(r, "end"), &b) || !faddr(rf(r, "pgoff"), &pg))

@@ -12,8 +12,13 @@
  *
  * Streams: collectors/sampling/samples.jsonl (config, then samples, loss
  * and throttle records as they come, then ksym and summary at emit) and
- * collectors/sampling/maps.jsonl (kmap, maps from /proc/PID/maps and
- * MMAP2 records, held and written at emit).
+ * collectors/sampling/maps.jsonl (kmap when opened, then maps from
+ * /proc/PID/maps and MMAP2 records as they are learned, not held: their
+ * t_ns is when the mapping took effect, not the order of the stream; the
+ * retained and unretained records at emit).  What stays in memory for
+ * retain and perf.data is the table of distinct objects (path, build-id)
+ * and, for --retain-binaries=sampled, the maps of the incarnations that
+ * samples may still come from.
  */
 #include <ctype.h>
 #include <errno.h>
@@ -48,6 +53,7 @@
 #include "perfrec.h"
 #include "retain.h"
 #include "sampling.h"
+#include "spec_json.h"
 #include "util.h"
 
 #ifndef PERF_RECORD_MISC_MMAP_BUILD_ID
@@ -57,6 +63,8 @@
 #define HOLD_NS (3ull * 1000000000ull)  /* how long a sample of an unknown task waits */
 #define HOLD_MAX 200000                  /* and how many may wait */
 #define KADDR_MAX (1u << 22)             /* distinct kernel addresses kept for ksym */
+#define XMAP_MIN 1024                    /* maps held before ended incarnations' are dropped */
+#define XOBJ_BUCKETS 1024                /* the distinct objects' hash */
 
 #if defined(__x86_64__)
 /* PERF_REG_X86_AX..R15 without the segment registers, as perf(1) asks */
@@ -86,9 +94,11 @@ struct item {
 	uint32_t len;
 	unsigned char *raw;
 	json_t *map;            /* a map record, or (comm) the comm as a JSON string */
+	char *path;             /* a map's path as read (need not be UTF-8) */
 	bool comm;
 	pid_t pid;
 	uint32_t prot, mflags;  /* a map's, for its synthesized MMAP2 */
+	int inc;                /* a map's incarnation */
 };
 
 struct bid {
@@ -100,13 +110,24 @@ struct bid {
 	char why[200];
 };
 
-/* A map of the cohort, held: what samples fall in (retain) */
-struct xmap {
-	pid_t pid;
-	uint64_t start, end;
+/* A distinct object the cohort mapped (path and build-id, "" for none):
+ * for retain and perf.data's build-ids.  pid: the first process that
+ * mapped it; spid: the first with a sample in it. */
+struct xobj {
 	char *path;
 	char bid[129];
+	pid_t pid, spid;
 	bool sampled;
+	int next;               /* the hash chain: index + 1, 0 ends it */
+};
+
+/* A map of an incarnation that samples may still come from: which object
+ * a sampled address is in (--retain-binaries=sampled). */
+struct xmap {
+	pid_t pid;
+	int inc;
+	uint64_t start, end;
+	uint32_t obj;
 };
 
 struct samp {
@@ -134,10 +155,14 @@ struct samp {
 	uint64_t seq, prev_drain, last_written;
 	bool stopped;
 	/* output */
-	struct pmu_stream *ss;
-	json_t *maps;
+	struct pmu_stream *ss, *ms;
+	size_t nmaps;           /* map records written */
+	struct xobj *xo;
+	size_t nxo, xocap;
+	int xoh[XOBJ_BUCKETS];
 	struct xmap *xm;
-	size_t nxm, xmcap;
+	size_t nxm, xmcap, xm_prune_at;
+	uint64_t frontier;      /* every record up to it has been processed */
 	int err;
 	/* counts */
 	uint64_t samples, unattributed, lost_records, lost_samples, throttles, unthrottles, malformed, late,
@@ -353,7 +378,7 @@ static void put_bid(struct samp *s, json_t *rec, const char *path, char *hexout)
 		char w[300];
 
 		snprintf(w, sizeof(w), "cannot read %s: %s", path, strerror(errno));
-		json_object_set_new(rec, "build_id_reason", json_string(w));
+		json_object_set_new(rec, "build_id_reason", pmu_json_text(w));
 		return;
 	}
 	for (b = s->bids; b; b = b->next)
@@ -376,7 +401,7 @@ static void put_bid(struct samp *s, json_t *rec, const char *path, char *hexout)
 		json_object_set_new(rec, "build_id_source", json_string("file"));
 		strcpy(hexout, b->hex);
 	} else
-		json_object_set_new(rec, "build_id_reason", json_string(b->why));
+		json_object_set_new(rec, "build_id_reason", pmu_json_text(b->why));
 }
 
 static json_t *hexs(uint64_t v)
@@ -444,7 +469,7 @@ static struct item heap_pop(struct samp *s)
 
 /* ---- output --------------------------------------------------------------- */
 
-static void put(struct samp *s, json_t *rec)
+static void put_to(struct samp *s, struct pmu_stream *st, json_t *rec)
 {
 	struct pmu_out *o = s->env->out;
 
@@ -452,11 +477,16 @@ static void put(struct samp *s, json_t *rec)
 		s->err = s->err ? s->err : pmu_error(PMU_ERR_NOMEM, "out of memory");
 		return;
 	}
-	if (s->err || !s->ss) {
+	if (s->err || !st) {
 		json_decref(rec);
 		return;
 	}
-	s->err = o->put(s->ss, rec);
+	s->err = o->put(st, rec);
+}
+
+static void put(struct samp *s, json_t *rec)
+{
+	put_to(s, s->ss, rec);
 }
 
 static int cmp(const void *x, const void *y)
@@ -504,12 +534,16 @@ static void base64(struct pmu_buf *b, const unsigned char *p, size_t n)
 	}
 }
 
-/* Mark the held map of pid containing a as sampled. */
+/* Mark the object of the held map of pid containing a as sampled. */
 static void mark_sampled(struct samp *s, pid_t pid, uint64_t a)
 {
 	for (size_t i = s->nxm; i-- > 0;)
 		if (s->xm[i].pid == pid && a >= s->xm[i].start && a < s->xm[i].end) {
-			s->xm[i].sampled = true;
+			struct xobj *o = &s->xo[s->xm[i].obj];
+
+			if (!o->sampled)
+				o->spid = pid;
+			o->sampled = true;
 			return;
 		}
 }
@@ -534,7 +568,7 @@ static void write_sample(struct samp *s, const struct pmu_perfrec *r, const stru
 	if (kip) {
 		s->ksampled = true;
 		add_kaddr(s, r->ip);
-	} else if (s->o.retain)
+	} else if (s->o.retain == PMU_RETAIN_SAMPLED)
 		mark_sampled(s, (pid_t)r->pid, r->ip);
 	if (r->chain) {
 		struct pmu_buf b;
@@ -567,7 +601,7 @@ static void write_sample(struct samp *s, const struct pmu_perfrec *r, const stru
 				add_kaddr(s, a);
 			} else {
 				nu++;
-				if (s->o.retain && i > 0)
+				if (s->o.retain == PMU_RETAIN_SAMPLED && i > 0)
 					mark_sampled(s, (pid_t)r->pid, a - 1);
 			}
 		}
@@ -608,16 +642,77 @@ static void write_sample(struct samp *s, const struct pmu_perfrec *r, const stru
 	put(s, o);
 }
 
-/* A map record of the cohort, held for the maps stream. */
-static void hold_map(struct samp *s, json_t *m, pid_t pid, uint64_t start, uint64_t end, const char *path,
-		     const char *bid)
+/* The index of the distinct object (path, bid), added with pid as its
+ * first mapper when new; -1 out of memory. */
+static int xobj_get(struct samp *s, const char *path, const char *bid, pid_t pid)
 {
-	if (pmu_grow(&s->xm, &s->xmcap, s->nxm + 1, sizeof(*s->xm), 64) == 0) {
-		s->xm[s->nxm] = (struct xmap){ pid, start, end, strdup(path), "", false };
-		snprintf(s->xm[s->nxm].bid, sizeof(s->xm[s->nxm].bid), "%s", bid);
-		s->nxm++;
+	uint32_t h = 2166136261u;
+	int i;
+
+	for (const char *c = path; *c; c++)
+		h = (h ^ (unsigned char)*c) * 16777619u;
+	for (const char *c = bid; *c; c++)
+		h = (h ^ (unsigned char)*c) * 16777619u;
+	h %= XOBJ_BUCKETS;
+	for (i = s->xoh[h]; i; i = s->xo[i - 1].next)
+		if (!strcmp(s->xo[i - 1].path, path) && !strcmp(s->xo[i - 1].bid, bid))
+			return i - 1;
+	if (s->nxo >= INT32_MAX || pmu_grow(&s->xo, &s->xocap, s->nxo + 1, sizeof(*s->xo), 64))
+		return -1;
+	s->xo[s->nxo] = (struct xobj){ .path = strdup(path), .pid = pid, .next = s->xoh[h] };
+	if (!s->xo[s->nxo].path)
+		return -1;
+	snprintf(s->xo[s->nxo].bid, sizeof(s->xo[s->nxo].bid), "%s", bid);
+	s->xoh[h] = (int)++s->nxo;
+	return (int)s->nxo - 1;
+}
+
+/*
+ * Drop the held maps of the incarnations that no sample can come from any
+ * more: those that ended more than HOLD_NS before what the merge has
+ * processed (a sample waits in the merge at most HOLD_NS for its task; the
+ * rings are read up to the merge's watermark before it moves).  Then the
+ * held maps are those of the incarnations alive in the last seconds, not
+ * of the whole run.
+ */
+static void prune_maps(struct samp *s)
+{
+	const struct pmu_cohort *c = s->env->cohort;
+	size_t w = 0;
+
+	for (size_t i = 0; i < s->nxm; i++) {
+		int inc = s->xm[i].inc;
+		const struct pmu_incarnation *in = inc > 0 && (size_t)inc <= c->n ? &c->incs[inc - 1] : NULL;
+
+		if (in && in->ended && in->end_ns + HOLD_NS < s->frontier)
+			continue;
+		s->xm[w++] = s->xm[i];
 	}
-	json_array_append_new(s->maps, m);
+	s->nxm = w;
+	s->xm_prune_at = 2 * w > XMAP_MIN ? 2 * w : XMAP_MIN;
+}
+
+/* A map record of incarnation inc: written to the maps stream now; its
+ * object kept, and (--retain-binaries=sampled) the map while samples of
+ * inc may come. */
+static void hold_map(struct samp *s, json_t *m, int inc, pid_t pid, uint64_t start, uint64_t end,
+		     const char *path, const char *bid)
+{
+	int obj = xobj_get(s, path, bid, pid);
+
+	if (obj < 0) {
+		json_decref(m);
+		s->err = s->err ? s->err : pmu_error(PMU_ERR_NOMEM, "out of memory");
+		return;
+	}
+	if (s->o.retain == PMU_RETAIN_SAMPLED) {
+		if (s->nxm >= s->xm_prune_at)
+			prune_maps(s);
+		if (pmu_grow(&s->xm, &s->xmcap, s->nxm + 1, sizeof(*s->xm), 64) == 0)
+			s->xm[s->nxm++] = (struct xmap){ pid, inc, start, end, (uint32_t)obj };
+	}
+	s->nmaps++;
+	put_to(s, s->ms, m);
 }
 
 static json_t *map_rec(uint64_t t, const char *inc, pid_t pid, pid_t tid, uint64_t start, uint64_t end, uint64_t pgoff,
@@ -633,7 +728,7 @@ static json_t *map_rec(uint64_t t, const char *inc, pid_t pid, pid_t tid, uint64
 	json_object_set_new(m, "start", hexs(start));
 	json_object_set_new(m, "end", hexs(end));
 	json_object_set_new(m, "pgoff", hexs(pgoff));
-	json_object_set_new(m, "path", json_string(path));
+	json_object_set_new(m, "path", pmu_json_text(path));
 	return m;
 }
 
@@ -659,7 +754,7 @@ static int process(struct samp *s, struct item *it, uint64_t now, bool final)
 	if (it->map) {
 		/* a map read from /proc: attributed when read */
 		uint64_t st = 0, en = 0;
-		const char *path = json_string_value(json_object_get(it->map, "path"));
+		const char *path = it->path;
 		char bid[129];
 
 		sscanf(json_string_value(json_object_get(it->map, "start")), "%" SCNx64, &st);
@@ -675,7 +770,8 @@ static int process(struct samp *s, struct item *it, uint64_t now, bool final)
 					   it->mflags, path, bl ? bb : NULL, bl, it->t);
 		}
 		json_object_del(it->map, "pgoff_n");
-		hold_map(s, it->map, (pid_t)json_integer_value(json_object_get(it->map, "pid")), st, en, path, bid);
+		hold_map(s, it->map, it->inc, (pid_t)json_integer_value(json_object_get(it->map, "pid")), st, en, path,
+			 bid);
 		it->map = NULL;
 		return 0;
 	}
@@ -728,7 +824,7 @@ static int process(struct samp *s, struct item *it, uint64_t now, bool final)
 			} else
 				put_bid(s, m, r.filename, bid);
 			json_object_set_new(m, "origin", json_string("mmap2"));
-			hold_map(s, m, (pid_t)r.pid, r.start, r.start + r.len, r.filename, bid);
+			hold_map(s, m, in->id, (pid_t)r.pid, r.start, r.start + r.len, r.filename, bid);
 		}
 		return 0;
 	case PERF_RECORD_LOST:
@@ -786,8 +882,11 @@ static void flush(struct samp *s, uint64_t wm, uint64_t now, bool final)
 			break;
 		}
 		free(it.raw);
+		free(it.path);
 		json_decref(it.map);
 	}
+	if (!s->hn || s->h[0].t > wm)
+		s->frontier = wm;
 }
 
 /* Read what ring r holds into the merge. */
@@ -891,7 +990,7 @@ static void synth_comm(struct samp *s, pid_t pid, pid_t from, uint64_t t)
 	snprintf(cp, sizeof(cp), "/proc/%d/comm", (int)from);
 	if (!pmu_read_file(AT_FDCWD, cp, 64, &comm, NULL)) {
 		comm[strcspn(comm, "\n")] = 0;
-		if ((it.map = json_string(comm)) && heap_push(s, it))
+		if ((it.map = pmu_json_text(comm)) && heap_push(s, it))
 			json_decref(it.map);
 	}
 	free(comm);
@@ -926,14 +1025,16 @@ static void proc_maps(struct samp *s, int inc, pid_t pid, pid_t from, uint64_t t
 		if (name[0] != '/' && strcmp(name, "[vdso]"))
 			continue;
 		{
-			struct item it = { .t = t, .cpu = -1, .pid = pid };
+			struct item it = { .t = t, .cpu = -1, .pid = pid, .inc = inc };
 
 			it.prot = (perms[0] == 'r' ? PROT_READ : 0) | (perms[1] == 'w' ? PROT_WRITE : 0) | PROT_EXEC;
 			it.mflags = perms[3] == 's' ? MAP_SHARED : MAP_PRIVATE;
 			it.map = map_rec(t, incs, pid, pid, a, b, off, name);
 			json_object_set_new(it.map, "pgoff_n", json_integer((json_int_t)off));
-			if (heap_push(s, it))
+			if (!(it.path = strdup(name)) || heap_push(s, it)) {
+				free(it.path);
 				json_decref(it.map);
+			}
 		}
 	}
 	fclose(f);
@@ -1253,8 +1354,7 @@ static int samp_probe(struct pmu_collector_env *env, json_t *caps, void **state)
 		s->o.stack_bytes = 8192;
 	s->max_stack = read_ll("/proc/sys/kernel/perf_event_max_stack", 127);
 	vdso_bid(s);
-	if (!(s->maps = json_array()))
-		return pmu_error(PMU_ERR_NOMEM, "out of memory");
+	s->xm_prune_at = XMAP_MIN;
 	if (cfg->attach) {
 		unusable(s, "record by launching the command under pmurec (pmurec -- COMMAND)",
 			 "sampling a running tree (--pid) is not supported in pmu " PMU_VERSION
@@ -1476,6 +1576,29 @@ static void write_config(struct samp *s)
 	put(s, c);
 }
 
+/* The maps stream's kmap, its first record: the kernel's text. */
+static void write_kmap(struct samp *s)
+{
+	json_t *k;
+
+	if (s->kernel_excluded || !s->kallsyms_ok)
+		return;
+	k = json_object();
+	json_object_set_new(k, "type", json_string("kmap"));
+	json_object_set_new(k, "start", hexs(s->ktext));
+	if (!s->ketext) {
+		size_t n;
+
+		kallsyms_pass(s, false, &n);
+	}
+	json_object_set_new(k, "end", hexs(s->ketext ? s->ketext : s->ktext));
+	if (s->kbid[0])
+		json_object_set_new(k, "build_id", json_string(s->kbid));
+	else
+		json_object_set_new(k, "build_id_reason", json_string(s->kbid_why));
+	put_to(s, s->ms, k);
+}
+
 /* perf.data: the kernel's map as perf record synthesizes it (pid -1,
  * [kernel.kallsyms]_text at _text), so that perf names kernel frames. */
 static void kernel_mmap(struct samp *s, uint64_t t)
@@ -1584,8 +1707,13 @@ static int samp_open(void *state, pid_t root, uint64_t t)
 
 		if ((s->err = o->open(o, "collectors/sampling/samples.jsonl", "samples", &s->ss)))
 			return s->err;
+		/* the maps as they are learned (memory stays flat), the
+		 * kernel's first */
+		if ((s->err = o->open(o, "collectors/sampling/maps.jsonl", "maps", &s->ms)))
+			return s->err;
 	}
 	write_config(s);
+	write_kmap(s);
 	snprintf(ev, sizeof(ev), "%d per-CPU %s events with their rings opened (%s) before the command's exec",
 		 s->nr, s->event, s->cgroup_scope ? "cohort cgroup" : "inherited from the root, enabled at its exec");
 	pmu_lc_attached(env->lc, pmu_now_mono_ns(), ev);
@@ -1608,34 +1736,11 @@ static void samp_stop(void *state, uint64_t t)
 
 /* ---- emit ------------------------------------------------------------------- */
 
-static int by_t(const void *a, const void *b)
+static int cmp_pid(const void *x, const void *y)
 {
-	json_t *x = *(json_t *const *)a, *y = *(json_t *const *)b;
-	json_int_t tx = json_integer_value(json_object_get(x, "t_ns")), ty = json_integer_value(json_object_get(y, "t_ns"));
-	json_int_t sx = json_integer_value(json_object_get(x, "seq")), sy = json_integer_value(json_object_get(y, "seq"));
+	pid_t a = *(const pid_t *)x, b = *(const pid_t *)y;
 
-	return tx < ty ? -1 : tx > ty ? 1 : (sx > sy) - (sx < sy);
-}
-
-/* The held maps sorted by t_ns, stably. */
-static void sort_maps(json_t *maps)
-{
-	size_t n = json_array_size(maps);
-	json_t **v = n ? malloc(n * sizeof(*v)) : NULL;
-
-	if (!v)
-		return;
-	for (size_t i = 0; i < n; i++) {
-		v[i] = json_incref(json_array_get(maps, i));
-		json_object_set_new(v[i], "seq", json_integer((json_int_t)i));
-	}
-	qsort(v, n, sizeof(*v), by_t);
-	json_array_clear(maps);
-	for (size_t i = 0; i < n; i++) {
-		json_object_del(v[i], "seq");
-		json_array_append_new(maps, v[i]);
-	}
-	free(v);
+	return a < b ? -1 : a > b;
 }
 
 /* --retain-binaries: the objects with samples (=all: every one mapped),
@@ -1647,25 +1752,31 @@ static int retain(struct samp *s, struct pmu_out *o, struct pmu_stream *ms)
 
 	if (!r)
 		return pmu_error(PMU_ERR_NOMEM, "out of memory");
-	for (size_t i = 0; !err && i < s->nxm; i++) {
-		bool seen = false;
+	for (size_t i = 0; !err && i < s->nxo; i++) {
+		const struct xobj *x = &s->xo[i];
 
-		if (!s->xm[i].path || (s->o.retain == PMU_RETAIN_SAMPLED && !s->xm[i].sampled))
+		if (s->o.retain == PMU_RETAIN_SAMPLED && !x->sampled)
 			continue;
-		for (size_t j = 0; j < s->nxm && !seen; j++)
-			seen = j != i && s->xm[j].path && !strcmp(s->xm[j].path, s->xm[i].path) &&
-			       !strcmp(s->xm[j].bid, s->xm[i].bid) &&
-			       (j < i ? s->o.retain == PMU_RETAIN_ALL || s->xm[j].sampled : false);
-		if (!seen)
-			err = pmu_retain_object(r, ms, s->xm[i].pid, s->xm[i].path, s->xm[i].bid[0] ? s->xm[i].bid : NULL);
+		err = pmu_retain_object(r, ms, s->o.retain == PMU_RETAIN_SAMPLED ? x->spid : x->pid, x->path,
+					x->bid[0] ? x->bid : NULL);
 	}
-	for (size_t i = 0; !err && i < s->nxm; i++) {
-		bool seen = false;
+	/* the JIT maps of the cohort's processes, each pid once (the maps of
+	 * ended incarnations are no longer held: the cohort has the pids) */
+	if (!err) {
+		const struct pmu_cohort *c = s->env->cohort;
+		pid_t *pids = c->n ? malloc(c->n * sizeof(*pids)) : NULL;
+		size_t n = 0;
 
-		for (size_t j = 0; j < i && !seen; j++)
-			seen = s->xm[j].pid == s->xm[i].pid;
-		if (!seen)
-			err = pmu_retain_jit_map(r, ms, "sampling", s->xm[i].pid);
+		if (c->n && !pids)
+			err = pmu_error(PMU_ERR_NOMEM, "out of memory");
+		for (size_t i = 0; pids && i < c->n; i++)
+			pids[n++] = c->incs[i].pid;
+		if (n)
+			qsort(pids, n, sizeof(*pids), cmp_pid);
+		for (size_t i = 0; !err && i < n; i++)
+			if (!i || pids[i] != pids[i - 1])
+				err = pmu_retain_jit_map(r, ms, "sampling", pids[i]);
+		free(pids);
 	}
 	pmu_retain_free(r);
 	return err;
@@ -1685,18 +1796,13 @@ static int finish_perfdata(struct samp *s, struct pmu_collector_env *env)
 			snprintf(s->pd_why, sizeof(s->pd_why), "perf.data was not started");
 		goto failed;
 	}
-	for (size_t i = 0; i < s->nxm; i++) {
+	for (size_t i = 0; i < s->nxo; i++) {
 		unsigned char bb[64];
 		size_t bl;
-		bool seen = false;
 
-		if (!s->xm[i].bid[0] || !s->xm[i].path)
+		if (!s->xo[i].bid[0] || !(bl = unhex(s->xo[i].bid, bb, sizeof(bb))))
 			continue;
-		for (size_t j = 0; j < i && !seen; j++)
-			seen = s->xm[j].path && !strcmp(s->xm[j].path, s->xm[i].path) && !strcmp(s->xm[j].bid, s->xm[i].bid);
-		if (seen || !(bl = unhex(s->xm[i].bid, bb, sizeof(bb))))
-			continue;
-		pmu_perfdata_build_id(s->pd, s->xm[i].pid, false, s->xm[i].path, bb, bl);
+		pmu_perfdata_build_id(s->pd, s->xo[i].pid, false, s->xo[i].path, bb, bl);
 	}
 	if (!s->kernel_excluded && s->kbid[0]) {
 		unsigned char bb[64];
@@ -1729,7 +1835,7 @@ static int samp_emit(void *state, struct pmu_collector_env *env, const struct pm
 {
 	struct samp *s = state;
 	struct pmu_out *o = env->out;
-	struct pmu_stream *ms = NULL;
+	struct pmu_stream *ms;
 	size_t nks = 0;
 	json_t *sum;
 	int err;
@@ -1771,38 +1877,10 @@ static int samp_emit(void *state, struct pmu_collector_env *env, const struct pm
 	s->ss = NULL;
 	if ((err = s->err ? s->err : err))
 		return err;
-	/* the maps: the kernel's first, then the processes' in time order
-	 * (a map read from /proc is dated at its process's start, which a
-	 * follower reporting after the fact gives late) */
-	sort_maps(s->maps);
-	if ((err = o->open(o, "collectors/sampling/maps.jsonl", "maps", &ms)))
-		return err;
-	if (!s->kernel_excluded && s->kallsyms_ok) {
-		json_t *k = json_object();
-
-		json_object_set_new(k, "type", json_string("kmap"));
-		json_object_set_new(k, "start", hexs(s->ktext));
-		if (!s->ketext) {
-			size_t n;
-
-			kallsyms_pass(s, false, &n);
-		}
-		json_object_set_new(k, "end", hexs(s->ketext ? s->ketext : s->ktext));
-		if (s->kbid[0])
-			json_object_set_new(k, "build_id", json_string(s->kbid));
-		else
-			json_object_set_new(k, "build_id_reason", json_string(s->kbid_why));
-		err = o->put(ms, k);
-	}
-	{
-		size_t i;
-		json_t *m;
-
-		json_array_foreach(s->maps, i, m)
-			if (!err)
-				err = o->put(ms, json_incref(m));
-	}
-	if (!err && s->o.retain)
+	/* the maps stream: its retained and unretained records end it */
+	ms = s->ms;
+	s->ms = NULL;
+	if (s->o.retain)
 		err = retain(s, o, ms);
 	{
 		int e2 = o->close(ms);
@@ -1821,7 +1899,7 @@ static int samp_emit(void *state, struct pmu_collector_env *env, const struct pm
 			 "%zu maps (%" PRIu64 " MMAP2 records of no cohort incarnation left out); %zu kernel functions named",
 			 s->nr, s->event, s->cgroup_scope ? "cohort cgroup" : "inherited from the root",
 			 s->lowered ? "; the mode's default frequency lowered to kernel.perf_event_max_sample_rate" : "",
-			 s->samples, s->unattributed, json_array_size(s->maps), s->unattributed_maps, nks);
+			 s->samples, s->unattributed, s->nmaps, s->unattributed_maps, nks);
 		pmu_lc_set_evidence(env->lc, ev);
 	}
 	if (s->lost_records + s->lost_samples) {
@@ -1873,17 +1951,20 @@ static void samp_release(void *state)
 		return;
 	if (s->ss)
 		s->env->out->close(s->ss);
+	if (s->ms)
+		s->env->out->close(s->ms);
 	close_rings(s);
 	while (s->hn) {
 		struct item it = heap_pop(s);
 
 		free(it.raw);
+		free(it.path);
 		json_decref(it.map);
 	}
 	free(s->h);
-	json_decref(s->maps);
-	for (size_t i = 0; i < s->nxm; i++)
-		free(s->xm[i].path);
+	for (size_t i = 0; i < s->nxo; i++)
+		free(s->xo[i].path);
+	free(s->xo);
 	free(s->xm);
 	while (s->bids) {
 		struct bid *b = s->bids;

@@ -186,6 +186,13 @@ assert len(w) == 2 and all(f["severity"] == "warning" for f in w), w' "$output"
 	assert_output TIME-ORDER
 }
 
+@test "maps: map records out of time order are valid (they come as the recorder learned them)" {
+	run maps_case "m = [k for k, r in enumerate(R) if r['type'] == 'map']
+assert len(m) >= 2 and R[m[0]]['t_ns'] < R[m[-1]]['t_ns']
+R[m[0]], R[m[-1]] = R[m[-1]], R[m[0]]"
+	assert_output ""
+}
+
 @test "BUILD-ID: a build-id of an odd number of digits is refused" {
 	run maps_case "R[at(R, type='map', inc='i2', path='/usr/lib/x86_64-linux-gnu/libc.so.6')]['build_id'] = 'abc'"
 	assert_output BUILD-ID
