@@ -3,12 +3,14 @@
  * from the architecture's name for them.
  */
 #include <dirent.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
 #include "corepmu.h"
+#include "util.h"
 
 static int by_name(const void *a, const void *b)
 {
@@ -43,4 +45,39 @@ int pmu_core_pmus(const char *sysfs, char *buf, size_t n)
 		free(names[i]);
 	}
 	return k;
+}
+
+int pmu_online_cpus(int **out)
+{
+	char *s = NULL, *p;
+	int *v = NULL, n = 0, cap = 0;
+
+	if (pmu_read_file(AT_FDCWD, "/sys/devices/system/cpu/online", 4096, &s, NULL))
+		return -1;
+	for (p = s; *p && *p != '\n';) {
+		char *end;
+		long a = strtol(p, &end, 10), b = a;
+
+		if (end == p)
+			break;
+		if (*end == '-')
+			b = strtol(end + 1, &end, 10);
+		for (long c = a; c <= b && c < 65536; c++) {
+			if (n == cap) {
+				int *nv = realloc(v, (size_t)(cap = cap ? 2 * cap : 16) * sizeof(*nv));
+
+				if (!nv) {
+					free(v);
+					free(s);
+					return -1;
+				}
+				v = nv;
+			}
+			v[n++] = (int)c;
+		}
+		p = *end == ',' ? end + 1 : end;
+	}
+	free(s);
+	*out = v;
+	return n;
 }

@@ -19,4 +19,10 @@
  */
 int pmu_core_pmus(const char *sysfs, char *buf, size_t n);
 
+/* The online CPUs (/sys/devices/system/cpu/online, e.g. "0-3,6") into a
+ * malloc'd array *out (the caller frees it): their number, or -1 when the
+ * file cannot be read or memory runs out.  One event and one ring per CPU
+ * (counting, sampling) are opened on these. */
+int pmu_online_cpus(int **out);
+
 #endif

@@ -903,41 +903,6 @@ void pmu_counting_task_exec(struct pmu_counting *k, int inc, pid_t pid, pid_t fo
 		}
 }
 
-static int online_cpus(int **out)
-{
-	char *s = NULL, *p;
-	int *v = NULL, n = 0, cap = 0;
-
-	if (pmu_read_file(AT_FDCWD, "/sys/devices/system/cpu/online", 4096, &s, NULL))
-		return -1;
-	for (p = s; *p && *p != '\n';) {
-		char *end;
-		long a = strtol(p, &end, 10), b = a;
-
-		if (end == p)
-			break;
-		if (*end == '-')
-			b = strtol(end + 1, &end, 10);
-		for (long c = a; c <= b && c < 65536; c++) {
-			if (n == cap) {
-				int *nv = realloc(v, (size_t)(cap = cap ? 2 * cap : 16) * sizeof(*nv));
-
-				if (!nv) {
-					free(v);
-					free(s);
-					return -1;
-				}
-				v = nv;
-			}
-			v[n++] = (int)c;
-		}
-		p = *end == ',' ? end + 1 : end;
-	}
-	free(s);
-	*out = v;
-	return n;
-}
-
 void pmu_counting_cgroup(struct pmu_counting *k, const struct pmu_cg *cg, const char *why, const char *remedy)
 {
 	if (!k || !k->cg_tried)
@@ -956,7 +921,7 @@ void pmu_counting_cgroup(struct pmu_counting *k, const struct pmu_cg *cg, const 
 	k->cg_snap_ok = pmu_cg_snapshot(k->cgp, &k->cg_a) == 0;
 	k->sys_snap_ok = pmu_sys_pressure(&k->sys_a) == 0;
 	/* the cohort's counters on every CPU */
-	k->ncpus = online_cpus(&k->cpus);
+	k->ncpus = pmu_online_cpus(&k->cpus);
 	if (k->ncpus <= 0) {
 		snprintf(k->cg_count_reason, sizeof(k->cg_count_reason),
 			 "cannot read /sys/devices/system/cpu/online");

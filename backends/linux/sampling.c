@@ -206,41 +206,6 @@ static long long read_ll(const char *path, long long dflt)
 	return v;
 }
 
-static int online_cpus(int **out)
-{
-	char *s = NULL, *p;
-	int *v = NULL, n = 0, cap = 0;
-
-	if (pmu_read_file(AT_FDCWD, "/sys/devices/system/cpu/online", 4096, &s, NULL))
-		return -1;
-	for (p = s; *p && *p != '\n';) {
-		char *end;
-		long a = strtol(p, &end, 10), b = a;
-
-		if (end == p)
-			break;
-		if (*end == '-')
-			b = strtol(end + 1, &end, 10);
-		for (long c = a; c <= b && c < 65536; c++) {
-			if (n == cap) {
-				int *nv = realloc(v, (size_t)(cap = cap ? 2 * cap : 16) * sizeof(*nv));
-
-				if (!nv) {
-					free(v);
-					free(s);
-					return -1;
-				}
-				v = nv;
-			}
-			v[n++] = (int)c;
-		}
-		p = *end == ',' ? end + 1 : end;
-	}
-	free(s);
-	*out = v;
-	return n;
-}
-
 static void hex_of(char *out, const unsigned char *b, size_t n)
 {
 	static const char d[] = "0123456789abcdef";
@@ -1642,7 +1607,7 @@ static int samp_open(void *state, pid_t root, uint64_t t)
 	if (!env->followed)
 		return 0;
 	pmu_lc_step(env->lc, "opened", t);
-	if ((ncpu = online_cpus(&cpus)) <= 0)
+	if ((ncpu = pmu_online_cpus(&cpus)) <= 0)
 		return pmu_error(PMU_ERR_IO, "cannot read /sys/devices/system/cpu/online");
 	ring_size(s, ncpu);
 	s->attr.wakeup_watermark = (uint32_t)(s->ring_bytes / 2);
