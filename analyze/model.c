@@ -1636,9 +1636,10 @@ static void wall_by_code(json_t *wt, json_t *prof)
 
 		if (i < 5) {
 			pmu_wilson95((uint64_t)k, (uint64_t)n, &lo, &hi);
-			json_array_append_new(list, json_pack("{s:s,s:s,s:O?,s:O?,s:I,s:f,s:f,s:f,s:I,s:I,s:I,s:b}",
+			json_array_append_new(list, json_pack("{s:s,s:s,s:O*,s:O*,s:I,s:f,s:f,s:f,s:I,s:I,s:I,s:b}",
 				"program", sget(rows[i], "program"), "function", sget(rows[i], "function"),
-				"file", json_object_get(rows[i], "file"), "line", json_object_get(rows[i], "line"),
+				"file", json_is_string(json_object_get(rows[i], "file")) ? json_object_get(rows[i], "file") : NULL,
+				"line", json_is_integer(json_object_get(rows[i], "line")) ? json_object_get(rows[i], "line") : NULL,
 				"samples", k, "share_percent", 100.0 * (double)k / (double)n, "ci_low_percent", 100.0 * lo,
 				"ci_high_percent", 100.0 * hi, "est_ns", (json_int_t)(on * (double)k / (double)n),
 				"est_low_ns", (json_int_t)(on * lo), "est_high_ns", (json_int_t)(on * hi), "estimate", 1));

@@ -152,6 +152,17 @@ print(abs(100*(c-w) - r["ci_low_percent"]) < 1e-6, abs(100*(c+w) - r["ci_high_pe
 	run pmuanalyze "$F/s.bundle"
 	assert_line --regexp "^  by code      ~[0-9.]+ m?s hot_loop in hot \([0-9]+% \[[0-9]+%\.\.[0-9]+%\]\), "
 	assert_line --regexp "^               estimates: each function's share of [0-9]+ cpu-clock samples .* times the on-CPU time"
+	# functions without DWARF (named from the symbol table: no file, no
+	# line) are listed without them, and the report keeps its schema
+	mkdir -p "$T/bin"
+	cp "$PMU_BUILD/libhot.so" "$T/bin/"
+	strip --strip-debug -o "$T/bin/hot" "$PMU_BUILD/hot"
+	pmurec --mode full -o "$T/nd.bundle" -- "$T/bin/hot" 300
+	pmuanalyze --json "$T/nd.bundle" >"$T/nd.json"
+	run q "$T/nd.json" '[(f["function"], "file" in f, "line" in f) for f in d["wall_time"]["on_cpu_by_code"]["functions"]][0]'
+	assert_output "('hot_loop', False, False)"
+	run schema_check "$T/nd.json"
+	assert_output "schema errors: 0"
 	# a bundle recorded without sampling has no such split
 	pmurec --mode none -o "$T/l.bundle" -- true
 	pmuanalyze --json "$T/l.bundle" >"$T/l.json" || true
