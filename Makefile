@@ -53,7 +53,7 @@ endif
 
 WARN       := -Wall -Wextra -Werror -Wshadow -Wformat=2 -Wno-missing-field-initializers
 CFLAGS     ?= -O2 -g
-BASE_CFLAGS := -std=gnu11 -D_GNU_SOURCE $(WARN) -Ilib -Ibackends -Iinclude $(PKG_CFLAGS) $(CPPFLAGS) -pthread \
+BASE_CFLAGS := -std=gnu11 -D_GNU_SOURCE $(WARN) -Ilib -Ibackends -Iinclude -I$(BUILD)/gen $(PKG_CFLAGS) $(CPPFLAGS) -pthread \
 	-DPMU_VERSION='"$(VERSION)"' -DPMU_REVISION='"$(REVISION)"' \
 	$(if $(ARCHIVE_SONAME),-DPMU_LIBARCHIVE_SONAME='"$(ARCHIVE_SONAME)"') \
 	-DPMU_BUILD_FLAGS='"$(strip $(CFLAGS) $(if $(SANITIZE),-fsanitize=$(SANITIZE)))"'
@@ -98,7 +98,7 @@ BE_UNIT_SRC := $(sort $(wildcard tests/unit/$(BACKEND)/t-*.c))
 BE_UNITS := $(BE_UNIT_SRC:tests/unit/%.c=$(BUILD)/tests/%)
 
 TOOLS    := $(BUILD)/pmurec $(BUILD)/pmuvalidate $(BUILD)/pmuanalyze
-HELPERS  := $(BUILD)/mkfixture $(BUILD)/failing-collector $(BUILD)/specgen $(BUILD)/test-collector $(BUILD)/test-marker $(BUILD)/spin-threads $(BUILD)/hw-loop $(BUILD)/thread-exec $(BUILD)/sync-writes $(BUILD)/bench-sideband $(BUILD)/bench-rdpmc \
+HELPERS  := $(BUILD)/mkfixture $(BUILD)/failing-collector $(BUILD)/specgen $(BUILD)/test-collector $(BUILD)/test-marker $(BUILD)/spin-threads $(BUILD)/hw-loop $(BUILD)/thread-exec $(BUILD)/sync-writes $(BUILD)/writer $(BUILD)/bench-sideband $(BUILD)/bench-rdpmc \
 	    $(BUILD)/libhot.so $(BUILD)/hot $(BUILD)/hot-nofp $(BUILD)/sym-dump
 HELPERS_linux := $(BUILD)/cg-smoke
 HELPERS  += $(HELPERS_$(BACKEND))
@@ -170,14 +170,34 @@ $(BPF_DIR)/follow.min.btf.c: $(BPF_DIR)/follow.bpf.o
 $(BPF_DIR)/follow.min.btf.o: $(BPF_DIR)/follow.min.btf.c
 	$(call msg,CC,$@)
 	$(Q)$(CC) $(ALL_CFLAGS) -c -o $@ $<
+# The OS-event collectors' objects (issue 17): backends/linux/bpf/NAME.bpf.c
+# with its record layout NAME.h and the shared cohort filter cohort.bpf.h;
+# skeleton NAME.skel.h (struct NAME_bpf).  They load against the running
+# kernel's BTF (libbpf's default), since both attach tp_btf/raw_tp programs
+# that need the running kernel's types anyway.  The collector's C file is
+# built with PMU_BPF_BUILT; without the toolchain, with PMU_BPF_UNBUILT (the
+# reason) instead, and its probe says unavailable.
+$(BPF_DIR)/%.bpf.o: backends/linux/bpf/%.bpf.c backends/linux/bpf/%.h backends/linux/bpf/cohort.bpf.h $(BPF_DIR)/vmlinux.h
+	$(call msg,BPF,$@)
+	$(Q)$(BPF_CLANG) -target bpf -O2 -g -D__TARGET_ARCH_$(BPF_ARCH) -I$(BPF_DIR) -Ibackends/linux/bpf \
+		-Wall -Werror -c $< -o $@.tmp.o
+	$(Q)$(BPFTOOL) gen object $@ $@.tmp.o && rm -f $@.tmp.o
+$(BPF_DIR)/%.skel.h: $(BPF_DIR)/%.bpf.o
+	$(call msg,SKEL,$@)
+	$(Q)$(BPFTOOL) gen skeleton $< name $*_bpf >$@
+$(BUILD)/backends/linux/syscalls.o: ALL_CFLAGS += -I$(BPF_DIR) -DPMU_BPF_BUILT=1
+$(BUILD)/backends/linux/syscalls.o: $(BPF_DIR)/syscalls.skel.h
+$(BUILD)/backends/linux/sched.o: ALL_CFLAGS += -I$(BPF_DIR) -DPMU_BPF_BUILT=1
+$(BUILD)/backends/linux/sched.o: $(BPF_DIR)/sched.skel.h
 else
+$(BUILD)/backends/linux/syscalls.o $(BUILD)/backends/linux/sched.o: ALL_CFLAGS += -DPMU_BPF_UNBUILT="\"$(BPF_MISSING)\""
 BE_OBJ          := $(filter-out $(BUILD)/backends/linux/follow_bpf.o,$(BE_OBJ)) $(BUILD)/backends/linux/bpf/follow_none.o
 $(BUILD)/backends/linux/bpf/follow_none.o: ALL_CFLAGS += -DPMU_BPF_UNBUILT="\"$(BPF_MISSING)\""
 endif
-$(BUILD)/fuzz/fuzz-bpfrec: tests/fuzz/fuzz-bpfrec.c backends/linux/bpf/decode.c $(LIB_SRC) $(wildcard lib/*.h lib/*.def)
+$(BUILD)/fuzz/fuzz-bpfrec: tests/fuzz/fuzz-bpfrec.c backends/linux/bpf/decode.c $(LIB_SRC) $(wildcard lib/*.h lib/*.def) $(BUILD)/gen/sysnames.inc
 	$(call msg,FUZZ,$@)
 	@mkdir -p $(dir $@)
-	$(Q)clang -std=gnu11 -D_GNU_SOURCE -g -O1 -Ilib -Ibackends $(PKG_CFLAGS) -DPMU_VERSION='"$(VERSION)"' \
+	$(Q)clang -std=gnu11 -D_GNU_SOURCE -g -O1 -Ilib -Ibackends -I$(BUILD)/gen $(PKG_CFLAGS) -DPMU_VERSION='"$(VERSION)"' \
 		-DPMU_REVISION='"$(REVISION)"' -DPMU_BUILD_FLAGS='"fuzz"' \
 		-fsanitize=fuzzer,address,undefined -o $@ $< backends/linux/bpf/decode.c $(LIB_SRC) $(LIBS)
 endif
@@ -196,6 +216,15 @@ $(BUILD)/%.o: %.c
 	$(call msg,CC,$@)
 	@mkdir -p $(dir $@)
 	$(Q)$(CC) $(ALL_CFLAGS) -MMD -MP -c -o $@ $<
+
+# The target's system call names (lib/sysname.c): every __NR_ macro of its
+# C library's <sys/syscall.h>, as the compiler in use sees them
+$(BUILD)/gen/sysnames.inc:
+	$(call msg,GEN,$@)
+	@mkdir -p $(dir $@)
+	$(Q)echo '#include <sys/syscall.h>' | $(CC) -dM -E -x c - | \
+		sed -n 's/^#define __NR_\([a-z0-9_]*\) .*/SYS(\1)/p' | grep -v '^SYS(syscalls)$$' | sort -u >$@.tmp && mv $@.tmp $@
+$(BUILD)/lib/sysname.o: $(BUILD)/gen/sysnames.inc
 
 $(LIB_A): $(LIB_OBJ)
 	$(call msg,AR,$@)
@@ -249,7 +278,7 @@ $(BUILD)/bench-rdpmc: $(BUILD)/bench/rdpmc.o
 
 # a workload, not pmu code: never sanitized (LeakSanitizer cannot run under
 # the recorder's ptrace)
-$(BUILD)/spin-threads $(BUILD)/hw-loop $(BUILD)/thread-exec $(BUILD)/sync-writes: $(BUILD)/%: tests/helpers/%.c
+$(BUILD)/spin-threads $(BUILD)/hw-loop $(BUILD)/thread-exec $(BUILD)/sync-writes $(BUILD)/writer: $(BUILD)/%: tests/helpers/%.c
 	$(call msg,CC,$@)
 	@mkdir -p $(dir $@)
 	$(Q)$(CC) -std=gnu11 $(WARN) -O2 -pthread -o $@ $<
@@ -268,7 +297,7 @@ $(BUILD)/hot-nofp: tests/helpers/hot.c $(BUILD)/libhot.so
 	$(call msg,CC,$@)
 	$(Q)$(CC) -std=gnu11 $(WARN) -g -O2 -fomit-frame-pointer -Wl,--build-id -o $@ $< -L$(BUILD) -lhot -Wl,-rpath,'$$ORIGIN'
 
-$(filter-out $(BUILD)/spin-threads $(BUILD)/hw-loop $(BUILD)/thread-exec $(BUILD)/sync-writes $(BUILD)/libhot.so $(BUILD)/hot $(BUILD)/hot-nofp,$(TOOLS) $(HELPERS)):
+$(filter-out $(BUILD)/spin-threads $(BUILD)/hw-loop $(BUILD)/thread-exec $(BUILD)/sync-writes $(BUILD)/writer $(BUILD)/libhot.so $(BUILD)/hot $(BUILD)/hot-nofp,$(TOOLS) $(HELPERS)):
 	$(call msg,LD,$@)
 	@mkdir -p $(dir $@)
 	$(Q)$(CC) $(ALL_CFLAGS) $(LDFLAGS) -o $@ $^ $(LIBS)
@@ -342,10 +371,10 @@ fixtures: all
 # Fuzzing: each harness links the library sources directly under clang's
 # libFuzzer with ASan/UBSan, seeded from the fixtures.
 FUZZ_BIN := $(FUZZ_SRC:tests/fuzz/%.c=$(BUILD)/fuzz/%)
-$(BUILD)/fuzz/%: tests/fuzz/%.c $(LIB_SRC) $(wildcard lib/*.h lib/*.def)
+$(BUILD)/fuzz/%: tests/fuzz/%.c $(LIB_SRC) $(wildcard lib/*.h lib/*.def) $(BUILD)/gen/sysnames.inc
 	$(call msg,FUZZ,$@)
 	@mkdir -p $(dir $@)
-	$(Q)clang -std=gnu11 -D_GNU_SOURCE -g -O1 -Ilib -Ibackends $(PKG_CFLAGS) -DPMU_VERSION='"$(VERSION)"' \
+	$(Q)clang -std=gnu11 -D_GNU_SOURCE -g -O1 -Ilib -Ibackends -I$(BUILD)/gen $(PKG_CFLAGS) -DPMU_VERSION='"$(VERSION)"' \
 		-DPMU_REVISION='"$(REVISION)"' -DPMU_BUILD_FLAGS='"fuzz"' \
 		-fsanitize=fuzzer,address,undefined -o $@ $< $(LIB_SRC) $(LIBS)
 fuzz: deps

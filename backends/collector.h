@@ -116,6 +116,10 @@ struct pmu_run_config {
 	/* the sampling collector's options (backends/linux/sampling.h); NULL:
 	 * the mode's defaults */
 	const struct pmu_sampling_opts *sampling;
+	/* --max-output-bytes (0: none): a collector of raw OS records
+	 * (syscalls) keeps its raw records within it and records the
+	 * truncation; its statistics are never cut */
+	uint64_t max_output_bytes;
 };
 
 /* Whether the follower in use holds each new task before it runs

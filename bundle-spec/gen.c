@@ -33,7 +33,7 @@
 
 #define DIALECT "https://json-schema.org/draft/2020-12/schema"
 #define MAX_DEPTH 8
-#define MAX_UNITS 64
+#define MAX_UNITS 256
 
 static const char *prog = "specgen";
 

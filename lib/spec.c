@@ -64,6 +64,10 @@ const char *const pmu_resource_fields[] = { "cpu_user_ns", "cpu_system_ns", "max
 #define F16(k, t, req, doc) { k, PMU_FT_##t, req, NULL, NULL, NULL, doc, 6 }
 #define N16(k, req, unit, doc) { k, PMU_FT_INT, req, unit, NULL, NULL, doc, 6 }
 #define E16(k, req, ev, doc) { k, PMU_FT_ENUM, req, NULL, NULL, ev, doc, 6 }
+/* fields added in spec 1.7 */
+#define F17(k, t, req, doc) { k, PMU_FT_##t, req, NULL, NULL, NULL, doc, 7 }
+#define N17(k, req, unit, doc) { k, PMU_FT_INT, req, unit, NULL, NULL, doc, 7 }
+#define E17(k, req, ev, doc) { k, PMU_FT_ENUM, req, NULL, NULL, ev, doc, 7 }
 #define OBJ(name, arr) static const struct pmu_objdef name = { #name, arr, PMU_ARRAY_SIZE(arr) }
 #define DOCHEAD F("spec", STR, true, "spec version, \"" PMU_SPEC_VERSION "\""), \
 		F("type", STR, true, "document type"), \
@@ -713,6 +717,207 @@ static const struct pmu_recdef maps_recs[] = {
 	{ "kmap", &m_kmap, 6 }, { "map", &m_map, 6 }, { "retained", &m_retained, 6 }, { "unretained", &m_unretained, 6 },
 };
 
+/* ---- syscalls, syscall-stats and sched (spec 1.7): OS events (section 23) -- */
+
+static const char *const os_filters[] = { "members", "cgroup", NULL };
+static const char *const ftypes[] = { "reg", "dir", "chr", "blk", "fifo", "sock", "lnk", "anon", "unknown", NULL };
+static const char *const path_sources[] = { "dentry", "argument", "argument+cwd", "proc-fd", NULL };
+static const char *const os_loss_whats[] = { "reserve", "inflight-map", "stats-map", "thread-map", NULL };
+static const char *const off_states[] = { "S", "D", "R", "other", NULL };
+static const char *const off_chains[] = { "none", "fp", NULL };
+
+static const struct pmu_field y_config_f[] = {
+	F17("type", STR, true, "\"config\""),
+	F17("mechanism", STR, true, "how calls are seen, e.g. \"raw_tp sys_enter/sys_exit (eBPF)\""),
+	E17("filter", true, os_filters, "the in-kernel cohort filter: members (a map of the cohort's processes, kept at fork and exit) or cgroup (the cohort's cgroup id)"),
+	F17("raw_calls", STR, true, "the system calls that get a raw call record, names separated by one space; every other call is only in syscall-stats"),
+	N17("ring_bytes", true, "bytes", "the BPF ring buffer's size"),
+	N17("ncpus", true, "count", "possible CPUs (loss is counted per CPU)"),
+	N17("max_output_bytes", false, "bytes", "the bound on the raw call records (--max-output-bytes); absent: none"),
+	F17("arch", STR, true, "the machine's architecture as uname -m names it: syscall numbers are this architecture's"),
+	E17("clock", true, clocks, "the clock of t_ns: monotonic"),
+};
+OBJ(y_config, y_config_f);
+
+static const struct pmu_field y_call_f[] = {
+	F17("type", STR, true, "\"call\""),
+	N17("t_ns", true, "ns", "when the call returned (sys_exit); it began at t_ns - dur_ns"),
+	N17("dur_ns", true, "ns", "the call's duration, sys_enter to sys_exit, exact"),
+	N17("seq", true, "count", "the kernel's sequence number of the record (1, 2, ...; a gap is a lost record)"),
+	F17("inc", STR, true, "incarnation id"),
+	N17("pid", true, "id", "process id"),
+	N17("tid", true, "id", "thread id"),
+	F17("syscall", STR, true, "the system call's name (the kernel's, without sys_)"),
+	N17("nr", true, "id", "its number on arch"),
+	N17("ret", false, "count", "the return value when it is not an error (absent when the call failed)"),
+	N17("errno", false, "id", "the error number when the call failed (returned -errno)"),
+	F17("error", STR, false, "its name (ENOENT ...), with errno"),
+	N17("bytes", false, "bytes", "bytes transferred: the return value of a successful read, write, send or copy call"),
+	N17("fd", false, "id", "the fd the call took (read, write, close, fcntl, ioctl ...) or returned (open, dup, socket, accept ...)"),
+	N17("newfd", false, "id", "dup2/dup3's target fd"),
+	N17("fd2", false, "id", "the second fd of pipe, pipe2 and socketpair (the first is fd)"),
+	F17("dev", STR, false, "file identity: the device of the file's inode, MAJOR:MINOR (pipes and sockets: their pseudo filesystem's)"),
+	N17("ino", false, "id", "file identity: the inode number, read in the kernel at the call"),
+	E17("ftype", false, ftypes, "the file's type: reg, dir, chr, blk, fifo, sock, lnk, anon (an anonymous inode) or unknown"),
+	F17("path", STR, false, "the file's path (open, creat, rename, unlink, mkdir, truncate, execve ...), as path_source says"),
+	E17("path_source", false, path_sources, "dentry (resolved in the kernel from the opened file), argument (the caller's string, absolute), argument+cwd (a relative argument joined to the process's working directory) or proc-fd (/proc/PID/fd)"),
+	F17("path2", STR, false, "the second path argument (rename's new name, link's target), as given"),
+	F17("flags", STR, false, "open flags, fcntl or other flags argument, 0x-prefixed hex"),
+	F17("request", STR, false, "ioctl's request, 0x-prefixed hex"),
+	F17("request_name", STR, false, "its name from the kernel's uapi headers, where one matches"),
+	F17("cmd", STR, false, "fcntl's command name (F_DUPFD, F_SETLK ...)"),
+	F17("args", STR, true, "the six raw arguments as the kernel saw them, 0x-prefixed hex separated by one space"),
+};
+OBJ(y_call, y_call_f);
+
+static const struct pmu_field y_fd_f[] = {
+	F17("type", STR, true, "\"fd\""),
+	N17("t_ns", true, "ns", "when it was read"),
+	F17("inc", STR, true, "incarnation id"),
+	N17("pid", true, "id", "process id"),
+	N17("fd", true, "id", "an fd that was open before the run (read once from /proc/PID/fd)"),
+	F17("dev", STR, false, "file identity, as in call"),
+	N17("ino", false, "id", "file identity, as in call"),
+	E17("ftype", false, ftypes, "the file's type"),
+	F17("path", STR, true, "what /proc/PID/fd/FD reads (pipe:[N], socket:[N] for those)"),
+	E17("path_source", true, path_sources, "proc-fd"),
+};
+OBJ(y_fd, y_fd_f);
+
+static const struct pmu_field y_loss_f[] = {
+	F17("type", STR, true, "\"loss\""),
+	N17("t_ns", true, "ns", "when the loss was read"),
+	N17("cpu", true, "id", "the CPU that counted it"),
+	N17("lost", true, "count", "how many were lost since the previous loss record of that CPU and what"),
+	E17("what", true, os_loss_whats, "reserve (a record found the ring full), inflight-map (a call's entry could not be kept: its exit has no record), stats-map (the in-kernel statistics map was full: that call is in no stat), thread-map (a thread's scheduling state could not be kept)"),
+};
+OBJ(y_loss, y_loss_f);
+
+static const struct pmu_field y_trunc_f[] = {
+	F17("type", STR, true, "\"truncation\""),
+	N17("t_ns", true, "ns", "when the bound was reached"),
+	N17("max_output_bytes", true, "bytes", "the bound"),
+	F17("reason", STR, true, "why raw records stopped; the statistics go on"),
+};
+OBJ(y_trunc, y_trunc_f);
+
+static const struct pmu_field y_summary_f[] = {
+	F17("type", STR, true, "\"summary\""),
+	N17("calls", true, "count", "call records in the stream"),
+	N17("fd_records", true, "count", "fd records in the stream"),
+	N17("seq_end", true, "count", "the last sequence number the kernel handed out: calls + unattributed + truncated + lost reserves"),
+	N17("unattributed", true, "count", "raw records of no cohort incarnation, left out"),
+	N17("truncated", true, "count", "raw records not written after the bound"),
+	N17("lost", true, "count", "the sum of the stream's loss records"),
+	N17("malformed", true, "count", "records from the kernel that could not be decoded"),
+};
+OBJ(y_summary, y_summary_f);
+
+static const struct pmu_recdef syscalls_recs[] = {
+	{ "config", &y_config, 7 }, { "fd", &y_fd, 7 }, { "call", &y_call, 7 }, { "loss", &y_loss, 7 },
+	{ "truncation", &y_trunc, 7 }, { "summary", &y_summary, 7 },
+};
+
+static const struct pmu_field st_stat_f[] = {
+	F17("type", STR, true, "\"stat\""),
+	F17("inc", STR, true, "incarnation id"),
+	N17("pid", true, "id", "process id"),
+	F17("syscall", STR, true, "the system call's name"),
+	N17("nr", true, "id", "its number"),
+	N17("errno", false, "id", "the calls that failed with this errno (absent: those that succeeded)"),
+	F17("error", STR, false, "its name, with errno"),
+	F17("dev", STR, false, "file identity of the fd the calls took or returned, as in call"),
+	N17("ino", false, "id", "file identity, as in call"),
+	E17("ftype", false, ftypes, "the file's type"),
+	F17("path", STR, false, "the file's path as the raw records (or fd records) knew it"),
+	N17("count", true, "count", "calls"),
+	N17("total_ns", true, "ns", "their summed duration"),
+	N17("min_ns", true, "ns", "the shortest"),
+	N17("max_ns", true, "ns", "the longest"),
+	N17("bytes", false, "bytes", "bytes transferred, summed (read, write, send and copy calls)"),
+	F17("hist", STR, true, "the durations' histogram: BUCKET:COUNT pairs ascending by bucket, separated by one space, only buckets with a count (section 23.4's log-linear buckets); the counts sum to count"),
+};
+OBJ(st_stat, st_stat_f);
+
+static const struct pmu_field st_summary_f[] = {
+	F17("type", STR, true, "\"summary\""),
+	N17("stats", true, "count", "stat records in the stream"),
+	N17("calls", true, "count", "the sum of their counts"),
+	N17("lost", true, "count", "calls in no stat (the map was full, or their entry was not kept); the syscalls stream's loss records say which"),
+	N17("unattributed", true, "count", "calls of no cohort incarnation, left out"),
+};
+OBJ(st_summary, st_summary_f);
+
+static const struct pmu_recdef syscall_stats_recs[] = {
+	{ "stat", &st_stat, 7 }, { "summary", &st_summary, 7 },
+};
+
+static const struct pmu_field sc_config_f[] = {
+	F17("type", STR, true, "\"config\""),
+	F17("mechanism", STR, true, "how switches are seen, e.g. \"raw_tp sched_switch/sched_wakeup/sched_migrate_task (eBPF)\""),
+	E17("filter", true, os_filters, "the in-kernel cohort filter, as in syscalls"),
+	N17("ring_bytes", true, "bytes", "the BPF ring buffer's size"),
+	N17("ncpus", true, "count", "possible CPUs"),
+	N17("min_off_ns", true, "ns", "off-CPU intervals shorter than this get no off record (they are in the thread totals); 0: every one"),
+	E17("chains", true, off_chains, "whether off records carry the user call chain at the switch (fp, when sampling with call chains is on)"),
+	E17("clock", true, clocks, "the clock of t_ns: monotonic"),
+};
+OBJ(sc_config, sc_config_f);
+
+static const struct pmu_field sc_off_f[] = {
+	F17("type", STR, true, "\"off\""),
+	N17("t_ns", true, "ns", "when the thread was back on a CPU (the interval's end); it left at t_ns - off_ns"),
+	N17("off_ns", true, "ns", "the off-CPU interval, switch out to switch in, exact"),
+	F17("inc", STR, true, "incarnation id"),
+	N17("pid", true, "id", "process id"),
+	N17("tid", true, "id", "thread id"),
+	E17("state", true, off_states, "the thread's state as it left: S (sleeping, interruptible), D (uninterruptible), R (preempted, still runnable) or other"),
+	N17("wait_ns", false, "ns", "switch out to its wakeup (S, D, other): the time it waited"),
+	N17("runq_ns", true, "ns", "its wakeup (or, for R, its switch out) to switch in: the time runnable on a runqueue; wait_ns + runq_ns = off_ns"),
+	F17("syscall", STR, false, "the system call in progress when it left the CPU"),
+	N17("waker_tid", false, "id", "the thread that woke it (any process's)"),
+	N17("cpu_out", true, "id", "the CPU it left"),
+	N17("cpu_in", true, "id", "the CPU it came back on"),
+	F17("chain", STR, false, "the user call chain when it left, innermost first, 0x-prefixed hex separated by one space (chains fp)"),
+};
+OBJ(sc_off, sc_off_f);
+
+static const struct pmu_field sc_thread_f[] = {
+	F17("type", STR, true, "\"thread\""),
+	N17("t_ns", true, "ns", "when the totals were read: the thread's exit, or the collector's stop"),
+	F17("inc", STR, true, "incarnation id"),
+	N17("pid", true, "id", "process id"),
+	N17("tid", true, "id", "thread id"),
+	N17("start_ns", true, "ns", "when the collector first saw the thread (its fork, or the open)"),
+	F17("exited", BOOL, true, "true: t_ns is its exit; false: it was still alive at the stop"),
+	N17("on_cpu_ns", true, "ns", "time on a CPU"),
+	N17("runq_ns", true, "ns", "time runnable, waiting for a CPU"),
+	N17("sleep_ns", true, "ns", "time sleeping (S, waiting for its wakeup)"),
+	N17("blocked_ns", true, "ns", "time blocked (D, waiting for its wakeup)"),
+	N17("other_ns", true, "ns", "time off-CPU in any other state (stopped, traced ...)"),
+	N17("unobserved_ns", true, "ns", "t_ns - start_ns less the five above: time the collector could not place (from start to the first switch)"),
+	N17("voluntary", true, "count", "switches out in S, D or other"),
+	N17("involuntary", true, "count", "switches out while runnable (R, preempted)"),
+	N17("migrations", true, "count", "moves to another CPU"),
+};
+OBJ(sc_thread, sc_thread_f);
+
+static const struct pmu_field sc_summary_f[] = {
+	F17("type", STR, true, "\"summary\""),
+	N17("offs", true, "count", "off records in the stream"),
+	N17("threads", true, "count", "thread records in the stream"),
+	N17("short_offs", true, "count", "off-CPU intervals under min_off_ns, in the totals only"),
+	N17("unattributed", true, "count", "records of no cohort incarnation, left out"),
+	N17("lost", true, "count", "the sum of the stream's loss records"),
+	N17("malformed", true, "count", "records from the kernel that could not be decoded"),
+};
+OBJ(sc_summary, sc_summary_f);
+
+static const struct pmu_recdef sched_recs[] = {
+	{ "config", &sc_config, 7 }, { "off", &sc_off, 7 }, { "thread", &sc_thread, 7 }, { "loss", &y_loss, 7 },
+	{ "summary", &sc_summary, 7 },
+};
+
 /* Spans and marks share one stream, ordered by end_ns (span) and t_ns (mark). */
 static const struct pmu_recdef span_recs[] = { { "span", &span, 0 }, { "mark", &mark, 1 } };
 static const struct pmu_recdef lifecycle_recs[] = { { "lifecycle", &lifecycle } };
@@ -728,6 +933,9 @@ const struct pmu_streamdef pmu_streams[] = {
 	{ "cohort", "cohort.jsonl", false, true, cohort_recs, PMU_ARRAY_SIZE(cohort_recs), &header, 3 },
 	{ "samples", "samples.jsonl", true, false, samples_recs, PMU_ARRAY_SIZE(samples_recs), &header, 6 },
 	{ "maps", "maps.jsonl", true, false, maps_recs, PMU_ARRAY_SIZE(maps_recs), &header, 6 },
+	{ "syscalls", "syscalls.jsonl", true, false, syscalls_recs, PMU_ARRAY_SIZE(syscalls_recs), &header, 7 },
+	{ "syscall-stats", "syscall-stats.jsonl", true, false, syscall_stats_recs, PMU_ARRAY_SIZE(syscall_stats_recs), &header, 7 },
+	{ "sched", "sched.jsonl", true, false, sched_recs, PMU_ARRAY_SIZE(sched_recs), &header, 7 },
 };
 const size_t pmu_nstreams = PMU_ARRAY_SIZE(pmu_streams);
 

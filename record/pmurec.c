@@ -1207,7 +1207,7 @@ static int record_repetition(struct opts *o, struct bundle_out *b, int k, int po
 			next++;
 	}
 	cfg = (struct pmu_run_config){ o->mode, o->attach, o->ev, o->nev, o->scaled, o->cohort,
-				       o->collector_timeout_ms, o->delay_ms, &o->sampling };
+				       o->collector_timeout_ms, o->delay_ms, &o->sampling, o->max_output };
 	err = pmurec_colls_new(NULL, &cfg, &cohort, &out, (void **)ext, next, NULL, &colls);
 	if (err) {
 		fprintf(stderr, "pmurec: %s\n", pmu_error_detail());

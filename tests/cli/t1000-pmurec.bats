@@ -37,7 +37,7 @@ recs() {
 @test "pmurec --version names the version and the spec" {
 	run pmurec --version
 	assert_success
-	assert_output --regexp '^pmurec [0-9]+\.[0-9]+\.[0-9]+ \(spec 1\.6, revision '
+	assert_output --regexp '^pmurec [0-9]+\.[0-9]+\.[0-9]+ \(spec 1\.7, revision '
 }
 
 @test "records sh, ls and sleep as incarnations with parents and exit codes" {
