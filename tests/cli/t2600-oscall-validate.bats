@@ -40,6 +40,17 @@ put_records('$1', R)"
 }
 
 sys_case() { stream_case "$SYS" "$1"; }
+
+# both_case SYSEDIT STATSEDIT: the syscalls stream's records R and the
+# syscall-stats stream's S edited together
+both_case() {
+	b=$(mk "b$RANDOM" oscall)
+	edit "$b" "R = records('$SYS'); S = records('$STATS')
+$1
+$2
+put_records('$SYS', R); put_records('$STATS', S)"
+	verdict "$b"
+}
 stats_case() { stream_case "$STATS" "$1"; }
 sched_case() { stream_case "$SCHED" "$1"; }
 
@@ -145,28 +156,30 @@ sys.exit(0 if sys.argv[2] in b["evaluated"] else 1)' "$output" "$id" || fail "$i
 }
 
 @test "SYSCALLS-SHAPE: a pipe2 with fd2 and a dup2 with newfd are valid" {
-	run sys_case "c = R[at(R, type='call', syscall='close', seq=4)]
+	# (their stats follow them)
+	run both_case "c = R[at(R, type='call', syscall='close', seq=4)]
 c.update(syscall='pipe2', nr=293, ret=0, fd=4, fd2=5, ftype='fifo', dev='0:13', ino=40100)
 e = R[at(R, type='call', syscall='close', seq=8)]
-e.update(syscall='dup2', nr=33, ret=1, newfd=1)"
+e.update(syscall='dup2', nr=33, ret=1, newfd=1)" "S[at(S, syscall='close', inc='i1', ino=1310722)].update(syscall='pipe2', nr=293, ftype='fifo', dev='0:13', ino=40100)
+S[at(S, syscall='close', inc='i1', ino=1837291)].update(syscall='dup2', nr=33)"
 	assert_output ""
 }
 
 @test "SYSCALLS-SHAPE: a call that is not one of raw_calls, or a name that is not its number's, is refused" {
 	run sys_case "R[1]['raw_calls'] = R[1]['raw_calls'].replace(' fdatasync ', ' ')"
 	assert_output SYSCALLS-SHAPE
-	run sys_case "R[at(R, type='call', syscall='read', tid=8001)]['nr'] = 1"
+	run both_case "R[at(R, type='call', syscall='read', tid=8001)]['nr'] = 1" "S[at(S, syscall='read', inc='i2')]['nr'] = 1"
 	assert_output SYSCALLS-SHAPE
 }
 
 @test "SYSCALLS-SHAPE: args that are not six hex values, dev not MAJOR:MINOR, and upper-case flags are refused" {
 	run sys_case "c = R[at(R, type='call', seq=2)]; c['args'] = c['args'].rsplit(' ', 1)[0]"
 	assert_output SYSCALLS-SHAPE
-	run sys_case "R[at(R, type='call', seq=2)]['dev'] = '8-1'"
+	run sys_case "R[at(R, type='fd', fd=0)]['dev'] = '0-5'"
 	assert_output SYSCALLS-SHAPE
 	run sys_case "R[at(R, type='call', seq=2)]['flags'] = '0X80000'"
 	assert_output SYSCALLS-SHAPE
-	run sys_case "del R[at(R, type='call', seq=2)]['ino']"
+	run sys_case "del R[at(R, type='fd', fd=0)]['ino']"
 	assert_output SYSCALLS-SHAPE
 }
 
@@ -270,6 +283,26 @@ R[-1]['calls'] += 0"
 	assert_output SYSCALL-STATS
 }
 
+@test "SYSCALL-STATS: a raw call that no stat counts is refused" {
+	# the fdatasync stat counts two calls (consistently), the stream has three
+	run stats_case "s = R[at(R, type='stat', syscall='fdatasync')]
+s.update(count=2, total_ns=85100000, min_ns=40040000, hist='185:1 186:1'); R[-1]['calls'] -= 1"
+	assert_output SYSCALL-STATS
+	# a raw call on a file no stat has
+	run sys_case "R[at(R, type='call', seq=25)]['ino'] = 40022"
+	assert_output SYSCALL-STATS
+}
+
+@test "SYSCALL-STATS: a summary's lost that the syscalls stream's loss records do not say is refused" {
+	run stats_case "R[-1]['lost'] = 1"
+	assert_output "LOSS SYSCALL-STATS"
+}
+
+@test "SYSCALLS-SHAPE: a call that began before the previous call of its thread returned is refused" {
+	run sys_case "R[at(R, type='call', seq=21)]['dur_ns'] = 40000"
+	assert_output SYSCALLS-SHAPE
+}
+
 # ---- SCHED-SHAPE -------------------------------------------------------------
 
 @test "SCHED-SHAPE: wait_ns on a preempted thread, or none on a sleeping one, is refused" {
@@ -298,6 +331,12 @@ R[-1]['calls'] += 0"
 	assert_output SCHED-SHAPE
 }
 
+@test "SCHED-SHAPE: an off interval that began before its thread's previous one ended is refused" {
+	run sched_case "o = R[at(R, type='off', t_ns=1088180000)]; o['off_ns'] += 180000; o['wait_ns'] += 180000
+t = R[at(R, type='thread', tid=8001)]; t['blocked_ns'] += 180000; t['on_cpu_ns'] -= 180000"
+	assert_output SCHED-SHAPE
+}
+
 @test "SCHED-SHAPE: a chain with chains none, a summary that miscounts, a config not first are refused" {
 	run sched_case "R[at(R, type='off', state='S')]['chain'] = '0x55d0c4a01234 0x7f3a1c029d90'"
 	assert_output SCHED-SHAPE
@@ -313,6 +352,20 @@ R[-1]['calls'] += 0"
 }
 
 # ---- LOSS --------------------------------------------------------------------
+
+@test "memory stays flat: 199,000 raw calls validate within a few MiB of the fixture's peak" {
+	[ -x /usr/bin/time ] || skip "GNU time (/usr/bin/time) is not installed"
+	small=$(mk small oscall)
+	big="$BATS_TEST_TMPDIR/big"
+	mkfixture oscall "$big" --calls 199000
+	/usr/bin/time -f %M -o "$BATS_TEST_TMPDIR/rss0" pmuvalidate "$small" >/dev/null
+	run /usr/bin/time -f %M -o "$BATS_TEST_TMPDIR/rss1" pmuvalidate "$big"
+	assert_success
+	assert_output --partial "valid (spec 1.7"
+	r0=$(tail -1 "$BATS_TEST_TMPDIR/rss0") r1=$(tail -1 "$BATS_TEST_TMPDIR/rss1")
+	echo "# peak RSS: fixture $r0 KiB, 199,000 raw calls $r1 KiB" >&3
+	rss_under "$r1" $((r0 + 16384))
+}
 
 @test "LOSS: lost raw records, statistics and scheduling updates make the bundle invalid" {
 	b="$BATS_TEST_TMPDIR/loss"
@@ -358,7 +411,7 @@ assert len(w) == 4 and all(f["severity"] == "warning" for f in w), w' "$output"
 	assert_output ATTRIBUTION
 	run stats_case "R[at(R, type='stat', syscall='fdatasync')]['pid'] = 8000"
 	assert_output ATTRIBUTION
-	run stats_case "R[at(R, type='stat', syscall='fdatasync')]['inc'] = 'i9'"
+	run stats_case "R[at(R, type='stat', syscall='getpid')]['inc'] = 'i9'"
 	assert_output ATTRIBUTION
 }
 
