@@ -47,6 +47,7 @@ struct os_thread {
 	uint64_t last_end;             /* sched: its previous off interval's end */
 	uint64_t runq, wait_s, wait_d, wait_other, vol, invol; /* sched: sums of its off records */
 	uint64_t offs, line;           /* sched: off records, the first one's line */
+	uint64_t done_t;               /* sched: its thread record's t_ns */
 	bool done;                     /* sched: its thread record came */
 };
 
@@ -441,8 +442,11 @@ static void call_rec(struct v *v, struct stream_state *s, uint64_t rec, const st
 			report(v, C, s->file, rec, "seq %llu is not above the previous call's %llu on tid %llu",
 			       (unsigned long long)seq, (unsigned long long)th->last_seq,
 			       (unsigned long long)ri(r, "tid"));
-		/* a thread's calls follow one another */
-		else if (th->last_seq && dur <= t && t - dur < th->last_ret)
+		/* a thread's calls follow one another; but an exec from a thread
+		 * that is not the leader returns as the leader's pid (the kernel
+		 * swaps the tids), which the old leader may have used meanwhile */
+		else if (th->last_seq && dur <= t && t - dur < th->last_ret && !fis(sc, "execve") &&
+			 !fis(sc, "execveat"))
 			report(v, C, s->file, rec, "the call began at %llu, before the previous call of tid %llu returned "
 			       "(%llu)", (unsigned long long)(t - dur), (unsigned long long)ri(r, "tid"),
 			       (unsigned long long)th->last_ret);
@@ -729,9 +733,18 @@ static void off_rec(struct v *v, struct stream_state *s, uint64_t rec, const str
 
 	if (!th)
 		return;
-	if (th->done)
+	if (th->done && t - off >= th->done_t) {
+		/* a new life of the tid: a thread that is not the leader exec'd
+		 * and took the leader's pid, after the leader's record */
+		uint64_t key = th->key, prev = th->done_t;
+
+		memset(th, 0, sizeof(*th));
+		th->key = key;
+		th->done_t = prev;
+	} else if (th->done) {
 		report(v, C, s->file, rec, "an off interval of tid %llu after its thread record",
 		       (unsigned long long)ri(r, "tid"));
+	}
 	if (th->offs && t - off < th->last_end)
 		report(v, C, s->file, rec, "the interval began at %llu, before the previous one of tid %llu ended (%llu)",
 		       (unsigned long long)(t - off), (unsigned long long)ri(r, "tid"),
@@ -775,11 +788,21 @@ static void thread_rec(struct v *v, struct stream_state *s, uint64_t rec, const 
 
 	if (!th)
 		return;
-	if (th->done) {
-		report(v, C, s->file, rec, "a second thread record of tid %llu", (unsigned long long)tid);
+	/* done_t: the end of the tid's previous life, if it had one */
+	if (th->done_t && start < th->done_t) {
+		report(v, C, s->file, rec, "a second thread record of tid %llu that begins before the first ended (%llu)",
+		       (unsigned long long)tid, (unsigned long long)th->done_t);
 		return;
 	}
+	if (th->done) {
+		/* a new life without off intervals (see off_rec) */
+		uint64_t key = th->key;
+
+		memset(th, 0, sizeof(*th));
+		th->key = key;
+	}
 	th->done = true;
+	th->done_t = t;
 	/* the off records are parts of the totals (the short ones are only there) */
 	if (th->runq > runq || th->wait_s > sl || th->wait_d > bl || th->wait_other > ot)
 		report(v, C, s->file, rec, "the off records of tid %llu hold more than its totals (runq %llu > %llu, "

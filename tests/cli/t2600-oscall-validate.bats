@@ -337,6 +337,26 @@ t = R[at(R, type='thread', tid=8001)]; t['blocked_ns'] += 180000; t['on_cpu_ns']
 	assert_output SCHED-SHAPE
 }
 
+@test "SCHED-SHAPE: a tid's second life after its first thread record is valid (an exec from a thread that is not the leader)" {
+	# the shell's thread record split at 1 ms into two lives of tid 8000
+	run sched_case "t = R[at(R, type='thread', tid=8000)]
+a = dict(t, t_ns=1001000000, on_cpu_ns=929000, runq_ns=30000, sleep_ns=0, voluntary=0, involuntary=1, migrations=1)
+t.update(start_ns=1001000000, on_cpu_ns=5018000, runq_ns=80500, unobserved_ns=0, voluntary=2, involuntary=0, migrations=1)
+R.insert(at(R, t_ns=1002700000), a); R[-1]['threads'] = 3"
+	assert_output ""
+	# ... but not one that begins before the first ended
+	run sched_case "t = R[at(R, type='thread', tid=8000)]
+a = dict(t, t_ns=1001000000, on_cpu_ns=929000, runq_ns=30000, sleep_ns=0, voluntary=0, involuntary=1, migrations=1)
+t.update(start_ns=1000999000, on_cpu_ns=5019000, runq_ns=80500, unobserved_ns=0, voluntary=2, involuntary=0, migrations=1)
+R.insert(at(R, t_ns=1002700000), a); R[-1]['threads'] = 3"
+	assert_output SCHED-SHAPE
+}
+
+@test "SYSCALLS-SHAPE: an execve may have begun before its tid's previous call returned (the kernel's tid swap)" {
+	run sys_case "R[at(R, type='call', syscall='execve', tid=8001, ret=0)]['dur_ns'] = 385000"
+	assert_output ""
+}
+
 @test "SCHED-SHAPE: a chain with chains none, a summary that miscounts, a config not first are refused" {
 	run sched_case "R[at(R, type='off', state='S')]['chain'] = '0x55d0c4a01234 0x7f3a1c029d90'"
 	assert_output SCHED-SHAPE
