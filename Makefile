@@ -10,7 +10,9 @@
 #                   counting vs perf stat and in-process counter reads (bench/count),
 #                   pmuanalyze vs perf report (bench/analyze, events and ~1M call-chain samples),
 #                   pmuvalidate on large cohorts (bench/cohort),
-#                   sampling overhead at 1/10 kHz vs perf record (bench/sample)
+#                   sampling overhead at 1/10 kHz vs perf record (bench/sample),
+#                   ns added per system call vs perf trace, strace and perf record,
+#                   dd's loss and make -j2's slowdown in full mode (bench/syscall)
 #   make fuzz       libFuzzer harnesses for a bounded time (clang)
 #   make install    PREFIX=/usr/local DESTDIR=
 # Options: SANITIZE=address,undefined  V=1  FUZZ_SECONDS=60
@@ -371,6 +373,7 @@ bench: deps
 	@bench/analyze $(BUILD)
 	@bench/cohort $(BUILD)
 	@bench/sample $(BUILD)
+	@bench/syscall $(BUILD)
 
 fixtures: all
 	@fixtures/regen $(BUILD)
