@@ -429,15 +429,18 @@ static json_t *call_rec(struct sysc *s, const union pmu_sysrec *r, const struct 
 			json_object_set_new(o, "bytes", json_integer((json_int_t)c->ret));
 	}
 	if (cl) {
+		/* fds are ints; a negative one (mmap's -1, close(-1)) is none */
 		if (c->flags & PMU_SYS_F_FD2) {
-			json_object_set_new(o, "fd", json_integer(c->fd1));
-			json_object_set_new(o, "fd2", json_integer(c->fd2));
+			if (c->fd1 >= 0)
+				json_object_set_new(o, "fd", json_integer(c->fd1));
+			if (c->fd2 >= 0)
+				json_object_set_new(o, "fd2", json_integer(c->fd2));
 		} else if (cl->flags & PMU_SYS_C_FD_RET) {
-			if (!failed)
+			if (!failed && c->ret >= 0 && c->ret <= INT32_MAX)
 				json_object_set_new(o, "fd", json_integer((json_int_t)c->ret));
-		} else if (cl->flags & PMU_SYS_C_FD_ENTER)
+		} else if (cl->flags & PMU_SYS_C_FD_ENTER && (int)c->args[cl->fd_arg] >= 0)
 			json_object_set_new(o, "fd", json_integer((int)c->args[cl->fd_arg]));
-		if (!strcmp(cl->name, "dup2") || !strcmp(cl->name, "dup3"))
+		if ((!strcmp(cl->name, "dup2") || !strcmp(cl->name, "dup3")) && (int)c->args[1] >= 0)
 			json_object_set_new(o, "newfd", json_integer((int)c->args[1]));
 		if (cl->flags_arg >= 0)
 			json_object_set_new(o, "flags", hexs(c->args[cl->flags_arg]));
