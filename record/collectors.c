@@ -15,7 +15,7 @@
 #include "util.h"
 
 extern const struct pmu_collector_ops pmu_cohort_collector, pmu_control_collector, pmu_counting_collector,
-	pmu_sampling_collector;
+	pmu_sampling_collector, pmu_sched_collector;
 
 /* What this version cannot collect yet: listed, and unavailable with the reason. */
 #define UNBUILT(id, nm, md) \
@@ -43,7 +43,6 @@ extern const struct pmu_collector_ops pmu_cohort_collector, pmu_control_collecto
 	}
 
 UNBUILT(syscalls_unbuilt, "syscalls", 4);
-UNBUILT(sched_unbuilt, "sched", 4);
 
 const struct pmu_collector_ops *const pmu_collectors[] = {
 	&pmu_cohort_collector,
@@ -51,7 +50,7 @@ const struct pmu_collector_ops *const pmu_collectors[] = {
 	&pmu_counting_collector,
 	&pmu_sampling_collector,
 	&syscalls_unbuilt,
-	&sched_unbuilt,
+	&pmu_sched_collector,
 	NULL,
 };
 
