@@ -76,7 +76,8 @@ struct sched {
 	int err;
 	struct item *h;
 	size_t hn, hcap;
-	uint64_t live_seq;      /* seqs of the stop's thread items, after the kernel's */
+	uint64_t live_seq;      /* seqs of the map's thread items, after the kernel's */
+	uint64_t parked_seen;   /* parked exits collected from the map */
 	uint64_t last_written;
 	uint64_t offs, threads, short_offs, unattributed, lost, malformed, late, clamped;
 	uint64_t lost_reserve, lost_map;
@@ -384,6 +385,8 @@ static int lb_print(enum libbpf_print_level level, const char *fmt, va_list ap)
 	return 0;
 }
 
+static void read_map(struct sched *s, uint64_t t, bool parked_only);
+
 static int on_sample(void *ctx, void *data, size_t len)
 {
 	struct sched *s = ctx;
@@ -512,6 +515,8 @@ static int sched_drain(void *state, uint64_t now)
 	if (!s->opened || s->stopped)
 		return s->err;
 	consume(s);
+	if (__atomic_load_n(&s->skel->bss->parked, __ATOMIC_ACQUIRE) != s->parked_seen)
+		read_map(s, now, true);
 	release(s, now > REORDER_NS ? now - REORDER_NS : 0, now, false);
 	return s->err;
 }
@@ -557,9 +562,13 @@ static void read_loss(struct sched *s, uint64_t t)
 	free(cf);
 }
 
-/* The threads still tracked at the stop: their totals up to t (each its
- * last transition at the latest). */
-static void read_live(struct sched *s, uint64_t t)
+/*
+ * Thread items from the threads map: parked_only, the exits that found the
+ * ring full (PMU_SCHED_EXITED: their totals end at their exit), taken out
+ * of the map; else, at the stop, every thread still tracked, its totals up
+ * to t (each its last transition at the latest).
+ */
+static void read_map(struct sched *s, uint64_t t, bool parked_only)
 {
 	int fd = bpf_map__fd(s->skel->maps.threads);
 	__u32 key, next;
@@ -571,8 +580,11 @@ static void read_live(struct sched *s, uint64_t t)
 		prev = &key;
 		if (bpf_map_lookup_elem(fd, &key, &v))
 			continue;
-		uint64_t end = v.last_ns > t ? v.last_ns : t, d = end - v.last_ns;
-		struct item it = { .t = end, .seq = ++s->live_seq, .live = true };
+		if (parked_only && !(v.flags & PMU_SCHED_EXITED))
+			continue;
+		bool exited = v.flags & PMU_SCHED_EXITED;
+		uint64_t end = exited || v.last_ns > t ? v.last_ns : t, d = end - v.last_ns;
+		struct item it = { .t = end, .seq = ++s->live_seq, .live = !exited };
 		struct pmu_sched_thread *r = &it.r.thread;
 
 		r->h = (struct pmu_sched_hdr){ .seq = it.seq, .time_ns = end, .kind = PMU_SCHED_REC_THREAD,
@@ -595,6 +607,12 @@ static void read_live(struct sched *s, uint64_t t)
 		r->flags = v.flags & PMU_SCHED_BORN;
 		if (heap_push(s, &it))
 			s->err = s->err ? s->err : PMU_ERR_NOMEM;
+		if (parked_only) {
+			/* the walk goes on from key, which is gone: from the start */
+			bpf_map_delete_elem(fd, &key);
+			s->parked_seen++;
+			prev = NULL;
+		}
 	}
 }
 
@@ -608,7 +626,7 @@ static void sched_stop(void *state, uint64_t t)
 	sched_bpf__detach(s->skel);
 	consume(s);
 	s->live_seq = s->skel->bss->seq_next;
-	read_live(s, t);
+	read_map(s, t, false);
 	s->stopped = true;
 	pmu_lc_step(s->env->lc, "stopped", t);
 }

@@ -47,6 +47,7 @@ const volatile __u64 min_off_ns = 0; /* set by the loader */
 const volatile __u32 chains = 0;     /* 1: keep the user stack at each switch out */
 
 __u64 seq_next = 0; /* .bss: the last seq handed out, read by user space */
+__u64 parked = 0;   /* .bss: exits whose totals wait in the map (PMU_SCHED_EXITED) */
 
 struct {
 	__uint(type, BPF_MAP_TYPE_RINGBUF);
@@ -151,6 +152,21 @@ static __always_inline struct pmu_sched_task *track(struct task_struct *t, __u32
 	return bpf_map_lookup_elem(&threads, &tid);
 }
 
+/*
+ * The tid of an exited thread whose totals wait in the map (PMU_SCHED_EXITED)
+ * was reused: a cohort thread that cannot be tracked, counted as a full map.
+ * (The check runs once per switch of such a task; pid reuse within a run
+ * with a full ring is rare.)
+ */
+static __always_inline void stale(struct task_struct *t)
+{
+	if (!(BPF_CORE_READ(t, flags) & PF_EXITING) && pmu_task_in_cohort(t)) {
+		struct pmu_sched_counters *c = ctr();
+		if (c)
+			__sync_fetch_and_add(&c->map_fail, 1);
+	}
+}
+
 /* the system call in progress, from the task's saved user registers */
 static __always_inline __s32 syscall_nr(struct task_struct *t)
 {
@@ -173,6 +189,10 @@ static __always_inline void switch_out(void *ctx, struct task_struct *prev, bool
 	if (!tid || (prev_state & TASK_DEAD))
 		return;
 	struct pmu_sched_task *e = bpf_map_lookup_elem(&threads, &tid);
+	if (e && (e->flags & PMU_SCHED_EXITED)) {
+		stale(prev);
+		return;
+	}
 	if (!e) {
 		/* after its exit record a thread is not tracked again */
 		if ((BPF_CORE_READ(prev, flags) & PF_EXITING) || !pmu_task_in_cohort(prev))
@@ -214,6 +234,10 @@ static __always_inline void switch_in(struct task_struct *next, __u64 now, __u32
 	if (!tid)
 		return;
 	struct pmu_sched_task *e = bpf_map_lookup_elem(&threads, &tid);
+	if (e && (e->flags & PMU_SCHED_EXITED)) {
+		stale(next);
+		return;
+	}
 	if (!e) {
 		if (!(BPF_CORE_READ(next, flags) & PF_EXITING) && pmu_task_in_cohort(next))
 			track(next, tid, now, PMU_SCHED_ST_ON, 0);
@@ -278,7 +302,7 @@ int BPF_PROG(pmu_sched_wakeup, struct task_struct *p)
 {
 	__u32 tid = BPF_CORE_READ(p, pid);
 	struct pmu_sched_task *e = bpf_map_lookup_elem(&threads, &tid);
-	if (!e || e->st != PMU_SCHED_ST_WAIT)
+	if (!e || e->st != PMU_SCHED_ST_WAIT || (e->flags & PMU_SCHED_EXITED))
 		return 0;
 	__u64 now = bpf_ktime_get_ns();
 	account(e, now);
@@ -303,7 +327,7 @@ int BPF_PROG(pmu_sched_migrate, struct task_struct *p, int dest_cpu)
 {
 	__u32 tid = BPF_CORE_READ(p, pid);
 	struct pmu_sched_task *e = bpf_map_lookup_elem(&threads, &tid);
-	if (e)
+	if (e && !(e->flags & PMU_SCHED_EXITED))
 		__sync_fetch_and_add(&e->migrations, 1);
 	return 0;
 }
@@ -336,9 +360,27 @@ int BPF_PROG(pmu_sched_exit, struct task_struct *p)
 	struct pmu_sched_task *e = bpf_map_lookup_elem(&threads, &tid);
 	if (!e)
 		return 0;
+	if (e->flags & PMU_SCHED_EXITED)
+		return 0;
 	account(e, bpf_ktime_get_ns());
-	struct pmu_sched_thread *r = reserve(sizeof(*r), PMU_SCHED_REC_THREAD, e->last_ns);
-	if (r) {
+	/*
+	 * A full ring does not lose the totals: they stay in the map, marked,
+	 * and user space collects them at its next drain (parked says when) (the seq taken here is then never seen: the
+	 * reserve is not counted as lost, since nothing is).
+	 */
+	__u64 seq = __sync_fetch_and_add(&seq_next, 1) + 1;
+	struct pmu_sched_thread *r = bpf_ringbuf_reserve(&rb, sizeof(*r), 0);
+	if (!r) {
+		e->flags |= PMU_SCHED_EXITED;
+		__sync_fetch_and_add(&parked, 1);
+		return 0;
+	}
+	r->h.seq = seq;
+	r->h.time_ns = e->last_ns;
+	r->h.kind = PMU_SCHED_REC_THREAD;
+	r->h.size = sizeof(*r);
+	r->h.cpu = bpf_get_smp_processor_id();
+	{
 		r->tgid = e->tgid;
 		r->tid = tid;
 		r->leader_start_ns = e->leader_start_ns;

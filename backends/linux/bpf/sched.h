@@ -28,6 +28,8 @@
 
 /* thread flags */
 #define PMU_SCHED_BORN 0x1 /* first seen at its sched_wakeup_new: first_ns is its start */
+#define PMU_SCHED_EXITED 0x2 /* threads map only: it exited when the ring was full; its totals
+                              * end at last_ns and wait in the map for the stop */
 
 struct pmu_sched_hdr {
 	__u64 seq;     /* global, from 1, one per record the program tried to send */
