@@ -50,6 +50,13 @@ const char *pmu_ioctl_name(unsigned long req)
 {
 	size_t lo = 1, hi = PMU_ARRAY_SIZE(tab);
 
+	/*
+	 * The kernel takes the request as an unsigned int (fs/ioctl.c:
+	 * SYSCALL_DEFINE3(ioctl, unsigned int fd, unsigned int cmd, ...)): a
+	 * 64-bit argument register's upper bits (a sign-extended int) are
+	 * ignored there, and so here.
+	 */
+	req = (unsigned int)req;
 	pthread_once(&by_req_once, sort_rows);
 	/* the first row whose req is >= the one asked */
 	while (lo < hi) {

@@ -11,6 +11,7 @@
 
 /*
  * The name of request number req, or NULL when no listed header defines it.
+ * Only req's low 32 bits count, as for the kernel (its cmd is unsigned int).
  * When two names share a number the one defined first wins (the order of
  * lib/ioctlhdrs.h, then each header's own order), so the answer is the same
  * on every call and every build from the same headers.  The string is

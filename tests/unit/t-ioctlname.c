@@ -49,6 +49,8 @@ int main(void)
 	ok(pmu_ioctl_name(0xdeadbeefUL) == NULL, "an unknown number has no name");
 	ok(pmu_ioctl_name(TCGETS + 0x1000) == NULL, "TCGETS + 0x1000 has no name");
 	ok(pmu_ioctl_name(~0UL) == NULL, "~0 has no name");
+	/* a request passed as a negative int, sign-extended in a 64-bit register */
+	ok(named((unsigned long)(long)(int)FS_IOC_GETFLAGS, "FS_IOC_GETFLAGS"), "the upper 32 bits are ignored, as the kernel does");
 	ok(pmu_ioctl_count() > 500, "the table holds %lu names", pmu_ioctl_count());
 	/* the same answer every call (the index is built once) */
 	ok(pmu_ioctl_name(TCGETS) == pmu_ioctl_name(TCGETS), "stable");
