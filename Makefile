@@ -10,7 +10,9 @@
 #                   counting vs perf stat and in-process counter reads (bench/count),
 #                   pmuanalyze vs perf report (bench/analyze, events and ~1M call-chain samples),
 #                   pmuvalidate on large cohorts (bench/cohort),
-#                   sampling overhead at 1/10 kHz vs perf record (bench/sample)
+#                   sampling overhead at 1/10 kHz vs perf record (bench/sample),
+#                   ns added per system call vs perf trace, strace and perf record,
+#                   dd's loss and make -j2's slowdown in full mode (bench/syscall)
 #   make fuzz       libFuzzer harnesses for a bounded time (clang)
 #   make install    PREFIX=/usr/local DESTDIR=
 # Options: SANITIZE=address,undefined  V=1  FUZZ_SECONDS=60
@@ -194,7 +196,7 @@ $(BUILD)/backends/linux/syscalls.o $(BUILD)/backends/linux/sched.o: ALL_CFLAGS +
 BE_OBJ          := $(filter-out $(BUILD)/backends/linux/follow_bpf.o,$(BE_OBJ)) $(BUILD)/backends/linux/bpf/follow_none.o
 $(BUILD)/backends/linux/bpf/follow_none.o: ALL_CFLAGS += -DPMU_BPF_UNBUILT="\"$(BPF_MISSING)\""
 endif
-$(BUILD)/fuzz/fuzz-bpfrec: tests/fuzz/fuzz-bpfrec.c backends/linux/bpf/decode.c $(LIB_SRC) $(wildcard lib/*.h lib/*.def) $(BUILD)/gen/sysnames.inc
+$(BUILD)/fuzz/fuzz-bpfrec: tests/fuzz/fuzz-bpfrec.c backends/linux/bpf/decode.c $(LIB_SRC) $(wildcard lib/*.h lib/*.def) $(BUILD)/gen/sysnames.inc $(BUILD)/gen/ioctlnames.inc
 	$(call msg,FUZZ,$@)
 	@mkdir -p $(dir $@)
 	$(Q)clang -std=gnu11 -D_GNU_SOURCE -g -O1 -Ilib -Ibackends -I$(BUILD)/gen $(PKG_CFLAGS) -DPMU_VERSION='"$(VERSION)"' \
@@ -225,6 +227,13 @@ $(BUILD)/gen/sysnames.inc:
 	$(Q)echo '#include <sys/syscall.h>' | $(CC) -dM -E -x c - | \
 		sed -n 's/^#define __NR_\([a-z0-9_]*\) .*/SYS(\1)/p' | grep -v '^SYS(syscalls)$$' | sort -u >$@.tmp && mv $@.tmp $@
 $(BUILD)/lib/sysname.o: $(BUILD)/gen/sysnames.inc
+# The target's ioctl request names (lib/ioctlname.c): the request macros of
+# the uapi headers lib/ioctlhdrs.h lists, evaluated by the compiler in use
+$(BUILD)/gen/ioctlnames.inc: lib/ioctlhdrs.h scripts/gen-ioctlnames
+	$(call msg,GEN,$@)
+	@mkdir -p $(dir $@)
+	$(Q)scripts/gen-ioctlnames $@ $(CC) $(ALL_CFLAGS)
+$(BUILD)/lib/ioctlname.o: $(BUILD)/gen/ioctlnames.inc
 
 $(LIB_A): $(LIB_OBJ)
 	$(call msg,AR,$@)
@@ -364,6 +373,7 @@ bench: deps
 	@bench/analyze $(BUILD)
 	@bench/cohort $(BUILD)
 	@bench/sample $(BUILD)
+	@bench/syscall $(BUILD)
 
 fixtures: all
 	@fixtures/regen $(BUILD)
@@ -371,7 +381,7 @@ fixtures: all
 # Fuzzing: each harness links the library sources directly under clang's
 # libFuzzer with ASan/UBSan, seeded from the fixtures.
 FUZZ_BIN := $(FUZZ_SRC:tests/fuzz/%.c=$(BUILD)/fuzz/%)
-$(BUILD)/fuzz/%: tests/fuzz/%.c $(LIB_SRC) $(wildcard lib/*.h lib/*.def) $(BUILD)/gen/sysnames.inc
+$(BUILD)/fuzz/%: tests/fuzz/%.c $(LIB_SRC) $(wildcard lib/*.h lib/*.def) $(BUILD)/gen/sysnames.inc $(BUILD)/gen/ioctlnames.inc
 	$(call msg,FUZZ,$@)
 	@mkdir -p $(dir $@)
 	$(Q)clang -std=gnu11 -D_GNU_SOURCE -g -O1 -Ilib -Ibackends -I$(BUILD)/gen $(PKG_CFLAGS) -DPMU_VERSION='"$(VERSION)"' \
