@@ -51,7 +51,7 @@
 
 #define REORDER_NS 50000000ull   /* records younger than this wait for older ones */
 #define HOLD_NS 3000000000ull    /* a record of a task not reported yet waits this long */
-#define RING_BYTES (8u << 20)
+#define RING_BYTES (8u << 20)    /* the default: --syscall-ring-kb */
 #define PATHS_MAX 65536          /* file identities whose path is kept for the stats */
 
 static const char REMEDY_PRIV[] = "run pmurec as root, or grant it CAP_BPF and CAP_PERFMON "
@@ -150,6 +150,7 @@ struct sysc {
 	struct syscalls_bpf *skel;
 	struct ring_buffer *ring;
 	int ncpu;
+	uint32_t ring_bytes;
 	const struct cls *by_nr[PMU_SYS_NR_MAX];
 	char raw_calls[1024];
 	pid_t root;
@@ -741,7 +742,7 @@ static void write_config(struct sysc *s)
 	json_object_set_new(c, "mechanism", json_string("raw_tp sys_enter/sys_exit (eBPF)"));
 	json_object_set_new(c, "filter", json_string(s->skel->rodata->cohort_cgid ? "cgroup" : "members"));
 	json_object_set_new(c, "raw_calls", json_string(s->raw_calls));
-	json_object_set_new(c, "ring_bytes", json_integer(RING_BYTES));
+	json_object_set_new(c, "ring_bytes", json_integer(s->ring_bytes));
 	json_object_set_new(c, "ncpus", json_integer(s->ncpu));
 	if (s->env->cfg->max_output_bytes)
 		json_object_set_new(c, "max_output_bytes", json_integer((json_int_t)s->env->cfg->max_output_bytes));
@@ -776,7 +777,10 @@ static int sys_open(void *state, pid_t root, uint64_t t)
 	}
 	if (env->cohort_cgroup)
 		s->skel->rodata->cohort_cgid = pmu_cohort_cgroup_id(env->cohort_cgroup);
-	if (bpf_map__set_max_entries(s->skel->maps.rb, RING_BYTES)) {
+	s->ring_bytes = env->cfg->syscall_ring_kb ? env->cfg->syscall_ring_kb * 1024u : RING_BYTES;
+	if (s->ring_bytes < (uint32_t)sysconf(_SC_PAGESIZE))
+		s->ring_bytes = (uint32_t)sysconf(_SC_PAGESIZE); /* the kernel's least */
+	if (bpf_map__set_max_entries(s->skel->maps.rb, s->ring_bytes)) {
 		err = fail_open(s, errno, "cannot size the syscalls ring");
 		goto out;
 	}
