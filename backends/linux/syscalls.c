@@ -50,6 +50,7 @@
 #include "syscalls.skel.h"
 
 #define REORDER_NS 50000000ull   /* records younger than this wait for older ones */
+#define DRAIN_NS 10000000ull     /* a drain gives the loop back after this */
 #define HOLD_NS 3000000000ull    /* a record of a task not reported yet waits this long */
 #define RING_BYTES (8u << 20)    /* the default: --syscall-ring-kb */
 #define PATHS_MAX 65536          /* file identities whose path is kept for the stats */
@@ -337,18 +338,19 @@ static void refuse(struct sysc *s, const char *why)
 static int on_sample(void *ctx, void *data, size_t len)
 {
 	struct sysc *s = ctx;
-	union pmu_sysrec *r = malloc(len > sizeof(*r) ? len : sizeof(*r));
+	union pmu_sysrec d, *r;
 
-	if (!r) {
+	if (pmu_sysrec_decode(data, len, &d)) {
+		refuse(s, pmu_error_detail());
+		return 0;
+	}
+	/* kept at its own size: a record without paths is a fifth of one with */
+	if (!(r = malloc(len))) {
 		s->err = s->err ? s->err : pmu_error(PMU_ERR_NOMEM, "out of memory");
 		return -ENOMEM;
 	}
-	if (pmu_sysrec_decode(data, len, r)) {
-		refuse(s, pmu_error_detail());
-		free(r);
-		return 0;
-	}
-	if (heap_push(s, (struct item){ r->h.time_ns, r->h.seq, r })) {
+	memcpy(r, &d, len);
+	if (heap_push(s, (struct item){ d.h.time_ns, d.h.seq, r })) {
 		free(r);
 		s->err = s->err ? s->err : pmu_error(PMU_ERR_NOMEM, "out of memory");
 		return -ENOMEM;
@@ -540,31 +542,47 @@ static int process(struct sysc *s, struct item *it, uint64_t now, bool final)
 	return 0;
 }
 
-/* Write what is older than wm, in time order. */
-static void flush(struct sysc *s, uint64_t wm, uint64_t now, bool final)
+/* Write what is older than wm, in time order, at most max records; true
+ * when some that could be written are left. */
+static bool flush(struct sysc *s, uint64_t wm, uint64_t now, bool final, size_t max)
 {
 	while (s->hn && s->h[0].t <= wm) {
-		struct item it = heap_pop(s);
+		struct item it;
 
+		if (!max--)
+			return true;
+		it = heap_pop(s);
 		if (process(s, &it, now, final)) {
 			heap_push(s, it); /* waits for its task: so does all behind it */
 			break;
 		}
 		free(it.r);
 	}
+	return false;
 }
 
+/*
+ * The ring is emptied into the heap first (cheap: a copy per record), then
+ * records are written in slices, the ring emptied again between them: a
+ * consumer that writes slower than the cohort calls keeps the ring from
+ * overflowing at the price of memory (the backlog), and gives the loop
+ * back after DRAIN_NS.
+ */
 static int sys_drain(void *state, uint64_t now)
 {
 	struct sysc *s = state;
+	uint64_t t0 = pmu_now_mono_ns();
+	bool more;
 	int n;
 
 	if (!s->ring)
 		return 0;
-	n = ring_buffer__consume(s->ring);
-	if (n < 0 && !s->err)
-		s->err = pmu_error(PMU_ERR_IO, "cannot drain the syscalls ring: %s", strerror(-n));
-	flush(s, now > REORDER_NS ? now - REORDER_NS : 0, now, false);
+	do {
+		n = ring_buffer__consume(s->ring);
+		if (n < 0 && !s->err)
+			s->err = pmu_error(PMU_ERR_IO, "cannot drain the syscalls ring: %s", strerror(-n));
+		more = flush(s, now > REORDER_NS ? now - REORDER_NS : 0, now, false, 2048);
+	} while (more && !s->err && pmu_now_mono_ns() - t0 < DRAIN_NS);
 	return s->err;
 }
 
@@ -995,7 +1013,7 @@ static int sys_emit(void *state, struct pmu_collector_env *env, const struct pmu
 		return 0;
 	if (!s->ys)
 		return s->err;
-	flush(s, UINT64_MAX, UINT64_MAX, true);
+	flush(s, UINT64_MAX, UINT64_MAX, true, SIZE_MAX);
 	write_fds(s);
 	/* loss, read at stop, after every call record */
 	tl = s->stop_t > s->last_written ? s->stop_t : s->last_written;
