@@ -776,6 +776,8 @@ static int sys_open(void *state, pid_t root, uint64_t t)
 	struct pmu_out *o = env->out;
 	libbpf_print_fn_t old;
 	size_t nraw = 0;
+	uint64_t t0, t1, t2, t3;
+	char ev[300];
 	int err;
 
 	pmu_lc_step(env->lc, "opened", t);
@@ -789,6 +791,7 @@ static int sys_open(void *state, pid_t root, uint64_t t)
 		return pmu_error(PMU_ERR_NOMEM, "out of memory");
 	old = libbpf_set_print(lb_print);
 	lb_last[0] = 0;
+	t0 = pmu_now_mono_ns();
 	if (!(s->skel = syscalls_bpf__open())) {
 		err = fail_open(s, errno, "cannot open the syscalls bpf object");
 		goto out;
@@ -802,10 +805,12 @@ static int sys_open(void *state, pid_t root, uint64_t t)
 		err = fail_open(s, errno, "cannot size the syscalls ring");
 		goto out;
 	}
+	t1 = pmu_now_mono_ns();
 	if ((err = syscalls_bpf__load(s->skel))) {
 		err = fail_open(s, -err, "the kernel refused the syscalls programs");
 		goto out;
 	}
+	t2 = pmu_now_mono_ns();
 	/* the raw family, by this arch's numbers */
 	for (size_t i = 0; i < PMU_ARRAY_SIZE(classes); i++) {
 		long nr = pmu_syscall_nr(classes[i].name);
@@ -844,8 +849,12 @@ static int sys_open(void *state, pid_t root, uint64_t t)
 	if ((err = o->open(o, "collectors/syscalls/syscalls.jsonl", "syscalls", &s->ys)))
 		goto out;
 	write_config(s);
-	pmu_lc_attached(env->lc, pmu_now_mono_ns(),
-			"raw_tp sys_enter and sys_exit attached, ring mapped, cohort filter in the kernel");
+	t3 = pmu_now_mono_ns();
+	snprintf(ev, sizeof(ev),
+		 "raw_tp sys_enter and sys_exit attached, ring mapped, cohort filter in the kernel (%s); open %.1f ms, "
+		 "load %.1f ms, attach %.1f ms",
+		 s->skel->rodata->cohort_cgid ? "cgroup" : "members", (t1 - t0) / 1e6, (t2 - t1) / 1e6, (t3 - t2) / 1e6);
+	pmu_lc_attached(env->lc, t3, ev);
 	err = s->err;
 out:
 	libbpf_set_print(old);

@@ -252,3 +252,12 @@ os.execv("/bin/sh", ["sh", "-c", "cat /proc/self/fd/%d >/dev/null 2>&1; cat /pro
 	assert_success
 	nobody_teardown
 }
+
+@test "paths: resolved from the dentry chain for an open that succeeded, the argument joined to the cwd for one that failed" {
+	mkdir -p "$T/d/a/b"
+	rec -- sh -c "cd $T/d/a/b && touch ../rel && cat nonexist; true"
+	checked
+	run jq -r 'select(.type == "call" and .syscall == "openat" and (.path // "" | test("/rel$|nonexist$"))) | "\(.path_source) \(.path) \(.error // "ok")"' "$Y/syscalls.jsonl"
+	assert_line "dentry $(cd "$T/d/a" && pwd -P)/rel ok"
+	assert_line "argument+cwd $(cd "$T/d/a/b" && pwd -P)/nonexist ENOENT"
+}

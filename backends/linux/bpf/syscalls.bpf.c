@@ -163,89 +163,113 @@ static __always_inline bool file_id(struct file *f, __u32 *dev, __u32 *mode, __u
 
 /*
  * The path of (d, vm) from its dentry chain into the walk scratch's buf
- * (PMU_SYS_PATH_MAX bytes kept), then "/" and tail when tail is not NULL (a relative argument
- * joined to the working directory) when join (the caller put it in the
- * scratch's tail).  Returns PMU_SYS_F_PATH_DENTRY (with
- * tail: PMU_SYS_F_PATH_CWD), with PMU_SYS_F_PATH_TRUNC when the chain was
- * deeper than PMU_SYS_DEPTH or the path longer than kept; 0 when nothing
- * could be read.  A global function, so that the verifier checks it once
- * (its arguments are kernel addresses, read with probe reads).  The names are read leaf first into the scratch, then
- * written root first; every offset is masked so that the verifier sees it
- * inside the 2 x PMU_SYS_PATH_MAX buffer.
+ * (PMU_SYS_PATH_MAX bytes kept), then "/" and the scratch's tail when join
+ * (a relative argument joined to the working directory).  Returns
+ * PMU_SYS_F_PATH_DENTRY (join: PMU_SYS_F_PATH_CWD), with
+ * PMU_SYS_F_PATH_TRUNC when the chain was deeper than PMU_SYS_DEPTH or the
+ * path longer than kept; 0 when nothing could be read.
+ *
+ * Both loops are bpf_loop() callbacks and the function is global, so that
+ * the verifier checks each body once (unrolled, they cost seconds of
+ * verification at every load).  The names are read leaf first into the
+ * scratch, then written root first; every offset is masked so that the
+ * verifier sees it inside the 2 x PMU_SYS_PATH_MAX buffer.
  */
-__noinline int dentry_path(__u64 dentry, __u64 vfsmount, int join)
+struct walkctx {
+	struct walk *w;
+	struct dentry *d;
+	struct mount *m;
+	__u64 off;
+	int n;
+	__u32 flags;
+	int bad;
+};
+
+static long walk_up(__u32 i, struct walkctx *c)
 {
-	struct dentry *d = (struct dentry *)dentry;
-	struct vfsmount *vm = (struct vfsmount *)vfsmount;
-	bool tail = join;
-	__u32 k = 0, flags = tail ? PMU_SYS_F_PATH_CWD : PMU_SYS_F_PATH_DENTRY;
-	struct walk *w = bpf_map_lookup_elem(&walk_scratch, &k);
-	struct mount *m = container_of(vm, struct mount, mnt);
-	int n = 0, i;
-	__u64 off = 0;
+	/* locals: BPF_CORE_READ must not relocate the accesses to c itself */
+	struct dentry *d = c->d, *p = BPF_CORE_READ(d, d_parent);
+	struct mount *m = c->m;
+	struct dentry *mroot = BPF_CORE_READ(m, mnt.mnt_root);
+
+	if (d == mroot || d == p) {
+		struct mount *mp = BPF_CORE_READ(m, mnt_parent);
+
+		if (mp == m || (d == p && d != mroot))
+			return 1; /* the root of everything (or of a detached tree) */
+		c->d = BPF_CORE_READ(m, mnt_mountpoint);
+		c->m = mp;
+		return 0;
+	}
+	if (c->n >= PMU_SYS_DEPTH) {
+		c->flags |= PMU_SYS_F_PATH_TRUNC;
+		return 1;
+	}
+	c->w->name[c->n & (PMU_SYS_DEPTH - 1)] = BPF_CORE_READ(d, d_name.name);
+	c->n++;
+	c->d = p;
+	return 0;
+}
+
+/* append "/" and the string at src (kernel memory) */
+static __always_inline int append(struct walkctx *c, const void *src)
+{
+	__u64 off = c->off;
 	long r;
 
-	if (!w || !d || !vm)
+	if (off >= PMU_SYS_PATH_MAX - 1) {
+		c->flags |= PMU_SYS_F_PATH_TRUNC;
+		return 1;
+	}
+	c->w->buf[off & (PMU_SYS_PATH_MAX - 1)] = '/';
+	off++;
+	OPAQUE(off); /* keep the mask: clang would drop it, the verifier needs it */
+	r = bpf_probe_read_kernel_str(&c->w->buf[off & (PMU_SYS_PATH_MAX - 1)], PMU_SYS_PATH_MAX, src);
+	if (r <= 0) {
+		c->bad = 1;
+		return 1;
+	}
+	c->off = off + r - 1;
+	return 0;
+}
+
+static long walk_down(__u32 i, struct walkctx *c)
+{
+	int j = c->n - 1 - (int)i;
+
+	if (j < 0)
+		return 1;
+	return append(c, c->w->name[j & (PMU_SYS_DEPTH - 1)]);
+}
+
+__noinline int dentry_path(__u64 dentry, __u64 vfsmount, int join)
+{
+	__u32 k = 0;
+	struct walkctx c = {};
+
+	c.w = bpf_map_lookup_elem(&walk_scratch, &k);
+	c.d = (struct dentry *)dentry;
+	if (!c.w || !c.d || !vfsmount)
 		return 0;
-	for (i = 0; i < PMU_SYS_DEPTH + 8; i++) {
-		struct dentry *p = BPF_CORE_READ(d, d_parent);
-		struct dentry *mroot = BPF_CORE_READ(m, mnt.mnt_root);
-
-		if (d == mroot || d == p) {
-			struct mount *mp = BPF_CORE_READ(m, mnt_parent);
-
-			if (mp == m || (d == p && d != mroot))
-				break; /* the root of everything (or of a detached tree) */
-			d = BPF_CORE_READ(m, mnt_mountpoint);
-			m = mp;
-			continue;
-		}
-		if (n >= PMU_SYS_DEPTH) {
-			flags |= PMU_SYS_F_PATH_TRUNC;
-			break;
-		}
-		w->name[n & (PMU_SYS_DEPTH - 1)] = BPF_CORE_READ(d, d_name.name);
-		n++;
-		d = p;
+	c.m = container_of((struct vfsmount *)vfsmount, struct mount, mnt);
+	c.flags = join ? PMU_SYS_F_PATH_CWD : PMU_SYS_F_PATH_DENTRY;
+	if (bpf_loop(PMU_SYS_DEPTH + 8, walk_up, &c, 0) == PMU_SYS_DEPTH + 8)
+		c.flags |= PMU_SYS_F_PATH_TRUNC; /* mounts upon mounts: cut */
+	bpf_loop(PMU_SYS_DEPTH, walk_down, &c, 0);
+	if (c.bad)
+		return 0;
+	if (join && (append(&c, c.w->tail) || c.bad))
+		return c.bad ? 0 : c.flags;
+	if (c.off == 0) {
+		c.w->buf[0] = '/';
+		c.off = 1;
 	}
-	if (i == PMU_SYS_DEPTH + 8)
-		flags |= PMU_SYS_F_PATH_TRUNC;
-	for (i = PMU_SYS_DEPTH - 1; i >= 0; i--) {
-		if (i >= n)
-			continue;
-		if (off >= PMU_SYS_PATH_MAX - 1) {
-			flags |= PMU_SYS_F_PATH_TRUNC;
-			break;
-		}
-		w->buf[off & (PMU_SYS_PATH_MAX - 1)] = '/';
-		off++;
-		OPAQUE(off); /* keep the mask: clang would drop it, the verifier needs it */
-		r = bpf_probe_read_kernel_str(&w->buf[off & (PMU_SYS_PATH_MAX - 1)], PMU_SYS_PATH_MAX,
-					      w->name[i & (PMU_SYS_DEPTH - 1)]);
-		if (r <= 0)
-			return 0;
-		off += r - 1;
+	if (c.off >= PMU_SYS_PATH_MAX) {
+		c.flags |= PMU_SYS_F_PATH_TRUNC;
+		c.off = PMU_SYS_PATH_MAX - 1;
 	}
-	if (tail && off < PMU_SYS_PATH_MAX - 1) {
-		w->buf[off & (PMU_SYS_PATH_MAX - 1)] = '/';
-		off++;
-		OPAQUE(off);
-		r = bpf_probe_read_kernel_str(&w->buf[off & (PMU_SYS_PATH_MAX - 1)], PMU_SYS_PATH_MAX, w->tail);
-		if (r <= 0)
-			return 0;
-		off += r - 1;
-	} else if (tail)
-		flags |= PMU_SYS_F_PATH_TRUNC;
-	if (off == 0) {
-		w->buf[0] = '/';
-		off = 1;
-	}
-	if (off >= PMU_SYS_PATH_MAX) {
-		flags |= PMU_SYS_F_PATH_TRUNC;
-		off = PMU_SYS_PATH_MAX - 1;
-	}
-	w->buf[off & (2 * PMU_SYS_PATH_MAX - 1)] = 0;
-	return flags;
+	c.w->buf[c.off & (2 * PMU_SYS_PATH_MAX - 1)] = 0;
+	return c.flags;
 }
 
 static __always_inline __u32 bucket(__u64 d)
