@@ -801,6 +801,7 @@ static int sys_open(void *state, pid_t root, uint64_t t)
 	s->ring_bytes = env->cfg->syscall_ring_kb ? env->cfg->syscall_ring_kb * 1024u : RING_BYTES;
 	if (s->ring_bytes < (uint32_t)sysconf(_SC_PAGESIZE))
 		s->ring_bytes = (uint32_t)sysconf(_SC_PAGESIZE); /* the kernel's least */
+	s->skel->rodata->ring_size = s->ring_bytes;
 	if (bpf_map__set_max_entries(s->skel->maps.rb, s->ring_bytes)) {
 		err = fail_open(s, errno, "cannot size the syscalls ring");
 		goto out;

@@ -62,6 +62,7 @@ char LICENSE[] SEC("license") = "GPL";
 #endif
 
 __u64 seq_next = 0; /* .bss: the last seq handed out, read by user space */
+const volatile __u64 ring_size = 0; /* set by the loader: the ring's bytes (0: ask the ring) */
 
 /* the statistics' initial value: min_ns starts at its maximum */
 struct pmu_sys_stat stat_init = { .min_ns = ~0ull };
@@ -95,6 +96,7 @@ struct {
 
 /* the call in flight of one task */
 struct inflight {
+	__u64 leader_start; /* the group leader's start_boottime */
 	__u64 enter_ns;
 	__u64 args[6];
 	__u32 nr;
@@ -330,30 +332,57 @@ static __always_inline void stat_add(struct pmu_sys_stat_key *k, __u64 dur, __u6
 SEC("raw_tp/sys_enter")
 int BPF_PROG(pmu_sys_enter, struct pt_regs *regs, long id)
 {
+	struct task_struct *task = bpf_get_current_task_btf();
 	struct inflight *in;
 	struct pmu_sys_class *cl;
 	__u32 nr = id;
 
-	if (!pmu_current_in_cohort())
-		return 0;
-	in = bpf_task_storage_get(&inflight, bpf_get_current_task_btf(), 0, BPF_LOCAL_STORAGE_GET_F_CREATE);
+	/*
+	 * A task with an in-flight entry passed the cohort filter at its
+	 * first call: membership is for the process's life (members: kept
+	 * from fork to exit; cgroup: a task moved out of the cohort's cgroup
+	 * afterwards stays in), so the filter runs once per task, not per call.
+	 */
+	in = bpf_task_storage_get(&inflight, task, 0, 0);
 	if (!in) {
-		struct pmu_sys_counters *c = ctr();
-		if (c)
-			c->inflight_fail++;
-		return 0;
+		if (!pmu_current_in_cohort())
+			return 0;
+		in = bpf_task_storage_get(&inflight, task, 0, BPF_LOCAL_STORAGE_GET_F_CREATE);
+		if (!in) {
+			struct pmu_sys_counters *c = ctr();
+			if (c)
+				c->inflight_fail++;
+			return 0;
+		}
+		/* constant for the process: de_thread() hands the old
+		 * leader's start_boottime to a thread that execs */
+		in->leader_start = BPF_CORE_READ(task, group_leader, start_boottime);
 	}
 	in->nr = nr;
 	in->flags = 0;
 	in->active = 1;
 	cl = nr < PMU_SYS_NR_MAX ? bpf_map_lookup_elem(&calls, &nr) : NULL;
 	if (cl && cl->flags) {
+#if defined(__TARGET_ARCH_x86)
+		/* one read of the saved registers, not six */
+		struct pt_regs rg;
+
+		if (bpf_probe_read_kernel(&rg, sizeof(rg), regs))
+			__builtin_memset(&rg, 0, sizeof(rg));
+		in->args[0] = rg.di;
+		in->args[1] = rg.si;
+		in->args[2] = rg.dx;
+		in->args[3] = rg.r10;
+		in->args[4] = rg.r8;
+		in->args[5] = rg.r9;
+#else
 		in->args[0] = PT_REGS_PARM1_CORE_SYSCALL(regs);
 		in->args[1] = PT_REGS_PARM2_CORE_SYSCALL(regs);
 		in->args[2] = PT_REGS_PARM3_CORE_SYSCALL(regs);
 		in->args[3] = PT_REGS_PARM4_CORE_SYSCALL(regs);
 		in->args[4] = PT_REGS_PARM5_CORE_SYSCALL(regs);
 		in->args[5] = ARG6(regs);
+#endif
 		if (cl->flags & PMU_SYS_C_FD_ENTER && cl->fd_arg < 6 &&
 		    file_id(fd_file((int)in->args[cl->fd_arg & 7]), &in->dev, &in->mode, &in->ino))
 			in->flags |= PMU_SYS_F_FILE;
@@ -397,7 +426,7 @@ int BPF_PROG(pmu_sys_exit, struct pt_regs *regs, long ret)
 	__u64 pt = bpf_get_current_pid_tgid();
 	k.tgid = pt >> 32;
 	k.nr = nr;
-	k.leader_start = BPF_CORE_READ(t, group_leader, start_boottime);
+	k.leader_start = in->leader_start;
 	k.err = ret < 0 && ret >= -4095 ? -ret : 0;
 	if (!cl || !cl->flags) {
 		stat_add(&k, dur, 0, now);
@@ -500,7 +529,7 @@ int BPF_PROG(pmu_sys_exit, struct pt_regs *regs, long ret)
 		r->flags |= pf;
 	}
 	__u64 avail = bpf_ringbuf_query(&rb, BPF_RB_AVAIL_DATA);
-	__u64 rsize = bpf_ringbuf_query(&rb, BPF_RB_RING_SIZE);
+	__u64 rsize = ring_size ? ring_size : bpf_ringbuf_query(&rb, BPF_RB_RING_SIZE);
 	struct pmu_sys_counters *c = ctr();
 	if (c)
 		c->submitted++;
