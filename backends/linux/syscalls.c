@@ -179,11 +179,30 @@ struct sysc {
 	size_t npaths;
 };
 
+/* "0x" and v in lowercase hex at p (19 bytes at most, NUL not written):
+ * the end.  The writer's hot loop: six a record, snprintf costs more than
+ * the rest of the record. */
+static char *hex_at(char *p, uint64_t v)
+{
+	static const char d[] = "0123456789abcdef";
+	char t[16];
+	int n = 0;
+
+	*p++ = '0';
+	*p++ = 'x';
+	do
+		t[n++] = d[v & 15];
+	while ((v >>= 4));
+	while (n)
+		*p++ = t[--n];
+	return p;
+}
+
 static json_t *hexs(uint64_t v)
 {
 	char b[24];
 
-	snprintf(b, sizeof(b), "0x%" PRIx64, v);
+	*hex_at(b, v) = 0;
 	return json_string(b);
 }
 
@@ -401,7 +420,6 @@ static json_t *call_rec(struct sysc *s, const union pmu_sysrec *r, const struct 
 	json_t *o = json_object();
 	char b[400], inc[24];
 	bool failed = c->ret < 0 && c->ret >= -4095;
-	size_t n = 0;
 
 	if (!o)
 		return NULL;
@@ -481,8 +499,16 @@ static json_t *call_rec(struct sysc *s, const union pmu_sysrec *r, const struct 
 		if (c->flags & PMU_SYS_F_PATH2)
 			json_object_set_new(o, "path2", json_string(r->p.path2));
 	}
-	for (int i = 0; i < 6; i++)
-		n += snprintf(b + n, sizeof(b) - n, "%s0x%" PRIx64, i ? " " : "", (uint64_t)c->args[i]);
+	{
+		char *e = b;
+
+		for (int i = 0; i < 6; i++) {
+			if (i)
+				*e++ = ' ';
+			e = hex_at(e, c->args[i]);
+		}
+		*e = 0;
+	}
 	json_object_set_new(o, "args", json_string(b));
 	return o;
 }
