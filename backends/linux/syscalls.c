@@ -206,6 +206,28 @@ static json_t *hexs(uint64_t v)
 	return json_string(b);
 }
 
+/*
+ * An errno's name: glibc's, else the kernel's own (include/linux/errno.h:
+ * a call interrupted by a signal returns ERESTARTSYS and the like to the
+ * tracepoint, before the restart), else "errno-N".  b holds the last.
+ */
+static const char *errname(int e, char *b, size_t n)
+{
+	static const char *const kern[] = {
+		"ERESTARTSYS", "ERESTARTNOINTR", "ERESTARTNOHAND", "ENOIOCTLCMD", "ERESTART_RESTARTBLOCK",
+		"EPROBE_DEFER", "EOPENSTALE", "ENOPARAM", NULL, "EBADHANDLE", "ENOTSYNC", "EBADCOOKIE",
+		"ENOTSUPP", "ETOOSMALL", "ESERVERFAULT", "EBADTYPE", "EJUKEBOX", "EIOCBQUEUED", "ERECALLCONFLICT",
+	};
+	const char *g = strerrorname_np(e);
+
+	if (g)
+		return g;
+	if (e >= 512 && e < 512 + (int)PMU_ARRAY_SIZE(kern) && kern[e - 512])
+		return kern[e - 512];
+	snprintf(b, n, "errno-%d", e);
+	return b;
+}
+
 static void incname(char *b, size_t n, int id)
 {
 	snprintf(b, n, "i%d", id);
@@ -439,11 +461,10 @@ static json_t *call_rec(struct sysc *s, const union pmu_sysrec *r, const struct 
 	}
 	json_object_set_new(o, "nr", json_integer(c->nr));
 	if (failed) {
-		const char *en = strerrorname_np((int)-c->ret);
+		char eb[24];
 
 		json_object_set_new(o, "errno", json_integer(-c->ret));
-		if (en)
-			json_object_set_new(o, "error", json_string(en));
+		json_object_set_new(o, "error", json_string(errname((int)-c->ret, eb, sizeof(eb))));
 	} else {
 		json_object_set_new(o, "ret", json_integer((json_int_t)c->ret));
 		if (cl && cl->flags & PMU_SYS_C_BYTES && c->ret >= 0)
@@ -985,11 +1006,10 @@ static int write_stats(struct sysc *s, struct pmu_collector_env *env)
 		json_object_set_new(r, "syscall", json_string(name ? name : b));
 		json_object_set_new(r, "nr", json_integer(key.nr));
 		if (key.err) {
-			const char *en = strerrorname_np((int)key.err);
+			char eb[24];
 
 			json_object_set_new(r, "errno", json_integer(key.err));
-			if (en)
-				json_object_set_new(r, "error", json_string(en));
+			json_object_set_new(r, "error", json_string(errname((int)key.err, eb, sizeof(eb))));
 		}
 		if (key.dev || key.ino) {
 			kdev(b, sizeof(b), key.dev);
