@@ -53,6 +53,7 @@
 #define DRAIN_NS 10000000ull     /* a drain gives the loop back after this */
 #define HOLD_NS 3000000000ull    /* a record of a task not reported yet waits this long */
 #define RING_BYTES (8u << 20)    /* the default: --syscall-ring-kb */
+#define STATS_MAX 131072         /* statistics entries (incarnation x call x errno x file) */
 #define PATHS_MAX 65536          /* file identities whose path is kept for the stats */
 
 static const char REMEDY_PRIV[] = "run pmurec as root, or grant it CAP_BPF and CAP_PERFMON "
@@ -849,6 +850,13 @@ static int sys_open(void *state, pid_t root, uint64_t t)
 	if (s->ring_bytes < (uint32_t)sysconf(_SC_PAGESIZE))
 		s->ring_bytes = (uint32_t)sysconf(_SC_PAGESIZE); /* the kernel's least */
 	s->skel->rodata->ring_size = s->ring_bytes;
+	/* not preallocated: an entry (1.3 KiB, most of it the histogram) is
+	 * allocated at its first call; a make -j2 of 30 small C files makes
+	 * 12,000 (a compiler per file, each header a file) */
+	if (bpf_map__set_max_entries(s->skel->maps.stats, STATS_MAX)) {
+		err = fail_open(s, errno, "cannot size the syscalls statistics map");
+		goto out;
+	}
 	if (bpf_map__set_max_entries(s->skel->maps.rb, s->ring_bytes)) {
 		err = fail_open(s, errno, "cannot size the syscalls ring");
 		goto out;
