@@ -151,15 +151,33 @@ static __always_inline struct file *fd_file(long fd)
 	return f;
 }
 
-static __always_inline bool file_id(struct file *f, __u32 *dev, __u32 *mode, __u64 *ino)
-{
-	struct inode *i = f ? BPF_CORE_READ(f, f_inode) : NULL;
+extern void *bpf_rdonly_cast(const void *obj, __u32 btf_id) __ksym;
 
+/*
+ * The identity of the current task's fd, the fast way (the hot path: every
+ * read, write and close): the task from bpf_get_current_task_btf() and the
+ * file cast to its BTF type are read with plain loads (the verifier makes
+ * them fault-safe), not a helper call per field; one probe read takes the
+ * fd table's slot.
+ */
+static __always_inline bool fd_id(long fd, __u32 *dev, __u32 *mode, __u64 *ino)
+{
+	struct task_struct *t = bpf_get_current_task_btf();
+	struct fdtable *fdt = t->files->fdt;
+	struct file *f = NULL;
+	struct inode *i;
+
+	if (fd < 0 || !fdt || (__u64)fd >= fdt->max_fds)
+		return false;
+	if (bpf_probe_read_kernel(&f, sizeof(f), (void *)((__u64)fdt->fd + fd * sizeof(f))) || !f)
+		return false;
+	f = bpf_rdonly_cast(f, bpf_core_type_id_kernel(struct file));
+	i = f->f_inode;
 	if (!i)
 		return false;
-	*dev = BPF_CORE_READ(i, i_sb, s_dev);
-	*mode = BPF_CORE_READ(i, i_mode);
-	*ino = BPF_CORE_READ(i, i_ino);
+	*dev = i->i_sb->s_dev;
+	*mode = i->i_mode;
+	*ino = i->i_ino;
 	return true;
 }
 
@@ -384,7 +402,7 @@ int BPF_PROG(pmu_sys_enter, struct pt_regs *regs, long id)
 		in->args[5] = ARG6(regs);
 #endif
 		if (cl->flags & PMU_SYS_C_FD_ENTER && cl->fd_arg < 6 &&
-		    file_id(fd_file((int)in->args[cl->fd_arg & 7]), &in->dev, &in->mode, &in->ino))
+		    fd_id((int)in->args[cl->fd_arg & 7], &in->dev, &in->mode, &in->ino))
 			in->flags |= PMU_SYS_F_FILE;
 		if (cl->flags & PMU_SYS_C_PATH && cl->path_arg < 6) {
 			long r = bpf_probe_read_user_str(in->path, sizeof(in->path),
@@ -433,12 +451,12 @@ int BPF_PROG(pmu_sys_exit, struct pt_regs *regs, long ret)
 		return 0;
 	}
 	__s32 fd1 = -1, fd2 = -1;
-	if (!k.err && cl->flags & PMU_SYS_C_FD_RET && file_id(fd_file(ret), &in->dev, &in->mode, &in->ino))
+	if (!k.err && cl->flags & PMU_SYS_C_FD_RET && fd_id(ret, &in->dev, &in->mode, &in->ino))
 		in->flags |= PMU_SYS_F_FILE;
 	if (!k.err && cl->flags & PMU_SYS_C_FD_PAIR && cl->fd_arg < 6) {
 		int fds[2] = { -1, -1 };
 		if (!bpf_probe_read_user(fds, sizeof(fds), (void *)in->args[cl->fd_arg & 7])) {
-			if (file_id(fd_file(fds[0]), &in->dev, &in->mode, &in->ino))
+			if (fd_id(fds[0], &in->dev, &in->mode, &in->ino))
 				in->flags |= PMU_SYS_F_FILE;
 			fd1 = fds[0];
 			fd2 = fds[1];
