@@ -80,6 +80,8 @@ int pmu_sched_decode(const void *data, size_t len, union pmu_sched_rec *out)
 			return bad("pid 0", h.seq);
 		if (r->first_ns > h.time_ns)
 			return bad("first sight after its exit", h.seq);
+		if (r->first_on_ns && (r->first_on_ns < r->first_ns || r->first_on_ns > h.time_ns))
+			return bad("first time on a CPU outside its life", h.seq);
 		if (!add(&sum, r->on_ns) || !add(&sum, r->runq_ns) || !add(&sum, r->sleep_ns) ||
 		    !add(&sum, r->blocked_ns) || !add(&sum, r->other_ns) || sum != h.time_ns - r->first_ns)
 			return bad("totals do not sum to the thread's observed time", h.seq);

@@ -157,3 +157,10 @@ print(abs(cpu - on) <= 0.05 * cpu + 2e6 * n, cpu, on)' "$B/data/cohort.jsonl" "$
 	assert_success
 	nobody_teardown
 }
+
+@test "with the ptrace follower (which sees a child after the kernel does) the bundle still validates" {
+	rec --follower ptrace -- sh -c 'spin-threads 2 50; sleep 0.05'
+	checked
+	run jq -r 'select(.type == "summary") | "\(.threads) \(.unattributed)"' "$S/sched.jsonl"
+	assert_output "5 0"
+}

@@ -141,6 +141,7 @@ static __always_inline struct pmu_sched_task *track(struct task_struct *t, __u32
 	v.leader_start_ns = BPF_CORE_READ(t, group_leader, start_boottime);
 	v.first_ns = now;
 	v.last_ns = now;
+	v.first_on_ns = st == PMU_SCHED_ST_ON ? now : 0;
 	v.st = st;
 	v.nr = -1;
 	if (bpf_map_update_elem(&threads, &tid, &v, BPF_NOEXIST)) {
@@ -249,6 +250,8 @@ static __always_inline void switch_in(struct task_struct *next, __u64 now, __u32
 		e->wake_ns = now; /* no wakeup was seen: all of it was waiting */
 	account(e, now);
 	e->st = PMU_SCHED_ST_ON;
+	if (!e->first_on_ns)
+		e->first_on_ns = now;
 	__u64 out = e->out_ns;
 	e->out_ns = 0;
 	if (!out)
@@ -385,6 +388,7 @@ int BPF_PROG(pmu_sched_exit, struct task_struct *p)
 		r->tid = tid;
 		r->leader_start_ns = e->leader_start_ns;
 		r->first_ns = e->first_ns;
+		r->first_on_ns = e->first_on_ns;
 		r->on_ns = e->on_ns;
 		r->runq_ns = e->runq_ns;
 		r->sleep_ns = e->sleep_ns;

@@ -76,6 +76,7 @@ struct pmu_sched_thread {
 	__u32 tgid, tid;
 	__u64 leader_start_ns;
 	__u64 first_ns;
+	__u64 first_on_ns;     /* its first time on a CPU seen (a born thread is runnable before) */
 	__u64 on_ns, runq_ns, sleep_ns, blocked_ns, other_ns;
 	__u32 voluntary, involuntary, migrations;
 	__u32 flags;           /* PMU_SCHED_BORN */
@@ -91,6 +92,7 @@ struct pmu_sched_task {
 	__u32 tgid, flags;
 	__u64 leader_start_ns;
 	__u64 first_ns, last_ns;  /* first sight; the last transition */
+	__u64 first_on_ns;        /* first time on a CPU (0: not yet) */
 	__u64 on_ns, runq_ns, sleep_ns, blocked_ns, other_ns;
 	__u32 voluntary, involuntary, migrations;
 	__u16 st;                 /* PMU_SCHED_ST_* */
