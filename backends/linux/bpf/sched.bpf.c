@@ -175,6 +175,15 @@ static __always_inline __s32 syscall_nr(struct task_struct *t)
 	if (!regs)
 		return -1;
 #if defined(__TARGET_ARCH_x86)
+	/*
+	 * orig_ax holds the number on a syscall entry, but an interrupt's
+	 * vector or an exception's error code on other entries from user
+	 * mode.  entry_SYSCALL_64 pushes -ENOSYS as pt_regs->ax and
+	 * do_syscall_64() stores the return value there only when the call
+	 * returns: in a call, ax is still -ENOSYS.
+	 */
+	if ((long)BPF_CORE_READ(regs, ax) != -38 /* -ENOSYS */)
+		return -1;
 	return (__s32)BPF_CORE_READ(regs, orig_ax);
 #elif defined(__TARGET_ARCH_arm64)
 	return (__s32)BPF_CORE_READ(regs, syscallno);
