@@ -44,7 +44,7 @@
 #define HOLD_NS (3ull * 1000000000ull)         /* how long a record of an unknown task waits */
 #define HOLD_MAX 200000                        /* and how many may wait */
 #define CLAMP_NS 1000000ull                    /* an exit read this much after its incarnation's end */
-#define DEFAULT_RING (4u << 20)
+#define DEFAULT_RING (16u << 20)
 #define MAX_THREADS 65536
 
 static const char REMEDY_PRIV[] =

@@ -6,8 +6,8 @@
  *
  * Rules checked (abort() on a violation):
  *   1. accepted  =>  len == h.size, seq != 0, a known kind of its exact
- *      size; off: a known state, nchain 0 for the bare form and
- *      1..PMU_SCHED_CHAIN_MAX for the chained one, out <= wake <= back in,
+ *      size; off: a known state, its size the struct and its
+ *      nchain (<= PMU_SCHED_CHAIN_MAX) frames, out <= wake <= back in,
  *      a preempted (R) interval without a wait; thread: only known flags,
  *      first <= first_on (when set) <= exit, and the five totals sum to
  *      exit - first exactly (the identity the thread records keep).
@@ -48,8 +48,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t len)
 		abort();
 	switch (r.h.kind) {
 	case PMU_SCHED_REC_OFF:
-		if (len == sizeof(r.off) ? r.off.nchain != 0
-					 : len != sizeof(r.offc) || !r.off.nchain || r.off.nchain > PMU_SCHED_CHAIN_MAX)
+		if (len != sizeof(r.off) + 8 * (size_t)r.off.nchain || r.off.nchain > PMU_SCHED_CHAIN_MAX)
 			abort();
 		if (r.off.state < PMU_SCHED_S || r.off.state > PMU_SCHED_OTHER || r.off.out_ns > r.off.wake_ns ||
 		    r.off.wake_ns > r.h.time_ns || (r.off.state == PMU_SCHED_R && r.off.wake_ns != r.off.out_ns))

@@ -46,8 +46,8 @@ struct pmu_sched_hdr {
  * out_ns <= wake_ns <= h.time_ns.  nr: the system call in progress at the
  * switch out, from the task's saved user registers (x86 orig_ax, arm64
  * syscallno), -1 none.  The chain, when nchain > 0, is the user stack at
- * the switch out, innermost first; the record then has all
- * PMU_SCHED_CHAIN_MAX slots (the size says which form).
+ * the switch out, innermost first; the record is then followed by its
+ * nchain frames (h.size = sizeof(struct pmu_sched_off) + 8 * nchain).
  */
 struct pmu_sched_off {
 	struct pmu_sched_hdr h;
