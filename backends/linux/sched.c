@@ -581,9 +581,12 @@ static void sched_task(void *state, const struct pmu_task_event *ev)
 	__u32 k;
 	__u64 any = 0;
 
-	if (!s->skel || s->stopped || ev->what != PMU_TASK_JOINED || ev->pid != ev->tid || strcmp(s->filter, "members"))
+	if (!s->skel || s->stopped || ev->what != PMU_TASK_JOINED || !(ev->flags & PMU_TASK_PREEXISTING) ||
+	    strcmp(s->filter, "members"))
 		return;
-	/* attach mode: a process the kernel's fork program did not see */
+	/* attach mode: a process that was running before the kernel's fork
+	 * program was there (only those: a late report of a child that has
+	 * already exited must not leave an "any" entry a reused pid matches) */
 	k = (__u32)ev->pid;
 	bpf_map__update_elem(s->skel->maps.pmu_members, &k, sizeof(k), &any, sizeof(any), BPF_NOEXIST);
 }

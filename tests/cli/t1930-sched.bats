@@ -164,3 +164,15 @@ print(abs(cpu - on) <= 0.05 * cpu + 2e6 * n, cpu, on)' "$B/data/cohort.jsonl" "$
 	run jq -r 'select(.type == "summary") | "\(.threads) \(.unattributed)"' "$S/sched.jsonl"
 	assert_output "5 0"
 }
+
+@test "--pid: a running process is tracked from its first switch, the time before is unobserved" {
+	sh -c 'sleep 0.4; spin-threads 1 30' &
+	p=$!
+	sleep 0.1
+	rec --pid "$p"
+	wait "$p"
+	checked
+	# the shell, there before the open: its time up to its first switch seen
+	run jq -r --argjson p "$p" 'select(.type == "thread" and .tid == $p) | "\(.unobserved_ns > 0) \(.exited)"' "$S/sched.jsonl"
+	assert_output "true true"
+}
