@@ -67,6 +67,10 @@ true true true
 true true true"
 	run jq -r 'select(.type == "off" and .state == "R") | .state' "$S/sched.jsonl"
 	[ "${#lines[@]}" -ge 1 ]
+	# preempted while spinning in user code: no system call in progress
+	# (x86's orig_ax then holds an interrupt's vector or -1, not a number)
+	run jq -r 'select(.type == "off" and .tid != .pid and .state == "R" and has("syscall")) | .syscall' "$S/sched.jsonl"
+	assert_output ""
 }
 
 @test "thread records: one per cohort thread, on-CPU time agrees with the cohort's CPU time" {
