@@ -117,6 +117,10 @@ print(abs(cpu - on) <= 0.05 * cpu + 2e6 * n, cpu, on)' "$B/data/cohort.jsonl" "$
 	assert_output fp
 	run jq -r 'select(.type == "off" and .state == "S") | .chain | test("^0x[0-9a-f]+( 0x[0-9a-f]+)*$")' "$S/sched.jsonl"
 	assert_line true
+	# each chain starts at a user pc inside an executable mapping of the
+	# same incarnation (the sampling collector's maps)
+	run $PY "$BATS_TEST_DIRNAME/sched_chains.py" "$B"
+	assert_output --regexp '^([1-9][0-9]*) in \1$'
 	rm -rf "$B"
 	rec --call-graph none -- sh -c 'sleep 0.05'
 	checked
