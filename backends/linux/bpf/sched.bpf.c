@@ -427,23 +427,90 @@ int BPF_PROG(pmu_sched_migrate, struct task_struct *p, int dest_cpu)
 	return 0;
 }
 
-/* A thread that is not the leader exec'd: fs/exec.c de_thread() gave it the
- * leader's pid (exchange_tids()); its state follows it to that key. */
+/*
+ * Send thread tid's totals (its exit, or the end of its tid at an exec), up
+ * to e->last_ns.  A full ring does not lose them: they stay in the map,
+ * marked PMU_SCHED_EXITED, and user space collects them at its next drain
+ * (parked says when); the seq taken here is then never seen, and the
+ * reserve is not counted as lost, since nothing is.  true: sent (the caller
+ * removes the entry).
+ */
+static __always_inline bool send_thread(struct pmu_sched_task *e, __u32 tid)
+{
+	__u64 seq = __sync_fetch_and_add(&seq_next, 1) + 1;
+	struct pmu_sched_thread *r = bpf_ringbuf_reserve(&rb, sizeof(*r), 0);
+	if (!r) {
+		e->flags |= PMU_SCHED_EXITED;
+		__sync_fetch_and_add(&parked, 1);
+		return false;
+	}
+	r->h.seq = seq;
+	r->h.time_ns = e->last_ns;
+	r->h.kind = PMU_SCHED_REC_THREAD;
+	r->h.size = sizeof(*r);
+	r->h.cpu = bpf_get_smp_processor_id();
+	r->tgid = e->tgid;
+	r->tid = tid;
+	r->leader_start_ns = e->leader_start_ns;
+	r->first_ns = e->first_ns;
+	r->first_on_ns = e->first_on_ns;
+	r->on_ns = e->on_ns;
+	r->runq_ns = e->runq_ns;
+	r->sleep_ns = e->sleep_ns;
+	r->blocked_ns = e->blocked_ns;
+	r->other_ns = e->other_ns;
+	r->voluntary = e->voluntary;
+	r->involuntary = e->involuntary;
+	r->migrations = e->migrations;
+	r->flags = e->flags & PMU_SCHED_BORN;
+	submit(r);
+	return true;
+}
+
+/* the new entry of a thread that took another tid at an exec */
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct pmu_sched_task);
+} task_scratch SEC(".maps");
+
+/*
+ * A thread that is not the leader exec'd: fs/exec.c de_thread() ended the
+ * other threads (the old leader's exit has been sent) and gave this one the
+ * leader's pid (exchange_tids()).  Its former tid ends here, with its
+ * totals; the leader's pid starts again with it, from now, on a CPU (it is
+ * running the exec), as a thread whose first sight is its start.
+ */
 SEC("tp_btf/sched_process_exec")
 int BPF_PROG(pmu_sched_exec, struct task_struct *p, pid_t old_pid, struct linux_binprm *bprm)
 {
-	__u32 tid = BPF_CORE_READ(p, pid), old = old_pid;
+	__u32 tid = BPF_CORE_READ(p, pid), old = old_pid, k = 0;
 	if (tid == old)
 		return 0;
 	struct pmu_sched_task *e = bpf_map_lookup_elem(&threads, &old);
-	if (!e)
+	if (!e || (e->flags & PMU_SCHED_EXITED))
 		return 0;
-	if (bpf_map_update_elem(&threads, &tid, e, BPF_ANY)) {
+	__u64 now = bpf_ktime_get_ns();
+	account(e, now);
+	struct pmu_sched_task *n = bpf_map_lookup_elem(&task_scratch, &k);
+	if (n) {
+		__builtin_memcpy(n, e, sizeof(*n));
+		n->flags = PMU_SCHED_BORN;
+		n->first_ns = n->last_ns = n->first_on_ns = now;
+		n->on_ns = n->runq_ns = n->sleep_ns = n->blocked_ns = n->other_ns = 0;
+		n->voluntary = n->involuntary = n->migrations = 0;
+		n->st = PMU_SCHED_ST_ON;
+		n->out_ns = 0;
+		n->nchain = 0;
+	}
+	if (send_thread(e, old))
+		bpf_map_delete_elem(&threads, &old);
+	if (!n || bpf_map_update_elem(&threads, &tid, n, BPF_ANY)) {
 		struct pmu_sched_counters *c = ctr();
 		if (c)
 			__sync_fetch_and_add(&c->map_fail, 1);
 	}
-	bpf_map_delete_elem(&threads, &old);
 	return 0;
 }
 
@@ -453,45 +520,10 @@ int BPF_PROG(pmu_sched_exit, struct task_struct *p)
 {
 	__u32 tid = BPF_CORE_READ(p, pid);
 	struct pmu_sched_task *e = bpf_map_lookup_elem(&threads, &tid);
-	if (!e)
-		return 0;
-	if (e->flags & PMU_SCHED_EXITED)
+	if (!e || (e->flags & PMU_SCHED_EXITED))
 		return 0;
 	account(e, bpf_ktime_get_ns());
-	/*
-	 * A full ring does not lose the totals: they stay in the map, marked,
-	 * and user space collects them at its next drain (parked says when) (the seq taken here is then never seen: the
-	 * reserve is not counted as lost, since nothing is).
-	 */
-	__u64 seq = __sync_fetch_and_add(&seq_next, 1) + 1;
-	struct pmu_sched_thread *r = bpf_ringbuf_reserve(&rb, sizeof(*r), 0);
-	if (!r) {
-		e->flags |= PMU_SCHED_EXITED;
-		__sync_fetch_and_add(&parked, 1);
-		return 0;
-	}
-	r->h.seq = seq;
-	r->h.time_ns = e->last_ns;
-	r->h.kind = PMU_SCHED_REC_THREAD;
-	r->h.size = sizeof(*r);
-	r->h.cpu = bpf_get_smp_processor_id();
-	{
-		r->tgid = e->tgid;
-		r->tid = tid;
-		r->leader_start_ns = e->leader_start_ns;
-		r->first_ns = e->first_ns;
-		r->first_on_ns = e->first_on_ns;
-		r->on_ns = e->on_ns;
-		r->runq_ns = e->runq_ns;
-		r->sleep_ns = e->sleep_ns;
-		r->blocked_ns = e->blocked_ns;
-		r->other_ns = e->other_ns;
-		r->voluntary = e->voluntary;
-		r->involuntary = e->involuntary;
-		r->migrations = e->migrations;
-		r->flags = e->flags;
-		submit(r);
-	}
-	bpf_map_delete_elem(&threads, &tid);
+	if (send_thread(e, tid))
+		bpf_map_delete_elem(&threads, &tid);
 	return 0;
 }

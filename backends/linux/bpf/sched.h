@@ -27,7 +27,8 @@
 #define PMU_SCHED_OTHER 4 /* stopped, traced, any other */
 
 /* thread flags */
-#define PMU_SCHED_BORN 0x1 /* first seen at its sched_wakeup_new: first_ns is its start */
+#define PMU_SCHED_BORN 0x1 /* first_ns is its start: seen at its sched_wakeup_new, or
+                            * it took the leader's pid at an exec */
 #define PMU_SCHED_EXITED 0x2 /* threads map only: it exited when the ring was full; its totals
                               * end at last_ns and wait in the map for the stop */
 
