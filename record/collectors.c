@@ -17,31 +17,6 @@
 extern const struct pmu_collector_ops pmu_cohort_collector, pmu_control_collector, pmu_counting_collector,
 	pmu_sampling_collector, pmu_syscalls_collector, pmu_sched_collector;
 
-/* What this version cannot collect yet: listed, and unavailable with the reason. */
-#define UNBUILT(id, nm, md) \
-	static int id##_probe(struct pmu_collector_env *env, json_t *caps, void **state) \
-	{ \
-		(void)caps; \
-		*state = NULL; \
-		pmu_lc_unavailable_at(env->lc, pmu_now_mono_ns(), \
-				      "the " nm " collector is not built in pmu " PMU_VERSION, "none in this version"); \
-		return 0; \
-	} \
-	static int id##_emit(void *state, struct pmu_collector_env *env, const struct pmu_run_window *win) \
-	{ \
-		(void)state; \
-		(void)env; \
-		(void)win; \
-		return 0; \
-	} \
-	static void id##_release(void *state) \
-	{ \
-		(void)state; \
-	} \
-	static const struct pmu_collector_ops id = { \
-		.name = nm, .modes = md, .probe = id##_probe, .emit = id##_emit, .release = id##_release, \
-	}
-
 const struct pmu_collector_ops *const pmu_collectors[] = {
 	&pmu_cohort_collector,
 	&pmu_control_collector,
