@@ -490,3 +490,69 @@ t = R[at(R, type='thread', tid=8001)]; t['runq_ns'] += 700000; t['on_cpu_ns'] -=
 	run verdict "$b"
 	assert_output FILE-UNKNOWN
 }
+
+# ---- real recordings -----------------------------------------------------------
+
+# A real recording of the issue's workload (a shell, cat, and writer's
+# forked child that opens, writes and fsyncs a file) in $b; skips where
+# the syscalls or sched collector could not run here (call it directly,
+# not in $(...), so that its skip skips the test).
+record_os() {
+	needs_backend linux
+	b="$BATS_TEST_TMPDIR/rec.bundle"
+	pmurec --mode full -o "$b" -- sh -c "cat /etc/hostname >/dev/null; '$PMU_BUILD/writer' '$BATS_TEST_TMPDIR/y'" \
+		>/dev/null 2>"$BATS_TEST_TMPDIR/rec.err" || fail "pmurec failed: $(cat "$BATS_TEST_TMPDIR/rec.err")"
+	local c
+	for c in syscalls sched; do
+		[ -f "$b/data/collectors/$c/$c.jsonl" ] ||
+			skip "the $c collector did not run here: $(grep -o '"reason":"[^"]*"' "$b/data/collectors/$c/lifecycle.jsonl" | head -1)"
+	done
+}
+
+@test "a real recording is valid, its syscalls, statistics and sched streams checked" {
+	record_os
+	run pmuvalidate --json "$b"
+	assert_success
+	for id in $NEW; do
+		$PY -c 'import json, sys
+b = json.loads(sys.argv[1])["bundles"][0]
+sys.exit(0 if sys.argv[2] in b["evaluated"] else 1)' "$output" "$id" || fail "$id is not evaluated"
+	done
+	# the writer's open of y, its writes and its fsync name one file, and the
+	# fsync's stat has that file too
+	run $PY -c 'import json, sys
+R = [json.loads(l) for l in open(sys.argv[1])]
+S = [json.loads(l) for l in open(sys.argv[2])]
+o = [r for r in R if r.get("type") == "call" and r.get("path") == sys.argv[3] and r["syscall"] in ("open", "openat")]
+f = [r for r in R if r.get("type") == "call" and r["syscall"] == "fsync"]
+ident = lambda r: (r.get("dev"), r.get("ino"))
+w = [r for r in R if r.get("type") == "call" and r["syscall"] == "write" and o and ident(r) == ident(o[0])]
+st = [r for r in S if r.get("type") == "stat" and r["syscall"] == "fsync" and o and ident(r) == ident(o[0])]
+print(len(o), len(f), len(w), len(st), bool(o) and all(ident(r) == ident(o[0]) for r in f))' \
+		"$b/data/$SYS" "$b/data/$STATS" "$BATS_TEST_TMPDIR/y"
+	assert_output "1 1 3 1 True"
+}
+
+@test "a real recording's edits are refused by the new checks" {
+	record_os
+	cp -r "$b" "$BATS_TEST_TMPDIR/r1"
+	edit "$BATS_TEST_TMPDIR/r1" "R = records('$SYS')
+k = [i for i, r in enumerate(R) if r.get('type') == 'call'][-1]
+R.pop(k); R[-1]['calls'] -= 1
+put_records('$SYS', R)"
+	run verdict "$BATS_TEST_TMPDIR/r1"
+	assert_output SYSCALLS-SHAPE
+	cp -r "$b" "$BATS_TEST_TMPDIR/r2"
+	edit "$BATS_TEST_TMPDIR/r2" "R = records('$STATS')
+s = [r for r in R if r.get('type') == 'stat' and r['count'] >= 1][0]
+s['count'] += 1; R[-1]['calls'] += 1
+put_records('$STATS', R)"
+	run verdict "$BATS_TEST_TMPDIR/r2"
+	assert_output SYSCALL-STATS
+	cp -r "$b" "$BATS_TEST_TMPDIR/r3"
+	edit "$BATS_TEST_TMPDIR/r3" "R = records('$SCHED')
+[r for r in R if r.get('type') == 'thread'][0]['on_cpu_ns'] += 1
+put_records('$SCHED', R)"
+	run verdict "$BATS_TEST_TMPDIR/r3"
+	assert_output SCHED-SHAPE
+}
