@@ -352,6 +352,12 @@ R.insert(at(R, t_ns=1002700000), a); R[-1]['threads'] = 3"
 	assert_output SCHED-SHAPE
 }
 
+@test "SCHED-SHAPE: an off interval that began before its thread record's start_ns is refused" {
+	# the writer's thread now starts at 2.65 ms, after its preemption at 2.6 ms began
+	run sched_case "t = R[at(R, type='thread', tid=8001)]; t['start_ns'] = 1002650000; t['on_cpu_ns'] -= 650000"
+	assert_output SCHED-SHAPE
+}
+
 @test "SYSCALLS-SHAPE: an execve may have begun before its tid's previous call returned (the kernel's tid swap)" {
 	run sys_case "R[at(R, type='call', syscall='execve', tid=8001, ret=0)]['dur_ns'] = 385000"
 	assert_output ""
