@@ -444,7 +444,8 @@ assert len(w) == 4 and all(f["severity"] == "warning" for f in w), w' "$output"
 @test "ATTRIBUTION: an off interval that began before its incarnation, a thread that outlived it, are refused" {
 	run sched_case "o = R[at(R, type='off', state='R', tid=8001)]; o['off_ns'] = o['runq_ns'] = 800000
 t = R[at(R, type='thread', tid=8001)]; t['runq_ns'] += 700000; t['on_cpu_ns'] -= 700000"
-	assert_output ATTRIBUTION
+	# (it began before its thread's start_ns too, which began with the incarnation)
+	assert_output "ATTRIBUTION SCHED-SHAPE"
 	run sched_case "t = R[at(R, type='thread', tid=8001)]; t['start_ns'] -= 1000; t['on_cpu_ns'] += 1000"
 	assert_output ATTRIBUTION
 }
