@@ -45,6 +45,7 @@ struct os_thread {
 	uint64_t key;                  /* 0: empty */
 	uint64_t last_seq, last_ret;   /* syscalls: its previous call's seq and return (t_ns) */
 	uint64_t last_end;             /* sched: its previous off interval's end */
+	uint64_t first_begin;          /* sched: where its first off interval of this life began */
 	uint64_t runq, wait_s, wait_d, wait_other, vol, invol; /* sched: sums of its off records */
 	uint64_t offs, line;           /* sched: off records, the first one's line */
 	uint64_t done_t;               /* sched: its thread record's t_ns */
@@ -392,8 +393,10 @@ static void call_rec(struct v *v, struct stream_state *s, uint64_t rec, const st
 	}
 	if (!ret == !err)
 		report(v, C, s->file, rec, "a call has exactly one of ret and errno");
-	if (!err != !ename)
-		report(v, C, s->file, rec, "errno and error come together");
+	/* a name only with its number; a number may lack one: the kernel's
+	 * restart codes (ERESTARTNOHAND, 514 ...) have none in the C library */
+	if (ename && !err)
+		report(v, C, s->file, rec, "error without errno");
 	if (err && (err->i <= 0 || err->i > 4095))
 		report(v, C, s->file, rec, "errno %lld is not an error number (1 to 4095)", (long long)err->i);
 	if (bytes && (!ret || bytes->i != ret->i))
@@ -611,8 +614,8 @@ static void stat_rec(struct v *v, struct stream_state *s, uint64_t rec, const st
 	if (v->osx)
 		xref_add(v, xref_key(r), count);
 	pmu_v_attribute_proc(v, s->file, rec, r, 0, 0, false);
-	if (!rf(r, "errno") != !rf(r, "error"))
-		report(v, C, s->file, rec, "errno and error come together");
+	if (rf(r, "error") && !rf(r, "errno"))
+		report(v, C, s->file, rec, "error without errno");
 	identity(v, s, C, rec, r);
 	if (!count) {
 		report(v, C, s->file, rec, "a stat of no call");
@@ -750,8 +753,10 @@ static void off_rec(struct v *v, struct stream_state *s, uint64_t rec, const str
 		       (unsigned long long)(t - off), (unsigned long long)ri(r, "tid"),
 		       (unsigned long long)th->last_end);
 	th->last_end = t;
-	if (!th->offs++)
+	if (!th->offs++) {
 		th->line = rec;
+		th->first_begin = t - off;
+	}
 	th->runq += runq;
 	if (R)
 		th->invol++;
@@ -803,6 +808,11 @@ static void thread_rec(struct v *v, struct stream_state *s, uint64_t rec, const 
 	}
 	th->done = true;
 	th->done_t = t;
+	/* its off intervals lie in its life */
+	if (th->offs && th->first_begin < start)
+		report(v, C, s->file, rec, "an off interval of tid %llu began at %llu (line %llu), before this thread "
+		       "record's start_ns %llu", (unsigned long long)tid, (unsigned long long)th->first_begin,
+		       (unsigned long long)th->line, (unsigned long long)start);
 	/* the off records are parts of the totals (the short ones are only there) */
 	if (th->runq > runq || th->wait_s > sl || th->wait_d > bl || th->wait_other > ot)
 		report(v, C, s->file, rec, "the off records of tid %llu hold more than its totals (runq %llu > %llu, "
