@@ -50,8 +50,10 @@
 #include "syscalls.skel.h"
 
 #define REORDER_NS 50000000ull   /* records younger than this wait for older ones */
+#define DRAIN_NS 10000000ull     /* a drain gives the loop back after this */
 #define HOLD_NS 3000000000ull    /* a record of a task not reported yet waits this long */
-#define RING_BYTES (8u << 20)
+#define RING_BYTES (8u << 20)    /* the default: --syscall-ring-kb */
+#define STATS_MAX 131072         /* statistics entries (incarnation x call x errno x file) */
 #define PATHS_MAX 65536          /* file identities whose path is kept for the stats */
 
 static const char REMEDY_PRIV[] = "run pmurec as root, or grant it CAP_BPF and CAP_PERFMON "
@@ -150,6 +152,7 @@ struct sysc {
 	struct syscalls_bpf *skel;
 	struct ring_buffer *ring;
 	int ncpu;
+	uint32_t ring_bytes;
 	const struct cls *by_nr[PMU_SYS_NR_MAX];
 	char raw_calls[1024];
 	pid_t root;
@@ -177,12 +180,53 @@ struct sysc {
 	size_t npaths;
 };
 
+/* "0x" and v in lowercase hex at p (19 bytes at most, NUL not written):
+ * the end.  The writer's hot loop: six a record, snprintf costs more than
+ * the rest of the record. */
+static char *hex_at(char *p, uint64_t v)
+{
+	static const char d[] = "0123456789abcdef";
+	char t[16];
+	int n = 0;
+
+	*p++ = '0';
+	*p++ = 'x';
+	do
+		t[n++] = d[v & 15];
+	while ((v >>= 4));
+	while (n)
+		*p++ = t[--n];
+	return p;
+}
+
 static json_t *hexs(uint64_t v)
 {
 	char b[24];
 
-	snprintf(b, sizeof(b), "0x%" PRIx64, v);
+	*hex_at(b, v) = 0;
 	return json_string(b);
+}
+
+/*
+ * An errno's name: glibc's, else the kernel's own (include/linux/errno.h:
+ * a call interrupted by a signal returns ERESTARTSYS and the like to the
+ * tracepoint, before the restart), else "errno-N".  b holds the last.
+ */
+static const char *errname(int e, char *b, size_t n)
+{
+	static const char *const kern[] = {
+		"ERESTARTSYS", "ERESTARTNOINTR", "ERESTARTNOHAND", "ENOIOCTLCMD", "ERESTART_RESTARTBLOCK",
+		"EPROBE_DEFER", "EOPENSTALE", "ENOPARAM", NULL, "EBADHANDLE", "ENOTSYNC", "EBADCOOKIE",
+		"ENOTSUPP", "ETOOSMALL", "ESERVERFAULT", "EBADTYPE", "EJUKEBOX", "EIOCBQUEUED", "ERECALLCONFLICT",
+	};
+	const char *g = strerrorname_np(e);
+
+	if (g)
+		return g;
+	if (e >= 512 && e < 512 + (int)PMU_ARRAY_SIZE(kern) && kern[e - 512])
+		return kern[e - 512];
+	snprintf(b, n, "errno-%d", e);
+	return b;
 }
 
 static void incname(char *b, size_t n, int id)
@@ -336,18 +380,19 @@ static void refuse(struct sysc *s, const char *why)
 static int on_sample(void *ctx, void *data, size_t len)
 {
 	struct sysc *s = ctx;
-	union pmu_sysrec *r = malloc(len > sizeof(*r) ? len : sizeof(*r));
+	union pmu_sysrec d, *r;
 
-	if (!r) {
+	if (pmu_sysrec_decode(data, len, &d)) {
+		refuse(s, pmu_error_detail());
+		return 0;
+	}
+	/* kept at its own size: a record without paths is a fifth of one with */
+	if (!(r = malloc(len))) {
 		s->err = s->err ? s->err : pmu_error(PMU_ERR_NOMEM, "out of memory");
 		return -ENOMEM;
 	}
-	if (pmu_sysrec_decode(data, len, r)) {
-		refuse(s, pmu_error_detail());
-		free(r);
-		return 0;
-	}
-	if (heap_push(s, (struct item){ r->h.time_ns, r->h.seq, r })) {
+	memcpy(r, &d, len);
+	if (heap_push(s, (struct item){ d.h.time_ns, d.h.seq, r })) {
 		free(r);
 		s->err = s->err ? s->err : pmu_error(PMU_ERR_NOMEM, "out of memory");
 		return -ENOMEM;
@@ -398,7 +443,6 @@ static json_t *call_rec(struct sysc *s, const union pmu_sysrec *r, const struct 
 	json_t *o = json_object();
 	char b[400], inc[24];
 	bool failed = c->ret < 0 && c->ret >= -4095;
-	size_t n = 0;
 
 	if (!o)
 		return NULL;
@@ -418,11 +462,10 @@ static json_t *call_rec(struct sysc *s, const union pmu_sysrec *r, const struct 
 	}
 	json_object_set_new(o, "nr", json_integer(c->nr));
 	if (failed) {
-		const char *en = strerrorname_np((int)-c->ret);
+		char eb[24];
 
 		json_object_set_new(o, "errno", json_integer(-c->ret));
-		if (en)
-			json_object_set_new(o, "error", json_string(en));
+		json_object_set_new(o, "error", json_string(errname((int)-c->ret, eb, sizeof(eb))));
 	} else {
 		json_object_set_new(o, "ret", json_integer((json_int_t)c->ret));
 		if (cl && cl->flags & PMU_SYS_C_BYTES && c->ret >= 0)
@@ -478,8 +521,16 @@ static json_t *call_rec(struct sysc *s, const union pmu_sysrec *r, const struct 
 		if (c->flags & PMU_SYS_F_PATH2)
 			json_object_set_new(o, "path2", json_string(r->p.path2));
 	}
-	for (int i = 0; i < 6; i++)
-		n += snprintf(b + n, sizeof(b) - n, "%s0x%" PRIx64, i ? " " : "", (uint64_t)c->args[i]);
+	{
+		char *e = b;
+
+		for (int i = 0; i < 6; i++) {
+			if (i)
+				*e++ = ' ';
+			e = hex_at(e, c->args[i]);
+		}
+		*e = 0;
+	}
 	json_object_set_new(o, "args", json_string(b));
 	return o;
 }
@@ -539,31 +590,47 @@ static int process(struct sysc *s, struct item *it, uint64_t now, bool final)
 	return 0;
 }
 
-/* Write what is older than wm, in time order. */
-static void flush(struct sysc *s, uint64_t wm, uint64_t now, bool final)
+/* Write what is older than wm, in time order, at most max records; true
+ * when some that could be written are left. */
+static bool flush(struct sysc *s, uint64_t wm, uint64_t now, bool final, size_t max)
 {
 	while (s->hn && s->h[0].t <= wm) {
-		struct item it = heap_pop(s);
+		struct item it;
 
+		if (!max--)
+			return true;
+		it = heap_pop(s);
 		if (process(s, &it, now, final)) {
 			heap_push(s, it); /* waits for its task: so does all behind it */
 			break;
 		}
 		free(it.r);
 	}
+	return false;
 }
 
+/*
+ * The ring is emptied into the heap first (cheap: a copy per record), then
+ * records are written in slices, the ring emptied again between them: a
+ * consumer that writes slower than the cohort calls keeps the ring from
+ * overflowing at the price of memory (the backlog), and gives the loop
+ * back after DRAIN_NS.
+ */
 static int sys_drain(void *state, uint64_t now)
 {
 	struct sysc *s = state;
+	uint64_t t0 = pmu_now_mono_ns();
+	bool more;
 	int n;
 
 	if (!s->ring)
 		return 0;
-	n = ring_buffer__consume(s->ring);
-	if (n < 0 && !s->err)
-		s->err = pmu_error(PMU_ERR_IO, "cannot drain the syscalls ring: %s", strerror(-n));
-	flush(s, now > REORDER_NS ? now - REORDER_NS : 0, now, false);
+	do {
+		n = ring_buffer__consume(s->ring);
+		if (n < 0 && !s->err)
+			s->err = pmu_error(PMU_ERR_IO, "cannot drain the syscalls ring: %s", strerror(-n));
+		more = flush(s, now > REORDER_NS ? now - REORDER_NS : 0, now, false, 2048);
+	} while (more && !s->err && pmu_now_mono_ns() - t0 < DRAIN_NS);
 	return s->err;
 }
 
@@ -741,7 +808,7 @@ static void write_config(struct sysc *s)
 	json_object_set_new(c, "mechanism", json_string("raw_tp sys_enter/sys_exit (eBPF)"));
 	json_object_set_new(c, "filter", json_string(s->skel->rodata->cohort_cgid ? "cgroup" : "members"));
 	json_object_set_new(c, "raw_calls", json_string(s->raw_calls));
-	json_object_set_new(c, "ring_bytes", json_integer(RING_BYTES));
+	json_object_set_new(c, "ring_bytes", json_integer(s->ring_bytes));
 	json_object_set_new(c, "ncpus", json_integer(s->ncpu));
 	if (s->env->cfg->max_output_bytes)
 		json_object_set_new(c, "max_output_bytes", json_integer((json_int_t)s->env->cfg->max_output_bytes));
@@ -757,6 +824,8 @@ static int sys_open(void *state, pid_t root, uint64_t t)
 	struct pmu_out *o = env->out;
 	libbpf_print_fn_t old;
 	size_t nraw = 0;
+	uint64_t t0, t1, t2, t3;
+	char ev[300];
 	int err;
 
 	pmu_lc_step(env->lc, "opened", t);
@@ -770,20 +839,34 @@ static int sys_open(void *state, pid_t root, uint64_t t)
 		return pmu_error(PMU_ERR_NOMEM, "out of memory");
 	old = libbpf_set_print(lb_print);
 	lb_last[0] = 0;
+	t0 = pmu_now_mono_ns();
 	if (!(s->skel = syscalls_bpf__open())) {
 		err = fail_open(s, errno, "cannot open the syscalls bpf object");
 		goto out;
 	}
 	if (env->cohort_cgroup)
 		s->skel->rodata->cohort_cgid = pmu_cohort_cgroup_id(env->cohort_cgroup);
-	if (bpf_map__set_max_entries(s->skel->maps.rb, RING_BYTES)) {
+	s->ring_bytes = env->cfg->syscall_ring_kb ? env->cfg->syscall_ring_kb * 1024u : RING_BYTES;
+	if (s->ring_bytes < (uint32_t)sysconf(_SC_PAGESIZE))
+		s->ring_bytes = (uint32_t)sysconf(_SC_PAGESIZE); /* the kernel's least */
+	s->skel->rodata->ring_size = s->ring_bytes;
+	/* not preallocated: an entry (1.3 KiB, most of it the histogram) is
+	 * allocated at its first call; a make -j2 of 30 small C files makes
+	 * 12,000 (a compiler per file, each header a file) */
+	if (bpf_map__set_max_entries(s->skel->maps.stats, STATS_MAX)) {
+		err = fail_open(s, errno, "cannot size the syscalls statistics map");
+		goto out;
+	}
+	if (bpf_map__set_max_entries(s->skel->maps.rb, s->ring_bytes)) {
 		err = fail_open(s, errno, "cannot size the syscalls ring");
 		goto out;
 	}
+	t1 = pmu_now_mono_ns();
 	if ((err = syscalls_bpf__load(s->skel))) {
 		err = fail_open(s, -err, "the kernel refused the syscalls programs");
 		goto out;
 	}
+	t2 = pmu_now_mono_ns();
 	/* the raw family, by this arch's numbers */
 	for (size_t i = 0; i < PMU_ARRAY_SIZE(classes); i++) {
 		long nr = pmu_syscall_nr(classes[i].name);
@@ -822,8 +905,12 @@ static int sys_open(void *state, pid_t root, uint64_t t)
 	if ((err = o->open(o, "collectors/syscalls/syscalls.jsonl", "syscalls", &s->ys)))
 		goto out;
 	write_config(s);
-	pmu_lc_attached(env->lc, pmu_now_mono_ns(),
-			"raw_tp sys_enter and sys_exit attached, ring mapped, cohort filter in the kernel");
+	t3 = pmu_now_mono_ns();
+	snprintf(ev, sizeof(ev),
+		 "raw_tp sys_enter and sys_exit attached, ring mapped, cohort filter in the kernel (%s); open %.1f ms, "
+		 "load %.1f ms, attach %.1f ms",
+		 s->skel->rodata->cohort_cgid ? "cgroup" : "members", (t1 - t0) / 1e6, (t2 - t1) / 1e6, (t3 - t2) / 1e6);
+	pmu_lc_attached(env->lc, t3, ev);
 	err = s->err;
 out:
 	libbpf_set_print(old);
@@ -927,11 +1014,10 @@ static int write_stats(struct sysc *s, struct pmu_collector_env *env)
 		json_object_set_new(r, "syscall", json_string(name ? name : b));
 		json_object_set_new(r, "nr", json_integer(key.nr));
 		if (key.err) {
-			const char *en = strerrorname_np((int)key.err);
+			char eb[24];
 
 			json_object_set_new(r, "errno", json_integer(key.err));
-			if (en)
-				json_object_set_new(r, "error", json_string(en));
+			json_object_set_new(r, "error", json_string(errname((int)key.err, eb, sizeof(eb))));
 		}
 		if (key.dev || key.ino) {
 			kdev(b, sizeof(b), key.dev);
@@ -991,7 +1077,7 @@ static int sys_emit(void *state, struct pmu_collector_env *env, const struct pmu
 		return 0;
 	if (!s->ys)
 		return s->err;
-	flush(s, UINT64_MAX, UINT64_MAX, true);
+	flush(s, UINT64_MAX, UINT64_MAX, true, SIZE_MAX);
 	write_fds(s);
 	/* loss, read at stop, after every call record */
 	tl = s->stop_t > s->last_written ? s->stop_t : s->last_written;

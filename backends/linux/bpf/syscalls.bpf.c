@@ -62,6 +62,7 @@ char LICENSE[] SEC("license") = "GPL";
 #endif
 
 __u64 seq_next = 0; /* .bss: the last seq handed out, read by user space */
+const volatile __u64 ring_size = 0; /* set by the loader: the ring's bytes (0: ask the ring) */
 
 /* the statistics' initial value: min_ns starts at its maximum */
 struct pmu_sys_stat stat_init = { .min_ns = ~0ull };
@@ -95,6 +96,7 @@ struct {
 
 /* the call in flight of one task */
 struct inflight {
+	__u64 leader_start; /* the group leader's start_boottime */
 	__u64 enter_ns;
 	__u64 args[6];
 	__u32 nr;
@@ -149,103 +151,145 @@ static __always_inline struct file *fd_file(long fd)
 	return f;
 }
 
-static __always_inline bool file_id(struct file *f, __u32 *dev, __u32 *mode, __u64 *ino)
-{
-	struct inode *i = f ? BPF_CORE_READ(f, f_inode) : NULL;
+extern void *bpf_rdonly_cast(const void *obj, __u32 btf_id) __ksym;
 
+/*
+ * The identity of the current task's fd, the fast way (the hot path: every
+ * read, write and close): the task from bpf_get_current_task_btf() and the
+ * file cast to its BTF type are read with plain loads (the verifier makes
+ * them fault-safe), not a helper call per field; one probe read takes the
+ * fd table's slot.
+ */
+static __always_inline bool fd_id(long fd, __u32 *dev, __u32 *mode, __u64 *ino)
+{
+	struct task_struct *t = bpf_get_current_task_btf();
+	struct fdtable *fdt = t->files->fdt;
+	struct file *f = NULL;
+	struct inode *i;
+
+	if (fd < 0 || !fdt || (__u64)fd >= fdt->max_fds)
+		return false;
+	if (bpf_probe_read_kernel(&f, sizeof(f), (void *)((__u64)fdt->fd + fd * sizeof(f))) || !f)
+		return false;
+	f = bpf_rdonly_cast(f, bpf_core_type_id_kernel(struct file));
+	i = f->f_inode;
 	if (!i)
 		return false;
-	*dev = BPF_CORE_READ(i, i_sb, s_dev);
-	*mode = BPF_CORE_READ(i, i_mode);
-	*ino = BPF_CORE_READ(i, i_ino);
+	*dev = i->i_sb->s_dev;
+	*mode = i->i_mode;
+	*ino = i->i_ino;
 	return true;
 }
 
 /*
  * The path of (d, vm) from its dentry chain into the walk scratch's buf
- * (PMU_SYS_PATH_MAX bytes kept), then "/" and tail when tail is not NULL (a relative argument
- * joined to the working directory) when join (the caller put it in the
- * scratch's tail).  Returns PMU_SYS_F_PATH_DENTRY (with
- * tail: PMU_SYS_F_PATH_CWD), with PMU_SYS_F_PATH_TRUNC when the chain was
- * deeper than PMU_SYS_DEPTH or the path longer than kept; 0 when nothing
- * could be read.  A global function, so that the verifier checks it once
- * (its arguments are kernel addresses, read with probe reads).  The names are read leaf first into the scratch, then
- * written root first; every offset is masked so that the verifier sees it
- * inside the 2 x PMU_SYS_PATH_MAX buffer.
+ * (PMU_SYS_PATH_MAX bytes kept), then "/" and the scratch's tail when join
+ * (a relative argument joined to the working directory).  Returns
+ * PMU_SYS_F_PATH_DENTRY (join: PMU_SYS_F_PATH_CWD), with
+ * PMU_SYS_F_PATH_TRUNC when the chain was deeper than PMU_SYS_DEPTH or the
+ * path longer than kept; 0 when nothing could be read.
+ *
+ * Both loops are bpf_loop() callbacks and the function is global, so that
+ * the verifier checks each body once (unrolled, they cost seconds of
+ * verification at every load).  The names are read leaf first into the
+ * scratch, then written root first; every offset is masked so that the
+ * verifier sees it inside the 2 x PMU_SYS_PATH_MAX buffer.
  */
-__noinline int dentry_path(__u64 dentry, __u64 vfsmount, int join)
+struct walkctx {
+	struct walk *w;
+	struct dentry *d;
+	struct mount *m;
+	__u64 off;
+	int n;
+	__u32 flags;
+	int bad;
+};
+
+static long walk_up(__u32 i, struct walkctx *c)
 {
-	struct dentry *d = (struct dentry *)dentry;
-	struct vfsmount *vm = (struct vfsmount *)vfsmount;
-	bool tail = join;
-	__u32 k = 0, flags = tail ? PMU_SYS_F_PATH_CWD : PMU_SYS_F_PATH_DENTRY;
-	struct walk *w = bpf_map_lookup_elem(&walk_scratch, &k);
-	struct mount *m = container_of(vm, struct mount, mnt);
-	int n = 0, i;
-	__u64 off = 0;
+	/* locals: BPF_CORE_READ must not relocate the accesses to c itself */
+	struct dentry *d = c->d, *p = BPF_CORE_READ(d, d_parent);
+	struct mount *m = c->m;
+	struct dentry *mroot = BPF_CORE_READ(m, mnt.mnt_root);
+
+	if (d == mroot || d == p) {
+		struct mount *mp = BPF_CORE_READ(m, mnt_parent);
+
+		if (mp == m || (d == p && d != mroot))
+			return 1; /* the root of everything (or of a detached tree) */
+		c->d = BPF_CORE_READ(m, mnt_mountpoint);
+		c->m = mp;
+		return 0;
+	}
+	if (c->n >= PMU_SYS_DEPTH) {
+		c->flags |= PMU_SYS_F_PATH_TRUNC;
+		return 1;
+	}
+	c->w->name[c->n & (PMU_SYS_DEPTH - 1)] = BPF_CORE_READ(d, d_name.name);
+	c->n++;
+	c->d = p;
+	return 0;
+}
+
+/* append "/" and the string at src (kernel memory) */
+static __always_inline int append(struct walkctx *c, const void *src)
+{
+	__u64 off = c->off;
 	long r;
 
-	if (!w || !d || !vm)
+	if (off >= PMU_SYS_PATH_MAX - 1) {
+		c->flags |= PMU_SYS_F_PATH_TRUNC;
+		return 1;
+	}
+	c->w->buf[off & (PMU_SYS_PATH_MAX - 1)] = '/';
+	off++;
+	OPAQUE(off); /* keep the mask: clang would drop it, the verifier needs it */
+	r = bpf_probe_read_kernel_str(&c->w->buf[off & (PMU_SYS_PATH_MAX - 1)], PMU_SYS_PATH_MAX, src);
+	if (r <= 0) {
+		c->bad = 1;
+		return 1;
+	}
+	c->off = off + r - 1;
+	return 0;
+}
+
+static long walk_down(__u32 i, struct walkctx *c)
+{
+	int j = c->n - 1 - (int)i;
+
+	if (j < 0)
+		return 1;
+	return append(c, c->w->name[j & (PMU_SYS_DEPTH - 1)]);
+}
+
+__noinline int dentry_path(__u64 dentry, __u64 vfsmount, int join)
+{
+	__u32 k = 0;
+	struct walkctx c = {};
+
+	c.w = bpf_map_lookup_elem(&walk_scratch, &k);
+	c.d = (struct dentry *)dentry;
+	if (!c.w || !c.d || !vfsmount)
 		return 0;
-	for (i = 0; i < PMU_SYS_DEPTH + 8; i++) {
-		struct dentry *p = BPF_CORE_READ(d, d_parent);
-		struct dentry *mroot = BPF_CORE_READ(m, mnt.mnt_root);
-
-		if (d == mroot || d == p) {
-			struct mount *mp = BPF_CORE_READ(m, mnt_parent);
-
-			if (mp == m || (d == p && d != mroot))
-				break; /* the root of everything (or of a detached tree) */
-			d = BPF_CORE_READ(m, mnt_mountpoint);
-			m = mp;
-			continue;
-		}
-		if (n >= PMU_SYS_DEPTH) {
-			flags |= PMU_SYS_F_PATH_TRUNC;
-			break;
-		}
-		w->name[n & (PMU_SYS_DEPTH - 1)] = BPF_CORE_READ(d, d_name.name);
-		n++;
-		d = p;
+	c.m = container_of((struct vfsmount *)vfsmount, struct mount, mnt);
+	c.flags = join ? PMU_SYS_F_PATH_CWD : PMU_SYS_F_PATH_DENTRY;
+	if (bpf_loop(PMU_SYS_DEPTH + 8, walk_up, &c, 0) == PMU_SYS_DEPTH + 8)
+		c.flags |= PMU_SYS_F_PATH_TRUNC; /* mounts upon mounts: cut */
+	bpf_loop(PMU_SYS_DEPTH, walk_down, &c, 0);
+	if (c.bad)
+		return 0;
+	if (join && (append(&c, c.w->tail) || c.bad))
+		return c.bad ? 0 : c.flags;
+	if (c.off == 0) {
+		c.w->buf[0] = '/';
+		c.off = 1;
 	}
-	if (i == PMU_SYS_DEPTH + 8)
-		flags |= PMU_SYS_F_PATH_TRUNC;
-	for (i = PMU_SYS_DEPTH - 1; i >= 0; i--) {
-		if (i >= n)
-			continue;
-		if (off >= PMU_SYS_PATH_MAX - 1) {
-			flags |= PMU_SYS_F_PATH_TRUNC;
-			break;
-		}
-		w->buf[off & (PMU_SYS_PATH_MAX - 1)] = '/';
-		off++;
-		OPAQUE(off); /* keep the mask: clang would drop it, the verifier needs it */
-		r = bpf_probe_read_kernel_str(&w->buf[off & (PMU_SYS_PATH_MAX - 1)], PMU_SYS_PATH_MAX,
-					      w->name[i & (PMU_SYS_DEPTH - 1)]);
-		if (r <= 0)
-			return 0;
-		off += r - 1;
+	if (c.off >= PMU_SYS_PATH_MAX) {
+		c.flags |= PMU_SYS_F_PATH_TRUNC;
+		c.off = PMU_SYS_PATH_MAX - 1;
 	}
-	if (tail && off < PMU_SYS_PATH_MAX - 1) {
-		w->buf[off & (PMU_SYS_PATH_MAX - 1)] = '/';
-		off++;
-		OPAQUE(off);
-		r = bpf_probe_read_kernel_str(&w->buf[off & (PMU_SYS_PATH_MAX - 1)], PMU_SYS_PATH_MAX, w->tail);
-		if (r <= 0)
-			return 0;
-		off += r - 1;
-	} else if (tail)
-		flags |= PMU_SYS_F_PATH_TRUNC;
-	if (off == 0) {
-		w->buf[0] = '/';
-		off = 1;
-	}
-	if (off >= PMU_SYS_PATH_MAX) {
-		flags |= PMU_SYS_F_PATH_TRUNC;
-		off = PMU_SYS_PATH_MAX - 1;
-	}
-	w->buf[off & (2 * PMU_SYS_PATH_MAX - 1)] = 0;
-	return flags;
+	c.w->buf[c.off & (2 * PMU_SYS_PATH_MAX - 1)] = 0;
+	return c.flags;
 }
 
 static __always_inline __u32 bucket(__u64 d)
@@ -306,32 +350,59 @@ static __always_inline void stat_add(struct pmu_sys_stat_key *k, __u64 dur, __u6
 SEC("raw_tp/sys_enter")
 int BPF_PROG(pmu_sys_enter, struct pt_regs *regs, long id)
 {
+	struct task_struct *task = bpf_get_current_task_btf();
 	struct inflight *in;
 	struct pmu_sys_class *cl;
 	__u32 nr = id;
 
-	if (!pmu_current_in_cohort())
-		return 0;
-	in = bpf_task_storage_get(&inflight, bpf_get_current_task_btf(), 0, BPF_LOCAL_STORAGE_GET_F_CREATE);
+	/*
+	 * A task with an in-flight entry passed the cohort filter at its
+	 * first call: membership is for the process's life (members: kept
+	 * from fork to exit; cgroup: a task moved out of the cohort's cgroup
+	 * afterwards stays in), so the filter runs once per task, not per call.
+	 */
+	in = bpf_task_storage_get(&inflight, task, 0, 0);
 	if (!in) {
-		struct pmu_sys_counters *c = ctr();
-		if (c)
-			c->inflight_fail++;
-		return 0;
+		if (!pmu_current_in_cohort())
+			return 0;
+		in = bpf_task_storage_get(&inflight, task, 0, BPF_LOCAL_STORAGE_GET_F_CREATE);
+		if (!in) {
+			struct pmu_sys_counters *c = ctr();
+			if (c)
+				c->inflight_fail++;
+			return 0;
+		}
+		/* constant for the process: de_thread() hands the old
+		 * leader's start_boottime to a thread that execs */
+		in->leader_start = BPF_CORE_READ(task, group_leader, start_boottime);
 	}
 	in->nr = nr;
 	in->flags = 0;
 	in->active = 1;
 	cl = nr < PMU_SYS_NR_MAX ? bpf_map_lookup_elem(&calls, &nr) : NULL;
 	if (cl && cl->flags) {
+#if defined(__TARGET_ARCH_x86)
+		/* one read of the saved registers, not six */
+		struct pt_regs rg;
+
+		if (bpf_probe_read_kernel(&rg, sizeof(rg), regs))
+			__builtin_memset(&rg, 0, sizeof(rg));
+		in->args[0] = rg.di;
+		in->args[1] = rg.si;
+		in->args[2] = rg.dx;
+		in->args[3] = rg.r10;
+		in->args[4] = rg.r8;
+		in->args[5] = rg.r9;
+#else
 		in->args[0] = PT_REGS_PARM1_CORE_SYSCALL(regs);
 		in->args[1] = PT_REGS_PARM2_CORE_SYSCALL(regs);
 		in->args[2] = PT_REGS_PARM3_CORE_SYSCALL(regs);
 		in->args[3] = PT_REGS_PARM4_CORE_SYSCALL(regs);
 		in->args[4] = PT_REGS_PARM5_CORE_SYSCALL(regs);
 		in->args[5] = ARG6(regs);
+#endif
 		if (cl->flags & PMU_SYS_C_FD_ENTER && cl->fd_arg < 6 &&
-		    file_id(fd_file((int)in->args[cl->fd_arg & 7]), &in->dev, &in->mode, &in->ino))
+		    fd_id((int)in->args[cl->fd_arg & 7], &in->dev, &in->mode, &in->ino))
 			in->flags |= PMU_SYS_F_FILE;
 		if (cl->flags & PMU_SYS_C_PATH && cl->path_arg < 6) {
 			long r = bpf_probe_read_user_str(in->path, sizeof(in->path),
@@ -373,19 +444,19 @@ int BPF_PROG(pmu_sys_exit, struct pt_regs *regs, long ret)
 	__u64 pt = bpf_get_current_pid_tgid();
 	k.tgid = pt >> 32;
 	k.nr = nr;
-	k.leader_start = BPF_CORE_READ(t, group_leader, start_boottime);
+	k.leader_start = in->leader_start;
 	k.err = ret < 0 && ret >= -4095 ? -ret : 0;
 	if (!cl || !cl->flags) {
 		stat_add(&k, dur, 0, now);
 		return 0;
 	}
 	__s32 fd1 = -1, fd2 = -1;
-	if (!k.err && cl->flags & PMU_SYS_C_FD_RET && file_id(fd_file(ret), &in->dev, &in->mode, &in->ino))
+	if (!k.err && cl->flags & PMU_SYS_C_FD_RET && fd_id(ret, &in->dev, &in->mode, &in->ino))
 		in->flags |= PMU_SYS_F_FILE;
 	if (!k.err && cl->flags & PMU_SYS_C_FD_PAIR && cl->fd_arg < 6) {
 		int fds[2] = { -1, -1 };
 		if (!bpf_probe_read_user(fds, sizeof(fds), (void *)in->args[cl->fd_arg & 7])) {
-			if (file_id(fd_file(fds[0]), &in->dev, &in->mode, &in->ino))
+			if (fd_id(fds[0], &in->dev, &in->mode, &in->ino))
 				in->flags |= PMU_SYS_F_FILE;
 			fd1 = fds[0];
 			fd2 = fds[1];
@@ -476,7 +547,7 @@ int BPF_PROG(pmu_sys_exit, struct pt_regs *regs, long ret)
 		r->flags |= pf;
 	}
 	__u64 avail = bpf_ringbuf_query(&rb, BPF_RB_AVAIL_DATA);
-	__u64 rsize = bpf_ringbuf_query(&rb, BPF_RB_RING_SIZE);
+	__u64 rsize = ring_size ? ring_size : bpf_ringbuf_query(&rb, BPF_RB_RING_SIZE);
 	struct pmu_sys_counters *c = ctr();
 	if (c)
 		c->submitted++;
