@@ -42,6 +42,7 @@ extern const struct pmu_collector_ops pmu_cohort_collector, pmu_control_collecto
 		.name = nm, .modes = md, .probe = id##_probe, .emit = id##_emit, .release = id##_release, \
 	}
 
+
 const struct pmu_collector_ops *const pmu_collectors[] = {
 	&pmu_cohort_collector,
 	&pmu_control_collector,

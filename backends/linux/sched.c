@@ -44,7 +44,7 @@
 #define HOLD_NS (3ull * 1000000000ull)         /* how long a record of an unknown task waits */
 #define HOLD_MAX 200000                        /* and how many may wait */
 #define CLAMP_NS 1000000ull                    /* an exit read this much after its incarnation's end */
-#define DEFAULT_RING (4u << 20)
+#define DEFAULT_RING (16u << 20)
 #define MAX_THREADS 65536
 
 static const char REMEDY_PRIV[] =
@@ -80,6 +80,9 @@ struct sched {
 	uint64_t parked_seen;   /* parked exits collected from the map */
 	uint64_t last_written;
 	uint64_t offs, threads, short_offs, unattributed, lost, malformed, late, clamped;
+	uint64_t clipped, cut;  /* off intervals and threads begun before their incarnation's start */
+	struct clip *clip;      /* the clipped time by thread, until its thread record */
+	size_t nclip;
 	uint64_t lost_reserve, lost_map;
 	char malformed_first[200];
 #ifdef PMU_BPF_BUILT
@@ -209,17 +212,58 @@ static void put_ids(json_t *o, const struct pmu_incarnation *in, uint32_t tid)
 	set_u(o, "tid", tid);
 }
 
+/* The time cut from a thread's off records that began before its
+ * incarnation's start (wait by state: S 1, D 2, other 0; R has none). */
+struct clip {
+	int inc;
+	uint32_t tid;
+	uint64_t wait[4], runq;
+};
+
+static struct clip *clip_of(struct sched *s, int inc, uint32_t tid, bool make)
+{
+	for (size_t i = 0; i < s->nclip; i++)
+		if (s->clip[i].inc == inc && s->clip[i].tid == tid)
+			return &s->clip[i];
+	if (!make)
+		return NULL;
+	if (s->nclip % 64 == 0) {
+		struct clip *n = realloc(s->clip, (s->nclip + 64) * sizeof(*n));
+
+		if (!n)
+			return NULL;
+		s->clip = n;
+	}
+	s->clip[s->nclip] = (struct clip){ .inc = inc, .tid = tid };
+	return &s->clip[s->nclip++];
+}
+
 static void write_off(struct sched *s, const struct item *it, const struct pmu_incarnation *in)
 {
 	const struct pmu_sched_off *r = &it->r.off;
 	json_t *o = rec_of("off", r->h.time_ns);
+	uint64_t out = r->out_ns, wake = r->wake_ns;
 
-	set_u(o, "off_ns", r->h.time_ns - r->out_ns);
+	/* a follower that saw the incarnation start after the kernel did
+	 * (ptrace: at its fork event): the interval starts there */
+	if (out < in->start_ns) {
+		struct clip *c = clip_of(s, in->id, r->tid, true);
+
+		out = in->start_ns;
+		wake = wake < out ? out : wake;
+		s->clipped++;
+		/* what the thread record must take out of the same buckets */
+		if (c) {
+			c->wait[r->state & 3] += (r->wake_ns - r->out_ns) - (wake - out);
+			c->runq += (r->h.time_ns - r->wake_ns) - (r->h.time_ns - wake);
+		}
+	}
+	set_u(o, "off_ns", r->h.time_ns - out);
 	put_ids(o, in, r->tid);
 	json_object_set_new(o, "state", json_string(pmu_sched_state_name(r->state)));
 	if (r->state != PMU_SCHED_R)
-		set_u(o, "wait_ns", r->wake_ns - r->out_ns);
-	set_u(o, "runq_ns", r->h.time_ns - r->wake_ns);
+		set_u(o, "wait_ns", wake - out);
+	set_u(o, "runq_ns", r->h.time_ns - wake);
 	if (r->nr >= 0) {
 		const char *name = pmu_syscall_name(r->nr);
 		char b[32];
@@ -252,7 +296,8 @@ static void write_thread(struct sched *s, const struct item *it, const struct pm
 			 uint64_t on_ns)
 {
 	const struct pmu_sched_thread *r = &it->r.thread;
-	uint64_t start = r->first_ns;
+	uint64_t start = r->first_ns, first = r->first_ns;
+	uint64_t b[5] = { r->runq_ns, on_ns, r->other_ns, r->sleep_ns, r->blocked_ns };
 	json_t *o = rec_of("thread", t);
 
 	if (!(r->flags & PMU_SCHED_BORN)) {
@@ -262,15 +307,60 @@ static void write_thread(struct sched *s, const struct item *it, const struct pm
 
 		start = from < r->first_ns ? from : r->first_ns;
 	}
+	if (start < in->start_ns) {
+		/*
+		 * Seen by the kernel before its incarnation's start as the
+		 * follower saw it (ptrace: at its fork event): the totals
+		 * begin there.  The time cut is taken from the thread's first
+		 * states in the order a new thread goes through them (runnable,
+		 * on a CPU, then stopped by the tracer), an estimate within the
+		 * cut; counted in the lifecycle's evidence.
+		 */
+		uint64_t cut = in->start_ns - start;
+		struct clip *c = clip_of(s, in->id, r->tid, false);
+
+		if (c) {
+			/* first what its clipped off records lost, bucket by bucket */
+			uint64_t take[5] = { c->runq, 0, c->wait[0], c->wait[PMU_SCHED_S & 3], c->wait[PMU_SCHED_D & 3] };
+
+			for (int i = 0; i < 5; i++) {
+				uint64_t x = take[i] < b[i] ? take[i] : b[i];
+
+				x = x < cut ? x : cut;
+				b[i] -= x;
+				cut -= x;
+			}
+			*c = s->clip[--s->nclip];
+		}
+		/* then its time before its first off interval: runnable until
+		 * its first time on a CPU, then on it */
+		if (r->first_on_ns > r->first_ns) {
+			uint64_t x = r->first_on_ns - r->first_ns;
+
+			x = x < b[0] ? x : b[0];
+			x = x < cut ? x : cut;
+			b[0] -= x;
+			cut -= x;
+		}
+		for (int i = 1; i < 5 && cut; i++) {
+			uint64_t x = b[i] < cut ? b[i] : cut;
+
+			b[i] -= x;
+			cut -= x;
+		}
+		start = in->start_ns;
+		first = first > start ? first : start;
+		s->cut++;
+	}
 	put_ids(o, in, r->tid);
 	set_u(o, "start_ns", start);
 	json_object_set_new(o, "exited", json_boolean(!it->live));
-	set_u(o, "on_cpu_ns", on_ns);
-	set_u(o, "runq_ns", r->runq_ns);
-	set_u(o, "sleep_ns", r->sleep_ns);
-	set_u(o, "blocked_ns", r->blocked_ns);
-	set_u(o, "other_ns", r->other_ns);
-	set_u(o, "unobserved_ns", r->first_ns - start);
+	set_u(o, "on_cpu_ns", b[1]);
+	set_u(o, "runq_ns", b[0]);
+	set_u(o, "sleep_ns", b[3]);
+	set_u(o, "blocked_ns", b[4]);
+	set_u(o, "other_ns", b[2]);
+	set_u(o, "unobserved_ns", first - start);
 	set_u(o, "voluntary", r->voluntary);
 	set_u(o, "involuntary", r->involuntary);
 	set_u(o, "migrations", r->migrations);
@@ -491,9 +581,12 @@ static void sched_task(void *state, const struct pmu_task_event *ev)
 	__u32 k;
 	__u64 any = 0;
 
-	if (!s->skel || s->stopped || ev->what != PMU_TASK_JOINED || ev->pid != ev->tid || strcmp(s->filter, "members"))
+	if (!s->skel || s->stopped || ev->what != PMU_TASK_JOINED || !(ev->flags & PMU_TASK_PREEXISTING) ||
+	    strcmp(s->filter, "members"))
 		return;
-	/* attach mode: a process the kernel's fork program did not see */
+	/* attach mode: a process that was running before the kernel's fork
+	 * program was there (only those: a late report of a child that has
+	 * already exited must not leave an "any" entry a reused pid matches) */
 	k = (__u32)ev->pid;
 	bpf_map__update_elem(s->skel->maps.pmu_members, &k, sizeof(k), &any, sizeof(any), BPF_NOEXIST);
 }
@@ -593,6 +686,7 @@ static void read_map(struct sched *s, uint64_t t, bool parked_only)
 		r->tid = key;
 		r->leader_start_ns = v.leader_start_ns;
 		r->first_ns = v.first_ns;
+		r->first_on_ns = v.first_on_ns;
 		r->on_ns = v.on_ns + (v.st == PMU_SCHED_ST_ON ? d : 0);
 		r->runq_ns = v.runq_ns + (v.st == PMU_SCHED_ST_RUNQ ? d : 0);
 		r->sleep_ns = v.sleep_ns + (v.st == PMU_SCHED_ST_WAIT && v.off_state == PMU_SCHED_S ? d : 0);
@@ -721,7 +815,7 @@ static int sched_emit(void *state, struct pmu_collector_env *env, const struct p
 {
 	struct sched *s = state;
 	json_t *sum;
-	char ev[600];
+	char ev[900];
 	int err;
 
 	if (!s || s->unusable)
@@ -753,6 +847,15 @@ static int sched_emit(void *state, struct pmu_collector_env *env, const struct p
 		 "%" PRIu64 " kernel records in all%s",
 		 s->filter, s->chains ? ", user chains fp" : "", s->offs, s->threads, s->unattributed, seq_end(s),
 		 s->clamped ? "; exits read just after their incarnation's end were ended there" : "");
+	if (s->clipped || s->cut) {
+		size_t l = strlen(ev);
+
+		snprintf(ev + l, sizeof(ev) - l,
+			 "; %" PRIu64 " off intervals and %" PRIu64 " threads that began before the follower saw "
+			 "their incarnation start begin at that start (the threads' cut time taken from their first "
+			 "states: an estimate)",
+			 s->clipped, s->cut);
+	}
 	pmu_lc_set_evidence(env->lc, ev);
 	if (s->lost) {
 		char why[200];
@@ -792,6 +895,7 @@ static void sched_release(void *state)
 	if (s->ss)
 		s->env->out->close(s->ss);
 	close_bpf(s);
+	free(s->clip);
 	free(s->h);
 	free(s);
 }

@@ -52,10 +52,11 @@ int pmu_sched_decode(const void *data, size_t len, union pmu_sched_rec *out)
 	case PMU_SCHED_REC_OFF: {
 		struct pmu_sched_off *r = &out->off;
 
-		if (len != sizeof(struct pmu_sched_off) && len != sizeof(struct pmu_sched_off_chain))
+		if (len < sizeof(struct pmu_sched_off) || len > sizeof(struct pmu_sched_off_chain) ||
+		    (len - sizeof(struct pmu_sched_off)) % 8)
 			return bad("size does not match its kind", h.seq);
 		memcpy(out, data, len);
-		if (len == sizeof(struct pmu_sched_off) ? r->nchain != 0 : (r->nchain == 0 || r->nchain > PMU_SCHED_CHAIN_MAX))
+		if (len != sizeof(struct pmu_sched_off) + 8 * (size_t)r->nchain)
 			return bad("chain length does not match the size", h.seq);
 		if (r->state < PMU_SCHED_S || r->state > PMU_SCHED_OTHER)
 			return bad("unknown state", h.seq);
@@ -80,6 +81,8 @@ int pmu_sched_decode(const void *data, size_t len, union pmu_sched_rec *out)
 			return bad("pid 0", h.seq);
 		if (r->first_ns > h.time_ns)
 			return bad("first sight after its exit", h.seq);
+		if (r->first_on_ns && (r->first_on_ns < r->first_ns || r->first_on_ns > h.time_ns))
+			return bad("first time on a CPU outside its life", h.seq);
 		if (!add(&sum, r->on_ns) || !add(&sum, r->runq_ns) || !add(&sum, r->sleep_ns) ||
 		    !add(&sum, r->blocked_ns) || !add(&sum, r->other_ns) || sum != h.time_ns - r->first_ns)
 			return bad("totals do not sum to the thread's observed time", h.seq);

@@ -27,7 +27,8 @@
 #define PMU_SCHED_OTHER 4 /* stopped, traced, any other */
 
 /* thread flags */
-#define PMU_SCHED_BORN 0x1 /* first seen at its sched_wakeup_new: first_ns is its start */
+#define PMU_SCHED_BORN 0x1 /* first_ns is its start: seen at its sched_wakeup_new, or
+                            * it took the leader's pid at an exec */
 #define PMU_SCHED_EXITED 0x2 /* threads map only: it exited when the ring was full; its totals
                               * end at last_ns and wait in the map for the stop */
 
@@ -46,8 +47,8 @@ struct pmu_sched_hdr {
  * out_ns <= wake_ns <= h.time_ns.  nr: the system call in progress at the
  * switch out, from the task's saved user registers (x86 orig_ax, arm64
  * syscallno), -1 none.  The chain, when nchain > 0, is the user stack at
- * the switch out, innermost first; the record then has all
- * PMU_SCHED_CHAIN_MAX slots (the size says which form).
+ * the switch out, innermost first; the record is then followed by its
+ * nchain frames (h.size = sizeof(struct pmu_sched_off) + 8 * nchain).
  */
 struct pmu_sched_off {
 	struct pmu_sched_hdr h;
@@ -76,6 +77,7 @@ struct pmu_sched_thread {
 	__u32 tgid, tid;
 	__u64 leader_start_ns;
 	__u64 first_ns;
+	__u64 first_on_ns;     /* its first time on a CPU seen (a born thread is runnable before) */
 	__u64 on_ns, runq_ns, sleep_ns, blocked_ns, other_ns;
 	__u32 voluntary, involuntary, migrations;
 	__u32 flags;           /* PMU_SCHED_BORN */
@@ -91,6 +93,7 @@ struct pmu_sched_task {
 	__u32 tgid, flags;
 	__u64 leader_start_ns;
 	__u64 first_ns, last_ns;  /* first sight; the last transition */
+	__u64 first_on_ns;        /* first time on a CPU (0: not yet) */
 	__u64 on_ns, runq_ns, sleep_ns, blocked_ns, other_ns;
 	__u32 voluntary, involuntary, migrations;
 	__u16 st;                 /* PMU_SCHED_ST_* */
