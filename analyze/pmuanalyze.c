@@ -68,6 +68,9 @@ static const char usage[] =
 	"      --folded FILE, --speedscope FILE, --pprof FILE  also write the profile's\n"
 	"                     samples (repetition 1) as folded stacks (flamegraph.pl),\n"
 	"                     speedscope JSON, or gzip'd pprof (go tool pprof)\n"
+	"      --offcpu-folded FILE  also write the off-CPU intervals (repetition 1) as\n"
+	"                     folded stacks weighted by the ns waited: program, the user\n"
+	"                     call chain when recorded (--call-graph fp), [syscall]\n"
 	"      --max-processes N  list at most N processes (default 200): the root, then\n"
 	"                     by CPU time with their ancestors; the rest are counted and\n"
 	"                     summed, and every total covers all of them\n"
@@ -1433,14 +1436,14 @@ int main(int argc, char **argv)
 		{ "version", no_argument, NULL, 'V' },       { "max-processes", required_argument, NULL, 'm' },
 		{ "min-effect", required_argument, NULL, 'E' },
 		{ "folded", required_argument, NULL, 3610 }, { "speedscope", required_argument, NULL, 3611 },
-		{ "pprof", required_argument, NULL, 3612 },
+		{ "pprof", required_argument, NULL, 3612 }, { "offcpu-folded", required_argument, NULL, 3620 },
 		{ NULL, 0, NULL, 0 },
 	};
 	bool json = false, csv = false, allow = false, force = false;
 	struct an_export_req exq = { NULL, NULL, NULL };  /* the profile's exports (export.h) */
 	struct an_prof *prof = NULL;
 	json_t *flame = NULL;
-	const char *html = NULL, *trace = NULL, *junit = NULL;
+	const char *html = NULL, *trace = NULL, *junit = NULL, *offcpu_folded = NULL;
 	int c, code = AN_EXIT_OK, trace_rep = 1, nb;
 	size_t max_proc = AN_MAX_PROCESSES;
 	json_t *gates = json_array(), *report = NULL, *ra = NULL, *rb = NULL;
@@ -1512,6 +1515,7 @@ int main(int argc, char **argv)
 		case 3610: exq.folded = optarg; break;
 		case 3611: exq.speedscope = optarg; break;
 		case 3612: exq.pprof = optarg; break;
+		case 3620: offcpu_folded = optarg; break;
 		case 'f': force = true; break;
 		case 'a': allow = true; break;
 		case 'h':
@@ -1539,15 +1543,19 @@ int main(int argc, char **argv)
 		fprintf(stderr, "pmuanalyze: --fail-if, --junit, --force and --min-effect compare two bundles\n");
 		goto usage;
 	}
+	if (nb == 2 && offcpu_folded) {
+		fprintf(stderr, "pmuanalyze: --offcpu-folded exports one bundle's off-CPU intervals\n");
+		goto usage;
+	}
 	if (nb == 2 && (exq.folded || exq.speedscope || exq.pprof)) {
 		fprintf(stderr, "pmuanalyze: --folded, --speedscope and --pprof export one bundle's samples\n");
 		goto usage;
 	}
 	color = !json && !csv && isatty(STDOUT_FILENO) && !getenv("NO_COLOR");
-	ra = an_load(argv[optind], allow, trace_rep, trace, max_proc, nb == 1 ? &prof : NULL, &code);
+	ra = an_load(argv[optind], allow, trace_rep, trace, max_proc, offcpu_folded, nb == 1 ? &prof : NULL, &code);
 	if (!ra)
 		goto out;
-	if (nb == 2 && !(rb = an_load(argv[optind + 1], allow, 0, NULL, max_proc, NULL, &code)))
+	if (nb == 2 && !(rb = an_load(argv[optind + 1], allow, 0, NULL, max_proc, NULL, NULL, &code)))
 		goto out;
 	if (nb == 1) {
 		report = json_incref(ra);
