@@ -1494,6 +1494,8 @@ static json_t *dominant(json_t *proc, json_t *wall, json_t *progs)
 			fmt_dur((double)json_integer_value(json_object_get(wall, "unattributed_ns")), u, sizeof(u));
 			snprintf(parts + l, sizeof(parts) - l, ", by the cohort cgroup's pressure stall times; %s not "
 				 "attributed", u);
+		} else if (strstr(sget(wall, "would_attribute"), "(oscall)")) {
+			snprintf(parts, sizeof(parts), "split per thread by state, syscall and file below");
 		} else {
 			snprintf(parts, sizeof(parts), "not attributed");
 		}

@@ -1724,3 +1724,412 @@ int an_oscall_trace(const struct pmu_bundle *b, int rep, an_os_emit_fn emit, voi
 	}
 	return err;
 }
+
+/* ---- text, CSV and HTML ------------------------------------------------------------- */
+
+static const char *js(json_t *o, const char *k)
+{
+	const char *s = json_string_value(json_object_get(o, k));
+
+	return s ? s : "?";
+}
+
+static json_int_t ji(json_t *o, const char *k)
+{
+	return json_integer_value(json_object_get(o, k));
+}
+
+/* Text from a bundle: control characters shown as '?'. */
+static void put_safe(FILE *f, const char *t)
+{
+	for (const unsigned char *c = (const unsigned char *)(t ? t : "?"); *c; c++)
+		fputc(*c < 0x20 || *c == 0x7f ? '?' : *c, f);
+}
+
+static void file_label(json_t *file, char *out, size_t n)
+{
+	if (!json_is_object(file))
+		snprintf(out, n, "-");
+	else if (json_is_string(json_object_get(file, "path")))
+		snprintf(out, n, "%s", js(file, "path"));
+	else
+		snprintf(out, n, "%s %s:%lld", json_object_get(file, "ftype") ? js(file, "ftype") : "file", js(file, "dev"),
+			 (long long)ji(file, "ino"));
+}
+
+static void dt(json_t *o, const char *k, char *out, size_t n)
+{
+	if (!json_object_get(o, k))
+		snprintf(out, n, "-");
+	else
+		dur_text((double)ji(o, k), out, n);
+}
+
+static void absent_text(FILE *f, const char *what, json_t *s)
+{
+	fprintf(f, "\n%s: %s: ", what, js(s, "status"));
+	put_safe(f, js(s, "reason"));
+	if (*js(s, "remedy") && strcmp(js(s, "remedy"), "?")) {
+		fputs("; remedy: ", f);
+		put_safe(f, js(s, "remedy"));
+	}
+	fputc('\n', f);
+}
+
+static void parts_text(FILE *f, json_t *x)
+{
+	static const char *const lab[] = { "on CPU", "runqueue", "sleeping", "blocked", "other", "unobserved" };
+	double tt = (double)ji(x, "thread_ns");
+	char d[32];
+
+	dur_text(tt, d, sizeof(d));
+	fprintf(f, "%s:", d);
+	for (int k = 1; k < 7; k++) {
+		double v = (double)ji(x, part_keys[k]);
+
+		dur_text(v, d, sizeof(d));
+		fprintf(f, "%s %s %s (%.0f%%)", k > 1 ? "," : "", lab[k - 1], d, tt > 0 ? 100.0 * v / tt : 0.0);
+	}
+	fputc('\n', f);
+}
+
+static void waits_text(FILE *f, json_t *a, const char *indent)
+{
+	json_t *w;
+	size_t i;
+
+	json_array_foreach(a, i, w) {
+		char fl[600], d[32];
+
+		if (i >= 5)
+			break;
+		file_label(json_object_get(w, "file"), fl, sizeof(fl));
+		dur_text((double)ji(w, "wait_ns"), d, sizeof(d));
+		fprintf(f, "%swaiting %s (%.0f%%) ", indent, d, json_real_value(json_object_get(w, "percent")));
+		if (json_object_get(w, "program")) {
+			put_safe(f, js(w, "program"));
+			fputc(' ', f);
+		}
+		fprintf(f, "in %s", json_is_string(json_object_get(w, "syscall")) ? js(w, "syscall") : "no system call");
+		if (json_is_object(json_object_get(w, "file"))) {
+			fputs(" on ", f);
+			put_safe(f, fl);
+		}
+		fprintf(f, " (%lld intervals)\n", (long long)ji(w, "intervals"));
+	}
+}
+
+void an_oscall_print(json_t *os, FILE *f)
+{
+	json_t *sc = json_object_get(os, "syscalls"), *oc = json_object_get(os, "offcpu"),
+	       *dc = json_object_get(os, "decomposition"), *x;
+	size_t i;
+	char a[32], b[32], c[32], d[32], e[32], fl[600];
+
+	if (!os)
+		return;
+	if (!strcmp(js(os, "status"), "failed")) {
+		absent_text(f, "system calls and off-CPU time", os);
+		return;
+	}
+	if (strcmp(js(sc, "status"), "ok")) {
+		absent_text(f, "system calls", sc);
+	} else {
+		json_t *raw = json_object_get(sc, "raw"), *st = json_object_get(sc, "stats");
+
+		fprintf(f, "\nsystem calls (exact counts and times; p50/p90/p99 marked ~ are estimates from the "
+			   "in-kernel histogram, within 12.5%%)\n");
+		if (json_is_object(st))
+			fprintf(f, "  %lld calls in %lld statistics (every syscall of the cohort); lost %lld, unattributed %lld\n",
+				(long long)ji(st, "calls"), (long long)ji(st, "stats"), (long long)ji(st, "lost"),
+				(long long)ji(st, "unattributed"));
+		if (json_is_object(raw))
+			fprintf(f, "  %lld raw call records (the I/O family), truncated %lld, lost %lld, unattributed %lld\n",
+				(long long)ji(raw, "calls"), (long long)ji(raw, "truncated"), (long long)ji(raw, "lost"),
+				(long long)ji(raw, "unattributed"));
+		fprintf(f, "  %-22s %-16s %-28s %8s %10s %10s %10s %10s %10s %s\n", "program (pid)", "syscall", "file",
+			"calls", "total", "p50~", "p90~", "p99~", "max", "errors, bytes");
+		json_array_foreach(json_object_get(sc, "rows"), i, x) {
+			char who[300];
+
+			if (i >= 10)
+				break;
+			snprintf(who, sizeof(who), "%s (%lld)", js(x, "program"), (long long)ji(x, "pid"));
+			file_label(json_object_get(x, "file"), fl, sizeof(fl));
+			dur_text((double)ji(x, "total_ns"), a, sizeof(a));
+			dt(x, "p50_ns", b, sizeof(b));
+			dt(x, "p90_ns", c, sizeof(c));
+			dt(x, "p99_ns", d, sizeof(d));
+			dur_text((double)ji(x, "max_ns"), e, sizeof(e));
+			fputs("  ", f);
+			put_safe(f, who);
+			fprintf(f, "%*s %-16s ", (int)(strlen(who) < 22 ? 22 - strlen(who) : 0), "", js(x, "syscall"));
+			put_safe(f, fl);
+			fprintf(f, "%*s %8lld %10s %10s %10s %10s %10s", (int)(strlen(fl) < 28 ? 28 - strlen(fl) : 0), "",
+				(long long)ji(x, "count"), a, b, c, d, e);
+			if (ji(x, "errors_total")) {
+				const char *k;
+				json_t *v;
+
+				json_object_foreach(json_object_get(x, "errors"), k, v)
+					fprintf(f, " %s %lld", k, (long long)json_integer_value(v));
+			}
+			if (json_object_get(x, "bytes"))
+				fprintf(f, " %lld B", (long long)ji(x, "bytes"));
+			fputc('\n', f);
+		}
+		if (ji(sc, "rows_total") > 10)
+			fprintf(f, "  (%lld more rows in --json)\n", (long long)(ji(sc, "rows_total") - 10));
+		if (json_array_size(json_object_get(sc, "errors"))) {
+			fputs("  errors:", f);
+			json_array_foreach(json_object_get(sc, "errors"), i, x)
+				fprintf(f, "%s %s %s x%lld", i ? "," : "", js(x, "syscall"), js(x, "error"),
+					(long long)ji(x, "count"));
+			fputc('\n', f);
+		}
+	}
+	if (strcmp(js(oc, "status"), "ok")) {
+		absent_text(f, "off-CPU", oc);
+	} else {
+		dur_text((double)ji(oc, "min_off_ns"), a, sizeof(a));
+		fprintf(f, "\noff-CPU (%lld intervals of at least %s; %lld shorter ones are in the thread totals only)\n",
+			(long long)ji(oc, "intervals"), a, (long long)ji(oc, "short_offs"));
+		fputs("  by state:", f);
+		json_array_foreach(json_object_get(oc, "by_state"), i, x) {
+			dur_text((double)ji(x, "off_ns"), a, sizeof(a));
+			fprintf(f, "%s %s %s (%lld)", i ? "," : "", js(x, "state"), a, (long long)ji(x, "intervals"));
+		}
+		fputs("\n  by syscall in progress:", f);
+		json_array_foreach(json_object_get(oc, "by_syscall"), i, x) {
+			if (i >= 8)
+				break;
+			dur_text((double)ji(x, "wait_ns"), a, sizeof(a));
+			fprintf(f, "%s %s %s waited (%lld)", i ? "," : "",
+				json_is_string(json_object_get(x, "syscall")) ? js(x, "syscall") : "none", a,
+				(long long)ji(x, "intervals"));
+		}
+		fputc('\n', f);
+		if (json_is_array(json_object_get(oc, "chains"))) {
+			json_array_foreach(json_object_get(oc, "chains"), i, x) {
+				if (i >= 5)
+					break;
+				dur_text((double)ji(x, "wait_ns"), a, sizeof(a));
+				fprintf(f, "  chain %s: ", a);
+				put_safe(f, js(x, "program"));
+				fprintf(f, " [%s] ", json_is_string(json_object_get(x, "syscall")) ? js(x, "syscall") : "-");
+				put_safe(f, js(x, "chain"));
+				fputc('\n', f);
+			}
+		} else {
+			fprintf(f, "  chains: %s\n", js(oc, "chains_reason"));
+		}
+	}
+	if (!strcmp(js(dc, "status"), "ok")) {
+		json_t *co = json_object_get(dc, "cohort");
+
+		fprintf(f, "\nthread time (per thread: on CPU + runqueue + sleeping + blocked + other + unobserved, exact)\n");
+		fprintf(f, "  cohort (%lld threads) ", (long long)ji(dc, "threads"));
+		parts_text(f, co);
+		waits_text(f, json_object_get(co, "waits"), "    ");
+		dur_text((double)ji(dc, "wait_unattributed_ns"), a, sizeof(a));
+		fprintf(f, "    not attributed: %s of the waits: %s\n", a, js(dc, "wait_unattributed_why"));
+		json_array_foreach(json_object_get(dc, "incarnations"), i, x) {
+			if (i >= 5)
+				break;
+			fputs("  ", f);
+			put_safe(f, js(x, "program"));
+			fprintf(f, " (pid %lld, %s, %lld thread%s) ", (long long)ji(x, "pid"), js(x, "inc"),
+				(long long)ji(x, "threads"), ji(x, "threads") == 1 ? "" : "s");
+			parts_text(f, x);
+			waits_text(f, json_object_get(x, "waits"), "    ");
+		}
+	}
+}
+
+static void csv_field(FILE *f, const char *s)
+{
+	fputc('"', f);
+	for (; s && *s; s++) {
+		if (*s == '"')
+			fputc('"', f);
+		fputc(*s, f);
+	}
+	fputc('"', f);
+}
+
+void an_oscall_csv(json_t *os, FILE *f)
+{
+	json_t *sc = json_object_get(os, "syscalls"), *oc = json_object_get(os, "offcpu"),
+	       *dc = json_object_get(os, "decomposition"), *x;
+	size_t i;
+	char fl[600];
+
+	fputs("\nsection,program,inc,pid,syscall,file,count,total_ns,min_ns,max_ns,p50_ns_estimate,p90_ns_estimate,"
+	      "p99_ns_estimate,errors,bytes\n", f);
+	if (strcmp(js(sc, "status"), "ok")) {
+		fprintf(f, "syscalls_status,%s,", js(sc, "status"));
+		csv_field(f, js(sc, "reason"));
+		fputc('\n', f);
+	}
+	json_array_foreach(json_object_get(sc, "rows"), i, x) {
+		fputs("syscall,", f);
+		csv_field(f, js(x, "program"));
+		fprintf(f, ",%s,%lld,%s,", js(x, "inc"), (long long)ji(x, "pid"), js(x, "syscall"));
+		file_label(json_object_get(x, "file"), fl, sizeof(fl));
+		csv_field(f, fl);
+		fprintf(f, ",%lld,%lld,%lld,%lld,%lld,%lld,%lld,%lld,", (long long)ji(x, "count"), (long long)ji(x, "total_ns"),
+			(long long)ji(x, "min_ns"), (long long)ji(x, "max_ns"), (long long)ji(x, "p50_ns"),
+			(long long)ji(x, "p90_ns"), (long long)ji(x, "p99_ns"), (long long)ji(x, "errors_total"));
+		if (json_object_get(x, "bytes"))
+			fprintf(f, "%lld", (long long)ji(x, "bytes"));
+		fputc('\n', f);
+	}
+	fputs("\nsection,state_or_syscall,intervals,off_ns,wait_ns,runq_ns\n", f);
+	if (strcmp(js(oc, "status"), "ok")) {
+		fprintf(f, "offcpu_status,%s,", js(oc, "status"));
+		csv_field(f, js(oc, "reason"));
+		fputc('\n', f);
+	}
+	json_array_foreach(json_object_get(oc, "by_state"), i, x)
+		fprintf(f, "offcpu_state,%s,%lld,%lld,%lld,%lld\n", js(x, "state"), (long long)ji(x, "intervals"),
+			(long long)ji(x, "off_ns"), (long long)ji(x, "wait_ns"), (long long)ji(x, "runq_ns"));
+	json_array_foreach(json_object_get(oc, "by_syscall"), i, x)
+		fprintf(f, "offcpu_syscall,%s,%lld,%lld,%lld,%lld\n",
+			json_is_string(json_object_get(x, "syscall")) ? js(x, "syscall") : "", (long long)ji(x, "intervals"),
+			(long long)ji(x, "off_ns"), (long long)ji(x, "wait_ns"), (long long)ji(x, "runq_ns"));
+	fputs("\nsection,scope,program,inc,pid,tid,thread_ns,on_cpu_ns,runq_ns,sleep_ns,blocked_ns,other_ns,"
+	      "unobserved_ns\n", f);
+	if (!strcmp(js(dc, "status"), "ok")) {
+		json_t *co = json_object_get(dc, "cohort");
+
+		fprintf(f, "thread_time,cohort,,,,,");
+		for (int k = 0; k < 7; k++)
+			fprintf(f, "%s%lld", k ? "," : "", (long long)ji(co, part_keys[k]));
+		fputc('\n', f);
+		json_array_foreach(json_object_get(dc, "incarnations"), i, x) {
+			fputs("thread_time,incarnation,", f);
+			csv_field(f, js(x, "program"));
+			fprintf(f, ",%s,%lld,,", js(x, "inc"), (long long)ji(x, "pid"));
+			for (int k = 0; k < 7; k++)
+				fprintf(f, "%s%lld", k ? "," : "", (long long)ji(x, part_keys[k]));
+			fputc('\n', f);
+		}
+		json_array_foreach(json_object_get(dc, "thread_list"), i, x) {
+			fprintf(f, "thread_time,thread,,%s,%lld,%lld,", js(x, "inc"), (long long)ji(x, "pid"),
+				(long long)ji(x, "tid"));
+			for (int k = 0; k < 7; k++)
+				fprintf(f, "%s%lld", k ? "," : "", (long long)ji(x, part_keys[k]));
+			fputc('\n', f);
+		}
+	}
+}
+
+static void hesc(FILE *f, const char *s)
+{
+	for (; s && *s; s++)
+		switch (*s) {
+		case '<': fputs("&lt;", f); break;
+		case '>': fputs("&gt;", f); break;
+		case '&': fputs("&amp;", f); break;
+		case '"': fputs("&quot;", f); break;
+		default: fputc(*s, f);
+		}
+}
+
+void an_oscall_html(json_t *os, FILE *f)
+{
+	json_t *sc = json_object_get(os, "syscalls"), *oc = json_object_get(os, "offcpu"),
+	       *dc = json_object_get(os, "decomposition"), *x;
+	size_t i;
+	char fl[600], a[32], b[32], c[32], d[32], e[32];
+
+	fputs("<section id=\"oscall\">\n<h2>System calls and off-CPU time</h2>\n", f);
+	if (strcmp(js(sc, "status"), "ok")) {
+		fprintf(f, "<p class=\"mut\">System calls: %s: ", js(sc, "status"));
+		hesc(f, js(sc, "reason"));
+		fputs("</p>\n", f);
+	} else {
+		fputs("<p>Exact counts and times; p50/p90/p99 marked ~ are estimates from the in-kernel histogram "
+		      "(within 12.5%).</p>\n<div class=\"scroll\"><table><tr><th>program</th><th class=\"num\">pid</th>"
+		      "<th>syscall</th><th>file</th><th class=\"num\">calls</th><th class=\"num\">total</th>"
+		      "<th class=\"num\">p50~</th><th class=\"num\">p90~</th><th class=\"num\">p99~</th>"
+		      "<th class=\"num\">max</th><th class=\"num\">errors</th><th class=\"num\">bytes</th></tr>\n", f);
+		json_array_foreach(json_object_get(sc, "rows"), i, x) {
+			file_label(json_object_get(x, "file"), fl, sizeof(fl));
+			dur_text((double)ji(x, "total_ns"), a, sizeof(a));
+			dt(x, "p50_ns", b, sizeof(b));
+			dt(x, "p90_ns", c, sizeof(c));
+			dt(x, "p99_ns", d, sizeof(d));
+			dur_text((double)ji(x, "max_ns"), e, sizeof(e));
+			fputs("<tr><td>", f);
+			hesc(f, js(x, "program"));
+			fprintf(f, "</td><td class=\"num\">%lld</td><td>", (long long)ji(x, "pid"));
+			hesc(f, js(x, "syscall"));
+			fputs("</td><td>", f);
+			hesc(f, fl);
+			fprintf(f, "</td><td class=\"num\">%lld</td><td class=\"num\">%s</td><td class=\"num\">~%s</td>"
+				   "<td class=\"num\">~%s</td><td class=\"num\">~%s</td><td class=\"num\">%s</td>"
+				   "<td class=\"num\">%lld</td><td class=\"num\">",
+				(long long)ji(x, "count"), a, b, c, d, e, (long long)ji(x, "errors_total"));
+			if (json_object_get(x, "bytes"))
+				fprintf(f, "%lld", (long long)ji(x, "bytes"));
+			fputs("</td></tr>\n", f);
+		}
+		fputs("</table></div>\n", f);
+	}
+	if (strcmp(js(oc, "status"), "ok")) {
+		fprintf(f, "<p class=\"mut\">Off-CPU: %s: ", js(oc, "status"));
+		hesc(f, js(oc, "reason"));
+		fputs("</p>\n", f);
+	} else {
+		fputs("<h3>Off-CPU intervals by state and system call in progress</h3>\n<div class=\"scroll\"><table>"
+		      "<tr><th>state / syscall</th><th class=\"num\">intervals</th><th class=\"num\">off-CPU</th>"
+		      "<th class=\"num\">waiting</th><th class=\"num\">runqueue</th></tr>\n", f);
+		for (int pass = 0; pass < 2; pass++)
+			json_array_foreach(json_object_get(oc, pass ? "by_syscall" : "by_state"), i, x) {
+				dur_text((double)ji(x, "off_ns"), a, sizeof(a));
+				dur_text((double)ji(x, "wait_ns"), b, sizeof(b));
+				dur_text((double)ji(x, "runq_ns"), c, sizeof(c));
+				fprintf(f, "<tr><td>%s ", pass ? "syscall" : "state");
+				hesc(f, pass ? (json_is_string(json_object_get(x, "syscall")) ? js(x, "syscall") : "none")
+					     : js(x, "state"));
+				fprintf(f, "</td><td class=\"num\">%lld</td><td class=\"num\">%s</td><td class=\"num\">%s</td>"
+					   "<td class=\"num\">%s</td></tr>\n", (long long)ji(x, "intervals"), a, b, c);
+			}
+		fputs("</table></div>\n", f);
+	}
+	if (!strcmp(js(dc, "status"), "ok")) {
+		static const char *const lab[] = { "thread time", "on CPU", "runqueue", "sleeping", "blocked", "other",
+						   "unobserved" };
+
+		fputs("<h3>Thread time decomposed</h3>\n<div class=\"scroll\"><table><tr><th>scope</th>", f);
+		for (int k = 0; k < 7; k++)
+			fprintf(f, "<th class=\"num\">%s</th>", lab[k]);
+		fputs("</tr>\n", f);
+		for (int pass = 0; pass < 2; pass++) {
+			json_t *arr = pass ? json_object_get(dc, "incarnations") : NULL;
+			size_t n = pass ? json_array_size(arr) : 1;
+
+			for (i = 0; i < n; i++) {
+				x = pass ? json_array_get(arr, i) : json_object_get(dc, "cohort");
+				fputs("<tr><td>", f);
+				if (pass) {
+					hesc(f, js(x, "program"));
+					fprintf(f, " (pid %lld)", (long long)ji(x, "pid"));
+				} else {
+					fputs("cohort", f);
+				}
+				fputs("</td>", f);
+				for (int k = 0; k < 7; k++) {
+					dur_text((double)ji(x, part_keys[k]), a, sizeof(a));
+					fprintf(f, "<td class=\"num\">%s</td>", a);
+				}
+				fputs("</tr>\n", f);
+			}
+		}
+		fputs("</table></div>\n<p class=\"mut\">", f);
+		hesc(f, js(dc, "note"));
+		fputs("</p>\n", f);
+	}
+	fputs("</section>\n", f);
+}

@@ -26,6 +26,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 
 #include <jansson.h>
 
@@ -61,5 +62,11 @@ json_t *an_oscall_compare(json_t *a, json_t *b);
 typedef int (*an_os_emit_fn)(void *ctx, const char *name, const char *cat, int64_t pid, int64_t tid, int64_t begin,
 			     int64_t end, json_t *args);
 int an_oscall_trace(const struct pmu_bundle *b, int rep, an_os_emit_fn emit, void *ctx);
+
+/* The section rendered: text (for a terminal: control characters shown as
+ * '?'), CSV tables, and an HTML <section> (escaped), to f. */
+void an_oscall_print(json_t *os, FILE *f);
+void an_oscall_csv(json_t *os, FILE *f);
+void an_oscall_html(json_t *os, FILE *f);
 
 #endif

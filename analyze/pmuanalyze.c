@@ -33,6 +33,7 @@
 #include "export.h"
 #include "html.h"
 #include "model.h"
+#include "oscall.h"
 #include "spec.h"
 #include "util.h"
 
@@ -867,6 +868,7 @@ static void print_single(json_t *rep)
 	printf("\ndominant cost: %s\n", sget(json_object_get(rep, "dominant_cost"), "statement"));
 	print_programs(rep);
 	print_profile(rep);
+	an_oscall_print(json_object_get(rep, "oscall"), stdout);
 	printf("\n");
 	print_not_measured(rep);
 	printf("\ncollectors\n");
@@ -1020,6 +1022,31 @@ static void print_compare(json_t *report)
 				printf("%s%s", n++ ? ", " : "\nnot compared (no value in A or in B): ", sget(x, "name"));
 		if (n)
 			printf("\n");
+	}
+	{
+		json_t *sd = json_object_get(cmp, "syscalls"), *r;
+		size_t k;
+
+		if (strcmp(sget(sd, "status"), "ok")) {
+			printf("\nsystem calls not compared: %s\n", sget(sd, "reason"));
+		} else {
+			printf("\nsystem calls: B - A per syscall (one run each: exact counts and times; p50 ~ estimates), "
+			       "largest change in time first\n");
+			json_array_foreach(json_object_get(sd, "rows"), k, r) {
+				char ta[32], tb[32];
+
+				if (k >= 10)
+					break;
+				fmt_ns((double)json_integer_value(json_object_get(r, "total_ns_a")), ta, sizeof(ta));
+				fmt_ns((double)json_integer_value(json_object_get(r, "total_ns_b")), tb, sizeof(tb));
+				printf("  %-18s calls %lld -> %lld (%+lld), time %s -> %s%s\n", sget(r, "syscall"),
+				       (long long)json_integer_value(json_object_get(r, "count_a")),
+				       (long long)json_integer_value(json_object_get(r, "count_b")),
+				       (long long)json_integer_value(json_object_get(r, "count_delta")), ta, tb,
+				       strcmp(sget(r, "presence"), "both") ? strcmp(sget(r, "presence"), "only-a") ? " (only in B)"
+														     : " (only in A)" : "");
+			}
+		}
 	}
 	{
 		json_t *pd = json_object_get(cmp, "profile"), *pr, *f;
@@ -1255,6 +1282,7 @@ static void csv_single(json_t *rep)
 		}
 	}
 	csv_profile(json_object_get(rep, "profile"));
+	an_oscall_csv(json_object_get(rep, "oscall"), stdout);
 	printf("\ntable,metric,unit,n,median,min,max,q1,q3,mad,estimate,status\n");
 	json_array_foreach(json_object_get(json_object_get(rep, "repetitions"), "summary"), i, s) {
 		printf("metrics,");
