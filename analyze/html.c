@@ -2006,7 +2006,9 @@ int an_html(json_t *report, json_t *flame, FILE *out)
 		processes(out, report);
 		if (flame)
 			flame_graph(out, report, flame);
-		if (json_object_get(report, "oscall"))
+		/* a bundle without any OS-event stream: its absence is in the
+		 * collectors' table and in the text and JSON reports */
+		if (!strcmp(sget(json_object_get(report, "oscall"), "status"), "ok"))
 			an_oscall_html(json_object_get(report, "oscall"), out);
 		counters(out, report);
 		phases(out, report);

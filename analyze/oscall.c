@@ -1109,9 +1109,13 @@ static json_t *absent(json_t *fates, const char *coll, const char *what)
 		snprintf(why, sizeof(why), "the %s collector ran but wrote no %s", coll, what);
 		return json_pack("{s:s,s:s,s:s}", "status", "empty", "reason", why, "remedy", "");
 	}
-	return json_pack("{s:s,s:O,s:O}", "status", !strcmp(st, "not-requested") ? "not-requested" : st, "reason",
-			 json_object_get(f, "reason") ?: json_string("?"), "remedy",
-			 json_object_get(f, "remedy") ?: json_string(""));
+	if (!strcmp(st, "not-requested") && !*(json_string_value(json_object_get(f, "reason")) ?: "")) {
+		snprintf(why, sizeof(why), "the %s collector was not requested", coll);
+		return json_pack("{s:s,s:s,s:s}", "status", "not-requested", "reason", why, "remedy",
+				 "record with pmurec --mode full");
+	}
+	return json_pack("{s:s,s:O,s:O}", "status", st, "reason", json_object_get(f, "reason") ?: json_string("?"),
+			 "remedy", json_object_get(f, "remedy") ?: json_string(""));
 }
 
 static json_t *syscalls_json(struct os *o, json_t *fates)
