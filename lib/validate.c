@@ -62,8 +62,9 @@ void pmu_v_report_sev(struct v *v, enum pmu_check c, enum pmu_severity sev, cons
 
 /*
  * Stream kinds that one collector alone writes (spec 1.6: the sampling
- * collector's samples and maps, section 22); the others are any
- * collector's.  A samples.jsonl under another collector is no stream the
+ * collector's samples and maps, section 22; spec 1.7: the syscalls
+ * collector's syscalls and syscall-stats, the sched collector's sched,
+ * section 23); the others are any collector's.  A samples.jsonl under another collector is no stream the
  * spec defines (FILE-UNKNOWN).
  */
 static const struct {
@@ -71,6 +72,10 @@ static const struct {
 } stream_owner[] = {
 	{ "samples", "sampling" },
 	{ "maps", "sampling" },
+	/* spec 1.7: the OS-event collectors' (section 23) */
+	{ "syscalls", "syscalls" },
+	{ "syscall-stats", "syscalls" },
+	{ "sched", "sched" },
 };
 
 static bool stream_owned_by(const struct pmu_streamdef *sd, const char *coll, size_t len)

@@ -11,6 +11,8 @@
  *   validate_samples.c the sampling collector's files (spec 1.6): samples and
  *                      maps streams, retained files (their ELF build-id notes,
  *                      lib/elfnote.h), perf.data (lib/perfdata.h's scanner)
+ *   validate_os.c      the OS-event collectors' streams (spec 1.7): syscalls,
+ *                      syscall-stats and sched
  *   validate_jobs.c    events streams in parallel, findings replayed in order
  * One struct v carries a validation's state through all of them; nothing
  * lives at file scope.  The helpers defined here are static inline because
@@ -404,6 +406,7 @@ typedef void (*lmask_fn)(const char *p, struct lmask *m);
 struct counts_state;
 struct samples_state;
 struct maps_state;
+struct os_state;
 
 /* One stream being checked, for the rules of its kind. */
 struct stream_state {
@@ -425,6 +428,8 @@ struct stream_state {
 	/* samples, maps (validate_samples.c) */
 	struct samples_state *ss;
 	struct maps_state *ms;
+	/* syscalls, syscall-stats, sched (validate_os.c) */
+	struct os_state *os;
 };
 
 /* pmu_jrec_get(), inlined: the key is a literal, its length a constant.
@@ -480,6 +485,10 @@ void pmu_v_check_stream(struct v *v, const struct pmu_streamdef *sd, const char 
 void pmu_v_time_order(struct v *v, struct stream_state *s, uint64_t rec, const char *what, uint64_t t);
 struct inc *pmu_v_attribute(struct v *v, const char *file, uint64_t rec, const struct pmu_jrec *r, bool has_pid,
 			    uint64_t t0, uint64_t t1);
+/* The same for a record of a process (inc and pid, no tid); the life from
+ * t0 to t1 only when timed. */
+struct inc *pmu_v_attribute_proc(struct v *v, const char *file, uint64_t rec, const struct pmu_jrec *r, uint64_t t0,
+				 uint64_t t1, bool timed);
 
 /* ---- samples and maps (validate_samples.c) ------------------------------ */
 
@@ -496,6 +505,16 @@ void pmu_v_maps_end(struct v *v, struct stream_state *s);
 bool pmu_v_sampling_file(const char *rel, int k);
 /* After every repetition: retained files named, perf.data beside samples. */
 void pmu_v_check_sampling_files(struct v *v);
+
+/* ---- syscalls, syscall-stats and sched (validate_os.c) ------------------ */
+
+/* 0 syscalls, 1 syscall-stats, 2 sched; -1 for the other kinds. */
+int pmu_v_os_kind(const struct pmu_streamdef *sd);
+/* The state of such a stream s (others: none); 0 or PMU_ERR_NOMEM.
+ * pmu_v_os_end() releases it. */
+int pmu_v_os_begin(struct stream_state *s);
+void pmu_v_on_os(struct v *v, struct stream_state *s, uint64_t rec, const struct pmu_jrec *r, const char *type);
+void pmu_v_os_end(struct v *v, struct stream_state *s);
 
 /* ---- events streams in parallel (validate_jobs.c) ----------------------- */
 

@@ -115,6 +115,35 @@ struct inc *pmu_v_attribute(struct v *v, const char *file, uint64_t rec, const s
 	return attribute(v, file, rec, r, has_pid, t0, t1, &slot);
 }
 
+struct inc *pmu_v_attribute_proc(struct v *v, const char *file, uint64_t rec, const struct pmu_jrec *r, uint64_t t0,
+				 uint64_t t1, bool timed)
+{
+	const struct pmu_jfield *inc = rf(r, "inc");
+	uint64_t pid = ri(r, "pid");
+	struct inc *in;
+
+	if (!v->cohort_ok || !inc)
+		return NULL;
+	eval(v, PMU_CHECK_ATTRIBUTION);
+	in = pmu_v_find_inc(v, inc->s, inc->slen);
+	if (!in) {
+		report(v, PMU_CHECK_ATTRIBUTION, file, rec, "incarnation '%.*s' is not in the cohort",
+		       (int)inc->slen, inc->s);
+		return NULL;
+	}
+	if ((int64_t)pid != in->pid) {
+		report(v, PMU_CHECK_ATTRIBUTION, file, rec, "pid %llu is not incarnation '%s' (pid %lld)",
+		       (unsigned long long)pid, in->id, (long long)in->pid);
+		return NULL;
+	}
+	if (timed && (t0 < in->start || t1 > in->end)) {
+		report(v, PMU_CHECK_ATTRIBUTION, file, rec, "at %llu incarnation '%s' was not alive",
+		       (unsigned long long)(t0 < in->start ? t0 : t1), in->id);
+		return NULL;
+	}
+	return in;
+}
+
 /* ---- header, time order, spans, events, lifecycles ---------------------- */
 
 static void check_header(struct v *v, struct stream_state *s, const char *line, size_t len)
@@ -953,7 +982,7 @@ static void counts_end(struct v *v, struct stream_state *s)
 void pmu_v_check_stream(struct v *v, const struct pmu_streamdef *sd, const char *file, const char *coll)
 {
 	struct stream_state s = { sd, file, coll, 0, false, -1, { 0 }, false, "", 0, NULL, 0, false, false,
-				  NULL, NULL };
+				  NULL, NULL, NULL };
 	struct shapes *shp;
 	struct lines l;
 	const char *line = NULL, *why;
@@ -979,9 +1008,10 @@ void pmu_v_check_stream(struct v *v, const struct pmu_streamdef *sd, const char 
 	bool is_spans = !strcmp(sd->kind, "spans"), is_lifecycle = !strcmp(sd->kind, "lifecycle"),
 	     is_counts = !strcmp(sd->kind, "counts"), is_cohort = !strcmp(sd->kind, "cohort"),
 	     is_samples = !strcmp(sd->kind, "samples"), is_maps = !strcmp(sd->kind, "maps"),
-	     is_events = !is_spans && !is_lifecycle && !is_counts && !is_cohort && !is_samples && !is_maps;
+	     is_os = pmu_v_os_kind(sd) >= 0,
+	     is_events = !is_spans && !is_lifecycle && !is_counts && !is_cohort && !is_samples && !is_maps && !is_os;
 
-	if (pmu_v_samples_begin(&s)) {
+	if (pmu_v_samples_begin(&s) || pmu_v_os_begin(&s)) {
 		report(v, PMU_CHECK_JSON_SYNTAX, file, 0, "out of memory");
 		pmu_v_lines_close(&l);
 		return;
@@ -1087,6 +1117,8 @@ accepted:
 			pmu_v_on_samples(v, &s, l.lineno, &v->rec, rd->type);
 		else if (is_maps)
 			pmu_v_on_maps(v, &s, l.lineno, &v->rec, rd->type);
+		else if (is_os)
+			pmu_v_on_os(v, &s, l.lineno, &v->rec, rd->type);
 		else
 			on_event(v, &s, l.lineno, &v->rec, rd->type);
 	}
@@ -1106,6 +1138,8 @@ accepted:
 		pmu_v_samples_end(v, &s);
 	if (s.ms)
 		pmu_v_maps_end(v, &s);
+	if (s.os)
+		pmu_v_os_end(v, &s);
 	if (!strcmp(sd->kind, "events") && v->cohort_ok) {
 		eval(v, PMU_CHECK_PAIRING);
 		for (size_t i = 0; i < v->nslots; i++)

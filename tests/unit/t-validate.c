@@ -417,6 +417,47 @@ static void test_sampled_shapes(void)
 	free(full.buf);
 }
 
+/*
+ * The OS-event collectors' streams (spec 1.7) through the shapes and
+ * through the full parser: the same findings in the same order, on the
+ * committed oscall fixture, its mutations and its --loss variant.
+ */
+static void test_oscall_shapes(void)
+{
+	static const char *const bundles[] = {
+		"fixtures/valid/oscall",
+		"fixtures/invalid/SYSCALLS-SHAPE/bundle",
+		"fixtures/invalid/SYSCALL-STATS/bundle",
+		"fixtures/invalid/SCHED-SHAPE/bundle",
+		NULL, /* mkfixture oscall --loss */
+	};
+	const char *build = getenv("PMU_BUILD");
+	char loss[600], cmd[1400];
+	struct log fast = { 0 }, full = { 0 };
+	struct pmu_validate_result rf, rs;
+
+	if (access("fixtures/valid/oscall/bagit.txt", R_OK)) {
+		skip("fixtures/valid/oscall: not run from the source tree");
+		return;
+	}
+	snprintf(loss, sizeof(loss), "%s/oscall-loss.bundle", dir);
+	snprintf(cmd, sizeof(cmd), "'%s/mkfixture' oscall '%s' --loss >/dev/null", build ? build : "build", loss);
+	ok(system(cmd) == 0, "mkfixture oscall --loss");
+	for (size_t i = 0; i < sizeof(bundles) / sizeof(*bundles); i++) {
+		const char *b = bundles[i] ? bundles[i] : loss;
+		int e1 = validate_log(b, true, PMU_LINE_MASKS_NONE, &full, &rs);
+		int e2 = validate_log(b, false, PMU_LINE_MASKS_AUTO, &fast, &rf);
+
+		ok(e1 == 0 && e2 == 0 && rs.errors == rf.errors && rs.warnings == rf.warnings &&
+		   (full.len == 0 ? fast.len == 0 : fast.len == full.len && !memcmp(fast.buf, full.buf, full.len)),
+		   "%s: the same %u errors and %u warnings through the shapes (%llu records) and the full parser",
+		   b, rf.errors, rf.warnings, (unsigned long long)rf.shape_records);
+		ok(i == 0 ? rf.errors == 0 : rf.errors > 0, "%s: %s", b, i == 0 ? "valid" : "invalid");
+	}
+	free(fast.buf);
+	free(full.buf);
+}
+
 int main(void)
 {
 	char small[600], large[600];
@@ -443,6 +484,7 @@ int main(void)
 	(void)r3;
 	test_shapes();
 	test_sampled_shapes();
+	test_oscall_shapes();
 	pmu_rm_rf(AT_FDCWD, dir);
 	return done_testing();
 }
