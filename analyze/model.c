@@ -2602,6 +2602,26 @@ json_t *an_load(const char *path, bool allow_invalid, int trace_rep, const char 
 							 "intervals", "status", "failed", "reason",
 							 json_object_get(osj, "reason"), "remedy",
 							 json_object_get(osj, "remedy")));
+	{
+		/* loss of OS events (tolerated by --allow-loss, else the bundle is
+		 * invalid): said in the not-measured list as well as the section */
+		json_t *sc = json_object_get(osj, "syscalls");
+		json_int_t lr = json_integer_value(json_object_get(json_object_get(sc, "raw"), "lost")),
+			   ls = json_integer_value(json_object_get(json_object_get(sc, "stats"), "lost")),
+			   lo = json_integer_value(json_object_get(json_object_get(osj, "offcpu"), "lost"));
+
+		if (lr > 0 || ls > 0 || lo > 0) {
+			char why[400];
+
+			snprintf(why, sizeof(why), "%lld raw call records lost, %lld calls in no statistic, %lld scheduling "
+				 "records lost (the bundle tolerates loss: pmurec --allow-loss); the counts and times "
+				 "shown are lower bounds", (long long)lr, (long long)ls, (long long)lo);
+			json_array_append_new(missing, json_pack("{s:s,s:s,s:s,s:s}", "what", "system calls and off-CPU "
+								 "intervals (loss)", "status", "degraded", "reason", why,
+								 "remedy", "record again with larger rings (pmurec "
+								 "--syscall-ring-kb) or fewer calls"));
+		}
+	}
 	wt = wall_time(&fr.s, k, run, fates, osj, &attributing);
 	progs = programs(&fr.s);
 	/* the off-CPU time is a measurement this recording does not have:

@@ -1413,6 +1413,11 @@ static int write_folded(struct os *o, const char *path)
 	return an_out_close(&out, !ferror(f));
 }
 
+static bool is_child_wait(const char *sc)
+{
+	return !strcmp(sc, "wait4") || !strcmp(sc, "waitid") || !strcmp(sc, "waitpid");
+}
+
 static void os_free(struct os *o)
 {
 	for (size_t i = 0; i < o->ninc; i++) {
@@ -1489,8 +1494,11 @@ json_t *an_oscall_load(const struct pmu_bundle *b, int rep, json_t *fates, const
 			if (!(v[i]->hist = calloc(OS_HB, sizeof(uint64_t))))
 				o.nomem = true;
 		free(v);
+		/* a wait for a child (wait4, waitid, waitpid) holds the child's own
+		 * time, which its own waits name: never the blocking cost itself */
 		for (size_t i = 0; i < o.waits.n; i++)
-			if (o.waits.v[i].b != OS_NONE && (!o.dom || wsum(&o.waits.v[i]) > wsum(o.dom)))
+			if (o.waits.v[i].b != OS_NONE && !is_child_wait(name_of(&o, o.waits.v[i].b)) &&
+			    (!o.dom || wsum(&o.waits.v[i]) > wsum(o.dom)))
 				o.dom = &o.waits.v[i];
 		if (o.dom)
 			for (size_t i = 0; i < o.incw.n; i++)
@@ -1587,7 +1595,8 @@ bool an_oscall_statement(json_t *os, double wall_ns, bool off_cpu_dominates, cha
 
 		grouped_u((uint64_t)json_integer_value(json_object_get(bl, "calls")), c, sizeof(c));
 		dur_text((double)json_integer_value(json_object_get(bl, "p50_ns")), p50, sizeof(p50));
-		snprintf(calls, sizeof(calls), ": %s calls, p50 ~%s (estimate from the histogram)", c, p50);
+		snprintf(calls, sizeof(calls), ": %s call%s, p50 ~%s (estimate from the histogram)", c,
+			 json_integer_value(json_object_get(bl, "calls")) == 1 ? "" : "s", p50);
 	}
 	if (json_is_object(dec) && json_object_get(dec, "wait_unattributed_ns")) {
 		json_t *c = json_object_get(dec, "cohort");

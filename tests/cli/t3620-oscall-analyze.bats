@@ -194,7 +194,7 @@ EOF
 True 3"
 }
 
-@test "memory stays flat: 300000 raw calls and off intervals" {
+@test "memory stays flat: 300000 raw calls" {
 	b=$(os big)
 	$PY - "$b" <<'EOF'
 import json, sys
@@ -229,6 +229,29 @@ EOF
 	run q "$T/big.json" 'o["syscalls"]["raw"]["calls"]'
 	assert_output "300009"
 	rss_under "$(cat "$T/rss")" 65536
+}
+
+@test "mkfixture oscall: the writer's fdatasync is the dominant cost, not the shell's wait for it" {
+	b=$(mk o oscall)
+	pmuanalyze --json "$b" >"$T/o.json"
+	run q "$T/o.json" 'd["dominant_cost"]["level"], o["blocked"]["program"], o["blocked"]["syscall"], o["blocked"]["file"]["path"], o["blocked"]["calls"]'
+	assert_output "('blocked', 'writer', 'fdatasync', '/var/tmp/y', 3)"
+	run pmuanalyze "$b"
+	assert_output --regexp "dominant cost: writer \(1 process\) was blocked [0-9]+% of wall time in fdatasync on /var/tmp/y: 3 calls, p50 ~"
+	run schema_check "$T/o.json"
+	assert_output "schema errors: 0"
+}
+
+@test "mkfixture oscall --loss, tolerated: the loss is reported in the section and in what was not measured" {
+	b=$(mk o oscall)
+	rm -rf "$b"
+	mkfixture oscall "$b" --loss --tolerate-loss >/dev/null
+	pmuanalyze --json "$b" >"$T/l.json"
+	run q "$T/l.json" 'o["syscalls"]["raw"]["lost"], o["syscalls"]["stats"]["lost"], o["offcpu"]["lost"]'
+	assert_output "(3, 1, 1)"
+	run pmuanalyze "$b"
+	assert_output --partial "system calls and off-CPU intervals (loss) degraded     3 raw call records lost, 1 calls in no statistic, 1 scheduling records lost"
+	assert_output --partial "raw call records (the I/O family), truncated 0, lost 3"
 }
 
 # ---- real recordings: the syscalls and sched collectors of this host ----------------

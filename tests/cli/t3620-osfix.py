@@ -91,7 +91,7 @@ Y = {"t_ns": "ns", "dur_ns": "ns", "seq": "count", "pid": "id", "tid": "id", "nr
      "ncpus": "count", "max_output_bytes": "bytes", "cpu": "id", "lost": "count", "calls": "count",
      "fd_records": "count", "seq_end": "count", "unattributed": "count", "truncated": "count", "malformed": "count"}
 cfg = {"type": "config", "mechanism": "raw_tp sys_enter/sys_exit (eBPF)", "filter": "members",
-       "raw_calls": "openat write fdatasync close", "ring_bytes": 4194304, "ncpus": 2, "arch": "x86_64",
+       "raw_calls": "openat read write fdatasync close", "ring_bytes": 4194304, "ncpus": 2, "arch": "x86_64",
        "clock": "monotonic"}
 fd0 = {"type": "fd", "t_ns": 1000001000, "inc": "i1", "pid": 5000, "fd": 1, "dev": "0:25", "ino": 7,
        "ftype": "chr", "path": "/dev/null", "path_source": "proc-fd"}
@@ -130,7 +130,7 @@ if sched:
         assert unobs >= 0
         return {"type": "thread", "t_ns": t, "inc": inc, "pid": pid, "tid": tid, "start_ns": start, "exited": True,
                 "on_cpu_ns": on, "runq_ns": runq, "sleep_ns": sleep, "blocked_ns": blocked, "other_ns": other,
-                "unobserved_ns": unobs, "voluntary": 3, "involuntary": 1, "migrations": 1}
+                "unobserved_ns": unobs, "voluntary": 20, "involuntary": 5, "migrations": 1}
     blocked = sum(o["wait_ns"] for o in offs if o["tid"] == 5000 and o["state"] == "D")
     runq = sum(o["runq_ns"] for o in offs if o["tid"] == 5000)
     thr = [thread("i1", 5000, 5003, 1000500000, 1000600000, 60000, 0, 40000, 0),
