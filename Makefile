@@ -194,7 +194,7 @@ $(BUILD)/backends/linux/syscalls.o $(BUILD)/backends/linux/sched.o: ALL_CFLAGS +
 BE_OBJ          := $(filter-out $(BUILD)/backends/linux/follow_bpf.o,$(BE_OBJ)) $(BUILD)/backends/linux/bpf/follow_none.o
 $(BUILD)/backends/linux/bpf/follow_none.o: ALL_CFLAGS += -DPMU_BPF_UNBUILT="\"$(BPF_MISSING)\""
 endif
-$(BUILD)/fuzz/fuzz-bpfrec: tests/fuzz/fuzz-bpfrec.c backends/linux/bpf/decode.c $(LIB_SRC) $(wildcard lib/*.h lib/*.def) $(BUILD)/gen/sysnames.inc
+$(BUILD)/fuzz/fuzz-bpfrec: tests/fuzz/fuzz-bpfrec.c backends/linux/bpf/decode.c $(LIB_SRC) $(wildcard lib/*.h lib/*.def) $(BUILD)/gen/sysnames.inc $(BUILD)/gen/ioctlnames.inc
 	$(call msg,FUZZ,$@)
 	@mkdir -p $(dir $@)
 	$(Q)clang -std=gnu11 -D_GNU_SOURCE -g -O1 -Ilib -Ibackends -I$(BUILD)/gen $(PKG_CFLAGS) -DPMU_VERSION='"$(VERSION)"' \
@@ -225,6 +225,13 @@ $(BUILD)/gen/sysnames.inc:
 	$(Q)echo '#include <sys/syscall.h>' | $(CC) -dM -E -x c - | \
 		sed -n 's/^#define __NR_\([a-z0-9_]*\) .*/SYS(\1)/p' | grep -v '^SYS(syscalls)$$' | sort -u >$@.tmp && mv $@.tmp $@
 $(BUILD)/lib/sysname.o: $(BUILD)/gen/sysnames.inc
+# The target's ioctl request names (lib/ioctlname.c): the request macros of
+# the uapi headers lib/ioctlhdrs.h lists, evaluated by the compiler in use
+$(BUILD)/gen/ioctlnames.inc: lib/ioctlhdrs.h scripts/gen-ioctlnames
+	$(call msg,GEN,$@)
+	@mkdir -p $(dir $@)
+	$(Q)scripts/gen-ioctlnames $@ $(CC) $(ALL_CFLAGS)
+$(BUILD)/lib/ioctlname.o: $(BUILD)/gen/ioctlnames.inc
 
 $(LIB_A): $(LIB_OBJ)
 	$(call msg,AR,$@)
@@ -371,7 +378,7 @@ fixtures: all
 # Fuzzing: each harness links the library sources directly under clang's
 # libFuzzer with ASan/UBSan, seeded from the fixtures.
 FUZZ_BIN := $(FUZZ_SRC:tests/fuzz/%.c=$(BUILD)/fuzz/%)
-$(BUILD)/fuzz/%: tests/fuzz/%.c $(LIB_SRC) $(wildcard lib/*.h lib/*.def) $(BUILD)/gen/sysnames.inc
+$(BUILD)/fuzz/%: tests/fuzz/%.c $(LIB_SRC) $(wildcard lib/*.h lib/*.def) $(BUILD)/gen/sysnames.inc $(BUILD)/gen/ioctlnames.inc
 	$(call msg,FUZZ,$@)
 	@mkdir -p $(dir $@)
 	$(Q)clang -std=gnu11 -D_GNU_SOURCE -g -O1 -Ilib -Ibackends -I$(BUILD)/gen $(PKG_CFLAGS) -DPMU_VERSION='"$(VERSION)"' \

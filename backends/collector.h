@@ -120,6 +120,8 @@ struct pmu_run_config {
 	 * (syscalls) keeps its raw records within it and records the
 	 * truncation; its statistics are never cut */
 	uint64_t max_output_bytes;
+	/* --syscall-ring-kb: the syscalls collector's BPF ring (0: its default) */
+	unsigned syscall_ring_kb;
 };
 
 /* Whether the follower in use holds each new task before it runs

@@ -118,8 +118,11 @@ static const char usage[] =
 	"      --sample-ring-kb KB each CPU's ring buffer (default: from\n"
 	"                          kernel.perf_event_mlock_kb); rounded down to a power of two\n"
 	"                          of pages\n"
-	"      --allow-loss        a bundle with lost samples or throttling still validates\n"
-	"                          (run.json tolerate_loss; the loss is reported as a warning)\n"
+	"      --syscall-ring-kb KB  the syscalls collector's BPF ring (full mode; default\n"
+	"                          8192); a power of two from 4\n"
+	"      --allow-loss        a bundle with lost samples, throttling or lost system\n"
+	"                          calls still validates (run.json tolerate_loss; the loss\n"
+	"                          is reported as a warning)\n"
 	"      --retain-binaries[=sampled|all]\n"
 	"                          copy the objects with samples (all: every mapped object),\n"
 	"                          their debug files and JIT maps into the bundle by build-id\n"
@@ -166,6 +169,7 @@ struct opts {
 	int collector_timeout_ms;
 	int delay_ms;
 	unsigned long long max_output;
+	unsigned syscall_ring_kb;     /* --syscall-ring-kb, 0: the collector's default */
 	pid_t attach;
 	const char **ext_specs;
 	size_t next_specs;
@@ -807,6 +811,7 @@ static int parse(int argc, char **argv, struct opts *o)
 		{ "call-graph", required_argument, NULL, 1003 }, { "sample-event", required_argument, NULL, 1004 },
 		{ "sample-ring-kb", required_argument, NULL, 1005 }, { "allow-loss", no_argument, NULL, 1006 },
 		{ "retain-binaries", optional_argument, NULL, 1007 },
+		{ "syscall-ring-kb", required_argument, NULL, 1008 },
 		{ NULL, 0, NULL, 0 },
 	};
 	int c;
@@ -981,6 +986,15 @@ static int parse(int argc, char **argv, struct opts *o)
 			o->sampling.ring_kb = (unsigned)n;
 			break;
 		case 1006: o->sampling.allow_loss = true; break;
+		case 1008:
+			if (num_opt(optarg, "--syscall-ring-kb", 4, 1 << 20, &n))
+				return -1;
+			if (n & (n - 1)) {
+				fprintf(stderr, "pmurec: --syscall-ring-kb needs a power of two, not '%s'\n", optarg);
+				return -1;
+			}
+			o->syscall_ring_kb = (unsigned)n;
+			break;
 		case 1007:
 			if (!optarg || !strcmp(optarg, "sampled"))
 				o->sampling.retain = PMU_RETAIN_SAMPLED;
@@ -1207,7 +1221,8 @@ static int record_repetition(struct opts *o, struct bundle_out *b, int k, int po
 			next++;
 	}
 	cfg = (struct pmu_run_config){ o->mode, o->attach, o->ev, o->nev, o->scaled, o->cohort,
-				       o->collector_timeout_ms, o->delay_ms, &o->sampling, o->max_output };
+				       o->collector_timeout_ms, o->delay_ms, &o->sampling, o->max_output,
+				       o->syscall_ring_kb };
 	err = pmurec_colls_new(NULL, &cfg, &cohort, &out, (void **)ext, next, NULL, &colls);
 	if (err) {
 		fprintf(stderr, "pmurec: %s\n", pmu_error_detail());

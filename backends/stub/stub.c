@@ -245,3 +245,10 @@ const struct pmu_collector_ops pmu_sampling_collector = {
 	.name = "sampling", .modes = 2 | 4, .probe = counting_probe, .emit = counting_emit,
 	.release = counting_release,
 };
+
+/* ---- syscalls: the collector, unavailable -------------------------------- */
+
+const struct pmu_collector_ops pmu_syscalls_collector = {
+	.name = "syscalls", .modes = 4, .probe = counting_probe, .emit = counting_emit,
+	.release = counting_release,
+};
