@@ -15,7 +15,7 @@
 #include "util.h"
 
 extern const struct pmu_collector_ops pmu_cohort_collector, pmu_control_collector, pmu_counting_collector,
-	pmu_sampling_collector, pmu_syscalls_collector;
+	pmu_sampling_collector, pmu_syscalls_collector, pmu_sched_collector;
 
 /* What this version cannot collect yet: listed, and unavailable with the reason. */
 #define UNBUILT(id, nm, md) \
@@ -42,7 +42,6 @@ extern const struct pmu_collector_ops pmu_cohort_collector, pmu_control_collecto
 		.name = nm, .modes = md, .probe = id##_probe, .emit = id##_emit, .release = id##_release, \
 	}
 
-UNBUILT(sched_unbuilt, "sched", 4);
 
 const struct pmu_collector_ops *const pmu_collectors[] = {
 	&pmu_cohort_collector,
@@ -50,7 +49,7 @@ const struct pmu_collector_ops *const pmu_collectors[] = {
 	&pmu_counting_collector,
 	&pmu_sampling_collector,
 	&pmu_syscalls_collector,
-	&sched_unbuilt,
+	&pmu_sched_collector,
 	NULL,
 };
 

@@ -252,3 +252,10 @@ const struct pmu_collector_ops pmu_syscalls_collector = {
 	.name = "syscalls", .modes = 4, .probe = counting_probe, .emit = counting_emit,
 	.release = counting_release,
 };
+
+/* ---- sched: the collector, unavailable ------------------------------------ */
+
+const struct pmu_collector_ops pmu_sched_collector = {
+	.name = "sched", .modes = 4, .probe = counting_probe, .emit = counting_emit,
+	.release = counting_release,
+};
