@@ -39,6 +39,7 @@
 #define OS_CHAINS_MAX 4096     /* distinct off-CPU chains */
 #define OS_PEND 16             /* off intervals held per thread */
 #define OS_TOP 20              /* rows listed per ranking */
+#define OS_ROWS_JSON 500       /* incarnation x syscall x file rows in the report */
 #define OS_TOP_THREADS 20
 #define OS_NONE 0u             /* "no file" and "no syscall" */
 
@@ -1142,7 +1143,7 @@ static json_t *syscalls_json(struct os *o, json_t *fates)
 	if (!o->have_stats)
 		json_object_set_new(j, "rows_reason", json_string("the syscalls collector wrote no syscall-stats stream"));
 	v = sorted(&o->rows, by_total_desc);
-	for (size_t i = 0; v && i < o->rows.n && i < OS_TOP; i++) {
+	for (size_t i = 0; v && i < o->rows.n && i < OS_ROWS_JSON; i++) {
 		struct agg *e = v[i];
 		json_t *r = json_pack("{s:s,s:I,s:s,s:s,s:o,s:I,s:I,s:I,s:I,s:I,s:I,s:o}", "inc",
 				      an_ids_name(&o->incs, e->a - 1), "pid", (json_int_t)o->inc_pid[e->a - 1], "program",
@@ -1490,7 +1491,7 @@ json_t *an_oscall_load(const struct pmu_bundle *b, int rep, json_t *fates, const
 		 * dominant cost may name */
 		struct agg **v = sorted(&o.rows, by_total_desc);
 
-		for (size_t i = 0; v && i < o.rows.n && i < OS_TOP; i++)
+		for (size_t i = 0; v && i < o.rows.n && i < OS_ROWS_JSON; i++)
 			if (!(v[i]->hist = calloc(OS_HB, sizeof(uint64_t))))
 				o.nomem = true;
 		free(v);
@@ -1595,8 +1596,11 @@ bool an_oscall_statement(json_t *os, double wall_ns, bool off_cpu_dominates, cha
 
 		grouped_u((uint64_t)json_integer_value(json_object_get(bl, "calls")), c, sizeof(c));
 		dur_text((double)json_integer_value(json_object_get(bl, "p50_ns")), p50, sizeof(p50));
-		snprintf(calls, sizeof(calls), ": %s call%s, p50 ~%s (estimate from the histogram)", c,
-			 json_integer_value(json_object_get(bl, "calls")) == 1 ? "" : "s", p50);
+		char tot[32];
+
+		dur_text((double)json_integer_value(json_object_get(bl, "total_ns")), tot, sizeof(tot));
+		snprintf(calls, sizeof(calls), ": %s call%s, %s in them, p50 ~%s (estimate from the histogram)", c,
+			 json_integer_value(json_object_get(bl, "calls")) == 1 ? "" : "s", tot, p50);
 	}
 	if (json_is_object(dec) && json_object_get(dec, "wait_unattributed_ns")) {
 		json_t *c = json_object_get(dec, "cohort");
@@ -1828,7 +1832,7 @@ static void waits_text(FILE *f, json_t *a, const char *indent)
 			fputs(" on ", f);
 			put_safe(f, fl);
 		}
-		fprintf(f, " (%lld intervals)\n", (long long)ji(w, "intervals"));
+		fprintf(f, " (%lld interval%s)\n", (long long)ji(w, "intervals"), ji(w, "intervals") == 1 ? "" : "s");
 	}
 }
 
@@ -1905,8 +1909,11 @@ void an_oscall_print(json_t *os, FILE *f)
 		absent_text(f, "off-CPU", oc);
 	} else {
 		dur_text((double)ji(oc, "min_off_ns"), a, sizeof(a));
-		fprintf(f, "\noff-CPU (%lld intervals of at least %s; %lld shorter ones are in the thread totals only)\n",
-			(long long)ji(oc, "intervals"), a, (long long)ji(oc, "short_offs"));
+		if (ji(oc, "min_off_ns") > 0)
+			fprintf(f, "\noff-CPU (%lld intervals of at least %s; %lld shorter ones are in the thread totals "
+				   "only)\n", (long long)ji(oc, "intervals"), a, (long long)ji(oc, "short_offs"));
+		else
+			fprintf(f, "\noff-CPU (%lld intervals: every one)\n", (long long)ji(oc, "intervals"));
 		fputs("  by state:", f);
 		json_array_foreach(json_object_get(oc, "by_state"), i, x) {
 			dur_text((double)ji(x, "off_ns"), a, sizeof(a));
@@ -1941,7 +1948,7 @@ void an_oscall_print(json_t *os, FILE *f)
 		json_t *co = json_object_get(dc, "cohort");
 
 		fprintf(f, "\nthread time (per thread: on CPU + runqueue + sleeping + blocked + other + unobserved, exact)\n");
-		fprintf(f, "  cohort (%lld threads) ", (long long)ji(dc, "threads"));
+		fprintf(f, "  cohort (%lld thread%s) ", (long long)ji(dc, "threads"), ji(dc, "threads") == 1 ? "" : "s");
 		parts_text(f, co);
 		waits_text(f, json_object_get(co, "waits"), "    ");
 		dur_text((double)ji(dc, "wait_unattributed_ns"), a, sizeof(a));
