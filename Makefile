@@ -262,7 +262,7 @@ $(BUILD)/analyze/export.o: $(BUILD)/analyze/profile.pb-c.h
 $(BUILD)/tests/unit/t-export.o: ALL_CFLAGS += -Ianalyze -I$(BUILD)/analyze
 $(BUILD)/tests/unit/t-export.o: $(BUILD)/analyze/profile.pb-c.h
 $(BUILD)/tests/t-export: $(BUILD)/tests/unit/t-export.o $(AN_EXPORT_OBJ) $(BUILD)/analyze/model.o \
-	$(BUILD)/analyze/compare.o $(BUILD)/analyze/trace.o $(BUILD)/analyze/oscall.o $(LIB_A)
+	$(BUILD)/analyze/compare.o $(BUILD)/analyze/trace.o $(BUILD)/analyze/oscall.o $(BUILD)/analyze/symbolize.o $(LIB_A)
 	$(call msg,LD,$@)
 	@mkdir -p $(dir $@)
 	$(Q)$(CC) $(ALL_CFLAGS) $(LDFLAGS) -o $@ $^ $(AN_EXPORT_LIBS) $(LIBS)

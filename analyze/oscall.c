@@ -31,6 +31,7 @@
 #include "model.h"
 #include "oscall.h"
 #include "spec_json.h"
+#include "symbolize.h"
 #include "util.h"
 
 #define OS_HB 312              /* section 23.4's buckets */
@@ -54,6 +55,9 @@ struct agg {
 	uint64_t wait[3];      /* S, D, other: ns waiting */
 	uint64_t runq, offs;
 	uint64_t *hist;        /* OS_HB buckets, only where asked */
+	uint64_t t_first;      /* chains: the first interval's time and */
+	uint32_t inc_first;    /* incarnation (+ 1), to symbolize the chain at */
+	char *names;           /* chains: the frames' names, outermost first, ';'-separated */
 };
 
 struct kmap {
@@ -75,8 +79,10 @@ static uint64_t kh(uint32_t a, uint32_t b, uint32_t c)
 
 static void km_release(struct kmap *m)
 {
-	for (size_t i = 0; i < m->n; i++)
+	for (size_t i = 0; i < m->n; i++) {
 		free(m->v[i].hist);
+		free(m->v[i].names);
+	}
 	free(m->v);
 	free(m->slot);
 	memset(m, 0, sizeof(*m));
@@ -226,6 +232,7 @@ struct os {
 	uint64_t unknown_inc, malformed, joined, unjoined, pend_over;
 	uint64_t off_total, off_wait, off_runq;
 	bool nomem;
+	char sym_why[400];     /* why chains were not symbolized */
 	/* the dominant wait */
 	struct agg *dom;
 	uint64_t dom_count, dom_total, dom_max, dom_hist[OS_HB];
@@ -712,6 +719,10 @@ static void on_off(struct os *o, const struct pmu_jrec *r)
 			o->chains_over += p.wait;
 		} else if ((e = km_get(&o->chains, (uint32_t)o->inc_prog[inc - 1] + 1, (uint32_t)c + 1, p.name,
 				       &o->nomem))) {
+			if (!e->offs) {
+				e->t_first = p.start;
+				e->inc_first = inc;
+			}
 			e->wait[0] += p.wait;
 			e->offs++;
 		}
@@ -1226,16 +1237,19 @@ static json_t *offcpu_json(struct os *o, json_t *fates)
 	v = sorted(&o->chains, by_wait_desc);
 	for (size_t i = 0, k = 0; v && i < o->chains.n && k < 10; i++)
 		if (v[i]->b) {
-			json_array_append_new(ch, json_pack("{s:s,s:s,s:o,s:I,s:I}", "program",
+			json_array_append_new(ch, json_pack("{s:s,s:s,s:o,s:I,s:I,s:o}", "program",
 							    an_ids_name(&o->progs, v[i]->a - 1), "chain",
 							    an_ids_name(&o->chainstr, v[i]->b - 1), "syscall",
 							    v[i]->c == OS_NONE ? json_null() : json_string(name_of(o, v[i]->c)),
 							    "wait_ns", (json_int_t)v[i]->wait[0], "intervals",
-							    (json_int_t)v[i]->offs));
+							    (json_int_t)v[i]->offs, "frames",
+							    v[i]->names ? pmu_json_text(v[i]->names) : json_null()));
 			k++;
 		}
 	free(v);
 	json_object_set_new(j, "chains", o->have_chains ? ch : (json_decref(ch), json_null()));
+	if (o->have_chains && o->sym_why[0])
+		json_object_set_new(j, "chains_symbolized", pmu_json_text(o->sym_why));
 	if (!o->have_chains)
 		json_object_set_new(j, "chains_reason",
 				    json_string("the sched collector recorded no call chains (they need sampling with "
@@ -1406,12 +1420,76 @@ static int write_folded(struct os *o, const char *path)
 		for (char *t = strtok_r(cp, " ", &sp); t && n < 256; t = strtok_r(NULL, " ", &sp))
 			fr[n++] = t;
 		fputs(an_ids_name(&o->progs, e->a - 1), f);
-		while (n)
-			fprintf(f, ";%s", fr[--n]);  /* outermost first */
+		if (e->names && e->names[0])
+			fprintf(f, ";%s", e->names);
+		else
+			while (n)
+				fprintf(f, ";%s", fr[--n]);  /* outermost first */
 		fprintf(f, ";[%s] %" PRIu64 "\n", e->c == OS_NONE ? "no syscall" : name_of(o, e->c), e->wait[0]);
 		free(cp);
 	}
 	return an_out_close(&out, !ferror(f));
+}
+
+/*
+ * Each chain named from the bundle (symbolize.h: its maps and retained
+ * files, by build-id) at its first interval's incarnation and time; a frame
+ * that cannot be named keeps its address.  Without a maps stream every
+ * chain stays addresses (chains_symbolized says why).
+ */
+static void symbolize_chains(struct os *o, char *why, size_t wn)
+{
+	struct pmu_sym *sym = NULL;
+
+	if (pmu_sym_new(&sym, o->b, o->rep)) {
+		snprintf(why, wn, "not symbolized: %s", pmu_error_detail());
+		return;
+	}
+	for (size_t i = 0; i < o->chains.n; i++) {
+		struct agg *e = &o->chains.v[i];
+		const char *ch = e->b ? an_ids_name(&o->chainstr, e->b - 1) : NULL;
+		const char *inc;
+		char *cp, *sp = NULL, *t;
+		uint64_t pcs[128];
+		size_t n = 0, len = 0, cap = 256;
+		char *out;
+
+		if (!ch || !e->inc_first)
+			continue;
+		inc = an_ids_name(&o->incs, e->inc_first - 1);
+		if (!(cp = strdup(ch)))
+			continue;
+		for (t = strtok_r(cp, " ", &sp); t && n < 128; t = strtok_r(NULL, " ", &sp))
+			pcs[n++] = strtoull(t, NULL, 16);
+		free(cp);
+		if (!(out = malloc(cap)))
+			continue;
+		out[0] = 0;
+		/* outermost first: the chain is innermost first */
+		for (size_t k = n; k-- > 0;) {
+			struct pmu_frame fr[8];
+			size_t nf = pmu_sym_frames(sym, inc, e->t_first, pcs[k], k > 0, false, fr, 8);
+			char nm[512];
+
+			if (nf && fr[0].status == PMU_FRAME_OK && fr[nf - 1].func)
+				snprintf(nm, sizeof(nm), "%s", fr[nf - 1].func);
+			else
+				snprintf(nm, sizeof(nm), "0x%" PRIx64, pcs[k]);
+			for (char *c = nm; *c; c++)
+				if (*c == ';' || *c == ' ' || *c == '\n')
+					*c = '_';
+			if (len + strlen(nm) + 2 > cap) {
+				char *no = realloc(out, cap = 2 * (len + strlen(nm) + 2));
+
+				if (!no)
+					break;
+				out = no;
+			}
+			len += (size_t)sprintf(out + len, "%s%s", len ? ";" : "", nm);
+		}
+		e->names = out;
+	}
+	pmu_sym_free(sym);
 }
 
 static bool is_child_wait(const char *sc)
@@ -1516,6 +1594,8 @@ json_t *an_oscall_load(const struct pmu_bundle *b, int rep, json_t *fates, const
 		os_free(&o);
 		return j;
 	}
+	if (o.have_chains && o.chains.n)
+		symbolize_chains(&o, o.sym_why, sizeof(o.sym_why));
 	j = json_pack("{s:s,s:o,s:o,s:o,s:o,s:I,s:I}", "status",
 		      o.have_sys || o.have_stats || o.have_sched ? "ok" : "absent", "syscalls", syscalls_json(&o, fates),
 		      "offcpu", offcpu_json(&o, fates), "decomposition", decomposition_json(&o), "blocked",
@@ -1937,7 +2017,7 @@ void an_oscall_print(json_t *os, FILE *f)
 				fprintf(f, "  chain %s: ", a);
 				put_safe(f, js(x, "program"));
 				fprintf(f, " [%s] ", json_is_string(json_object_get(x, "syscall")) ? js(x, "syscall") : "-");
-				put_safe(f, js(x, "chain"));
+				put_safe(f, json_is_string(json_object_get(x, "frames")) ? js(x, "frames") : js(x, "chain"));
 				fputc('\n', f);
 			}
 		} else {

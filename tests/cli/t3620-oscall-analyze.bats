@@ -280,6 +280,9 @@ needs_os() {
 	assert_output "[(200, '$f')]"
 	run schema_check "$T/s.json"
 	assert_output "schema errors: 0"
+	# chains (full mode records fp chains): the libc wrapper is named from the bundle
+	run q "$T/s.json" 'o["offcpu"]["chains"] is None or any("fdatasync" in (c["frames"] or "") for c in o["offcpu"]["chains"] if c["syscall"] == "fdatasync")'
+	assert_output "True"
 	run q "$T/s.json" 'd["dominant_cost"]["level"]'
 	[ "$output" = blocked ] || skip "fdatasync did not dominate the wall time on this host's disk: $(q "$T/s.json" 'd["dominant_cost"]["statement"]')"
 	run pmuanalyze "$T/s.bundle"
