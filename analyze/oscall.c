@@ -627,6 +627,7 @@ static void attribute(struct os *o, uint32_t inc, const struct pend *p, uint32_t
 		iw = km_get(&o->incw, inc, name, file, &o->nomem);
 		if (w) {
 			w->wait[p->state] += p->wait;
+			w->runq += p->runq;
 			w->offs++;
 		}
 		if (iw) {
@@ -1389,6 +1390,7 @@ static json_t *blocked_json(struct os *o)
 		      (int)o->dom_procs, "syscall", d->b == OS_NONE ? json_null() : json_string(name_of(o, d->b)),
 		      "file", file_json(o, d->c), "wait_ns", (json_int_t)wsum(d), "sleep_ns", (json_int_t)d->wait[0],
 		      "blocked_ns", (json_int_t)d->wait[1], "intervals", (json_int_t)d->offs);
+	json_object_set_new(j, "runq_ns", json_integer((json_int_t)d->runq));
 	if (o->dom_count) {
 		json_object_set_new(j, "calls", json_integer((json_int_t)o->dom_count));
 		json_object_set_new(j, "total_ns", json_integer((json_int_t)o->dom_total));
@@ -1577,7 +1579,7 @@ json_t *an_oscall_load(const struct pmu_bundle *b, int rep, json_t *fates, const
 		 * time, which its own waits name: never the blocking cost itself */
 		for (size_t i = 0; i < o.waits.n; i++)
 			if (o.waits.v[i].b != OS_NONE && !is_child_wait(name_of(&o, o.waits.v[i].b)) &&
-			    (!o.dom || wsum(&o.waits.v[i]) > wsum(o.dom)))
+			    (!o.dom || wsum(&o.waits.v[i]) + o.waits.v[i].runq > wsum(o.dom) + o.dom->runq))
 				o.dom = &o.waits.v[i];
 		if (o.dom)
 			for (size_t i = 0; i < o.incw.n; i++)
@@ -1651,14 +1653,20 @@ static void grouped_u(uint64_t v, char *out, size_t n)
 bool an_oscall_statement(json_t *os, double wall_ns, bool off_cpu_dominates, char *out, size_t n)
 {
 	json_t *bl = json_object_get(os, "blocked"), *f, *dec = json_object_get(os, "decomposition");
-	double w, share;
-	char path[600], calls[400] = "", un[300] = "", d[32];
+	double w, rq, in, share;
+	char path[600], calls[400] = "", un[300] = "", d[32], dw[32], dr[32];
 	int procs;
 
 	if (!json_is_object(bl) || wall_ns <= 0)
 		return false;
 	w = (double)json_integer_value(json_object_get(bl, "wait_ns"));
-	share = 100.0 * w / wall_ns;
+	rq = (double)json_integer_value(json_object_get(bl, "runq_ns"));
+	/* the time in the calls: the statistics' total where they have it,
+	 * else the off-CPU time inside them */
+	in = json_object_get(bl, "total_ns") ? (double)json_integer_value(json_object_get(bl, "total_ns")) : w + rq;
+	if (in < w + rq)
+		in = w + rq;
+	share = 100.0 * in / wall_ns;
 	if (share < 50 && !off_cpu_dominates)
 		return false;
 	f = json_object_get(bl, "file");
@@ -1672,12 +1680,10 @@ bool an_oscall_statement(json_t *os, double wall_ns, bool off_cpu_dominates, cha
 	else
 		snprintf(path, sizeof(path), " (no file: not a raw I/O call)");
 	if (json_object_get(bl, "calls")) {
-		char c[32], p50[32];
+		char c[32], p50[32], tot[32];
 
 		grouped_u((uint64_t)json_integer_value(json_object_get(bl, "calls")), c, sizeof(c));
 		dur_text((double)json_integer_value(json_object_get(bl, "p50_ns")), p50, sizeof(p50));
-		char tot[32];
-
 		dur_text((double)json_integer_value(json_object_get(bl, "total_ns")), tot, sizeof(tot));
 		snprintf(calls, sizeof(calls), ": %s call%s, %s in them, p50 ~%s (estimate from the histogram)", c,
 			 json_integer_value(json_object_get(bl, "calls")) == 1 ? "" : "s", tot, p50);
@@ -1694,10 +1700,14 @@ bool an_oscall_statement(json_t *os, double wall_ns, bool off_cpu_dominates, cha
 			 "(shorter than min_off_ns, or before a thread's first switch: a smaller min_off_ns would "
 			 "attribute them)", d, tw > 0 ? 100.0 * u / tw : 0.0);
 	}
+	dur_text(w, dw, sizeof(dw));
+	dur_text(rq, dr, sizeof(dr));
 	procs = (int)json_integer_value(json_object_get(bl, "processes"));
-	snprintf(out, n, "%s (%d process%s) was blocked %.0f%% of wall time in %s%s%s%s", json_string_value(
-			 json_object_get(bl, "program")) ?: "?", procs, procs == 1 ? "" : "es", share,
-		 json_string_value(json_object_get(bl, "syscall")) ?: "?", path, calls, un);
+	snprintf(out, n, "%s (%d process%s) was in %s%s %.0f%% of wall time%s; off the CPU in it: blocked %s (%.0f%% "
+		 "of wall), runnable waiting for a CPU %s (%.0f%%)%s",
+		 json_string_value(json_object_get(bl, "program")) ?: "?", procs, procs == 1 ? "" : "es",
+		 json_string_value(json_object_get(bl, "syscall")) ?: "?", path, share, calls, dw, 100.0 * w / wall_ns,
+		 dr, 100.0 * rq / wall_ns, un);
 	return true;
 }
 

@@ -107,13 +107,13 @@ sleep;[clock_nanosleep] 108890000"
 	assert_output "(3, 17998000)"
 }
 
-@test "dominant cost: blocking names the syscall, the file and the program, and what is unattributed" {
+@test "dominant cost: the time in a blocking call names the syscall, the file and the program, and what is unattributed" {
 	b=$(os a)
 	pmuanalyze --json "$b" >"$T/a.json"
 	run q "$T/a.json" 'd["dominant_cost"]["level"], d["dominant_cost"]["blocked"]["calls"]'
 	assert_output "('blocked', 3)"
 	run pmuanalyze "$b"
-	assert_output --regexp "dominant cost: sh \(1 process\) was blocked 63% of wall time in fdatasync on /tmp/x.db-journal: 3 calls, 119.7 ms in them, p50 ~[0-9.]+ ms \(estimate from the histogram\); of the cohort's off-CPU waits 18.0 ms \(6%\) are in no recorded interval"
+	assert_output --regexp "dominant cost: sh \(1 process\) was in fdatasync on /tmp/x.db-journal 63% of wall time: 3 calls, 119.7 ms in them, p50 ~[0-9.]+ ms \(estimate from the histogram\); off the CPU in it: blocked 119.6 ms \(63% of wall\), runnable waiting for a CPU 15.0 us \(0%\); of the cohort's off-CPU waits 18.0 ms \(6%\) are in no recorded interval"
 }
 
 @test "absence is a finding: no streams, the sections say why and nothing else changes" {
@@ -237,7 +237,7 @@ EOF
 	run q "$T/o.json" 'd["dominant_cost"]["level"], o["blocked"]["program"], o["blocked"]["syscall"], o["blocked"]["file"]["path"], o["blocked"]["calls"]'
 	assert_output "('blocked', 'writer', 'fdatasync', '/var/tmp/y', 3)"
 	run pmuanalyze "$b"
-	assert_output --regexp "dominant cost: writer \(1 process\) was blocked [0-9]+% of wall time in fdatasync on /var/tmp/y: 3 calls, [0-9.]+ ms in them, p50 ~"
+	assert_output --regexp "dominant cost: writer \(1 process\) was in fdatasync on /var/tmp/y [0-9]+% of wall time: 3 calls, [0-9.]+ ms in them, p50 ~"
 	run schema_check "$T/o.json"
 	assert_output "schema errors: 0"
 }
@@ -286,7 +286,7 @@ needs_os() {
 	run q "$T/s.json" 'd["dominant_cost"]["level"]'
 	[ "$output" = blocked ] || skip "fdatasync did not dominate the wall time on this host's disk: $(q "$T/s.json" 'd["dominant_cost"]["statement"]')"
 	run pmuanalyze "$T/s.bundle"
-	assert_output --regexp "dominant cost: sync-writes \(1 process\) was blocked [0-9]+% of wall time in fdatasync on $f: 200 calls, [0-9.]+ m?s in them, p50 ~"
+	assert_output --regexp "dominant cost: sync-writes \(1 process\) was in fdatasync on $f [0-9]+% of wall time: 200 calls, [0-9.]+ m?s in them, p50 ~[0-9.]+ [mu]?s \(estimate from the histogram\); off the CPU in it: blocked"
 }
 
 @test "real: every open, write and fsync of the done-when command is attributed to its process and path" {
