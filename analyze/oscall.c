@@ -24,6 +24,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include <sys/stat.h>
 
 #include "bundle.h"
 #include "error.h"
@@ -1561,6 +1562,37 @@ json_t *an_oscall_load(const struct pmu_bundle *b, int rep, json_t *fates, const
 		return NULL;
 	}
 	o.fcap = 256;
+	/* no OS-event stream: the sections say why, and the cohort (of any
+	 * size) is not read again */
+	{
+		static const char *const rel[] = { "syscalls/syscalls.jsonl", "syscalls/syscall-stats.jsonl",
+						   "sched/sched.jsonl" };
+		bool any = false;
+
+		for (size_t i = 0; i < 3 && !any; i++) {
+			char pth[300];
+			struct stat st;
+
+			if (rep <= 1)
+				snprintf(pth, sizeof(pth), "data/collectors/%s", rel[i]);
+			else
+				snprintf(pth, sizeof(pth), "data/repeats/%d/collectors/%s", rep, rel[i]);
+			any = fstatat(b->rootfd, pth, &st, AT_SYMLINK_NOFOLLOW) == 0 || errno != ENOENT;
+		}
+		if (!any) {
+			j = json_pack("{s:s,s:o,s:o,s:o,s:n,s:I,s:I}", "status", "absent", "syscalls",
+				      syscalls_json(&o, fates), "offcpu", offcpu_json(&o, fates), "decomposition",
+				      decomposition_json(&o), "blocked", "malformed", (json_int_t)0,
+				      "unknown_incarnation", (json_int_t)0);
+			if (folded && folded_err) {
+				fprintf(stderr, "pmuanalyze: --offcpu-folded: the bundle has no sched stream (%s)\n",
+					json_string_value(json_object_get(json_object_get(j, "offcpu"), "reason")) ?: "?");
+				*folded_err = -1;
+			}
+			os_free(&o);
+			return j;
+		}
+	}
 	err = cohort_load(&o);
 	if (!err)
 		err = pass_events(&o);

@@ -1341,6 +1341,31 @@ static void csv_compare(json_t *report)
 		}
 	}
 	{
+		/* per syscall, B - A (oscall.h's an_oscall_compare()) */
+		json_t *sd = json_object_get(json_object_get(report, "comparison"), "syscalls"), *r;
+
+		printf("\ntable,syscall,presence,count_a,count_b,count_delta,total_ns_a,total_ns_b,total_ns_delta,"
+		       "p50_ns_a_estimate,p50_ns_b_estimate,errors_delta\n");
+		if (strcmp(sget(sd, "status"), "ok")) {
+			printf("syscall_comparison_status,%s,", sget(sd, "status"));
+			csv_field(sget(sd, "reason"));
+			printf("\n");
+		}
+		json_array_foreach(json_object_get(sd, "rows"), i, r) {
+			printf("syscall_comparison,%s,%s,%lld,%lld,%lld,%lld,%lld,%lld,", sget(r, "syscall"),
+			       sget(r, "presence"), (long long)json_integer_value(json_object_get(r, "count_a")),
+			       (long long)json_integer_value(json_object_get(r, "count_b")),
+			       (long long)json_integer_value(json_object_get(r, "count_delta")),
+			       (long long)json_integer_value(json_object_get(r, "total_ns_a")),
+			       (long long)json_integer_value(json_object_get(r, "total_ns_b")),
+			       (long long)json_integer_value(json_object_get(r, "total_ns_delta")));
+			csv_num(json_object_get(r, "p50_ns_a"));
+			putchar(',');
+			csv_num(json_object_get(r, "p50_ns_b"));
+			printf(",%lld\n", (long long)json_integer_value(json_object_get(r, "errors_delta")));
+		}
+	}
+	{
 		json_t *cb = json_object_get(json_object_get(report, "comparison"), "comparability");
 
 		printf("\ntable,basis,interleaved,min_effect_percent,statement\n");

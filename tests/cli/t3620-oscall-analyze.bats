@@ -170,6 +170,8 @@ EOF
 	assert_output "schema errors: 0"
 	run pmuanalyze "$a" "$b"
 	assert_output --partial "fdatasync          calls 3 -> 6 (+3)"
+	run pmuanalyze --csv "$a" "$b"
+	assert_line --regexp '^syscall_comparison,fdatasync,both,3,6,3,119700000,119400000,-300000,[0-9]+,[0-9]+,0$'
 	m=$(mk m multiproc)
 	pmuanalyze --json "$a" "$m" >"$T/c2.json"
 	run q "$T/c2.json" 'd["comparison"]["syscalls"]["status"], d["comparison"]["syscalls"]["reason"]'
