@@ -173,6 +173,7 @@ static void reset_scope(struct v *v)
 	v->nspans = v->capspans = 0;
 	v->run_ok = v->cohort_ok = false;
 	v->maps_kmap = -1;
+	pmu_v_os_reset(v);
 }
 /* Documents and streams of one repetition. */
 static void check_scope(struct v *v, int k)

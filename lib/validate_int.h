@@ -158,6 +158,10 @@ struct v {
 	 * before its samples stream (the files are sorted): -1 none yet, else
 	 * whether it had a kmap */
 	int maps_kmap;
+	/* the repetition's syscall-stats stream (spec 1.7), read before the
+	 * syscalls stream beside it (the files are sorted): its keys and
+	 * counts, against which the raw calls are matched (validate_os.c) */
+	struct os_xref *osx;
 	/* the files that retained records name (spec 1.6), "data/..." */
 	char **retained;
 	size_t nretained, capretained;
@@ -407,6 +411,7 @@ struct counts_state;
 struct samples_state;
 struct maps_state;
 struct os_state;
+struct os_xref;
 
 /* One stream being checked, for the rules of its kind. */
 struct stream_state {
@@ -515,6 +520,8 @@ int pmu_v_os_kind(const struct pmu_streamdef *sd);
 int pmu_v_os_begin(struct stream_state *s);
 void pmu_v_on_os(struct v *v, struct stream_state *s, uint64_t rec, const struct pmu_jrec *r, const char *type);
 void pmu_v_os_end(struct v *v, struct stream_state *s);
+/* Forget the repetition's syscall-stats keys (v->osx). */
+void pmu_v_os_reset(struct v *v);
 
 /* ---- events streams in parallel (validate_jobs.c) ----------------------- */
 

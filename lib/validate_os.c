@@ -7,10 +7,12 @@
  * each interval and of each thread's wall time).
  *
  * Record by record, as every stream: what is held is a stream's counters
- * and one small entry per thread (the syscalls stream: its last seq; the
- * sched stream: the sums of its off intervals until its thread record),
- * up to OS_THREADS_MAX threads; past that the per-thread rules are not
- * applied, which is said once.
+ * and one small entry per thread (the syscalls stream: its last seq and
+ * return; the sched stream: the sums of its off intervals until its thread
+ * record), up to OS_THREADS_MAX threads, and the keys of the repetition's
+ * stats with their counts (one per incarnation, system call, errno and
+ * file: what the raw calls are matched against), up to OS_KEYS_MAX; past
+ * either bound those rules are not applied, which is said once.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -24,6 +26,7 @@
 #include "validate_int.h"
 
 #define OS_THREADS_MAX (1u << 20)
+#define OS_KEYS_MAX (1u << 21)
 #define RAW_CALLS_MAX 4096         /* bytes of config.raw_calls held */
 
 #if defined(__x86_64__)
@@ -40,9 +43,12 @@ enum { PH_START, PH_FD, PH_BODY, PH_END };
 /* One thread's entry: the key is (hash of its incarnation, tid). */
 struct os_thread {
 	uint64_t key;                  /* 0: empty */
-	uint64_t last_seq;             /* syscalls */
+	uint64_t last_seq, last_ret;   /* syscalls: its previous call's seq and return (t_ns) */
+	uint64_t last_end;             /* sched: its previous off interval's end */
+	uint64_t first_begin;          /* sched: where its first off interval of this life began */
 	uint64_t runq, wait_s, wait_d, wait_other, vol, invol; /* sched: sums of its off records */
 	uint64_t offs, line;           /* sched: off records, the first one's line */
+	uint64_t done_t;               /* sched: its thread record's t_ns */
 	bool done;                     /* sched: its thread record came */
 };
 
@@ -55,6 +61,7 @@ struct os_state {
 	uint64_t bound;
 	uint64_t calls, fds, lost, lost_reserve, truncations, max_seq, first_trunc_line;
 	uint64_t sum_line, sum_calls, sum_fds, sum_seq_end, sum_unattr, sum_trunc, sum_lost, sum_malformed;
+	uint64_t lost_statsmap, lost_inflight, unmatched, unmatched_line;
 	/* syscall-stats */
 	uint64_t stats, stat_calls, sum_stats;
 	/* sched */
@@ -65,6 +72,100 @@ struct os_state {
 	size_t nt, capt;
 	bool t_full;
 };
+
+/* The syscall-stats stream's keys: hash of (inc, nr, errno, dev, ino) ->
+ * the calls its stat counted that no raw call has matched yet. */
+struct os_xref {
+	uint64_t *key, *cnt;
+	size_t n, cap;
+	bool full, summary;
+	uint64_t lost;                 /* the summary's */
+};
+
+void pmu_v_os_reset(struct v *v)
+{
+	if (!v->osx)
+		return;
+	free(v->osx->key);
+	free(v->osx->cnt);
+	free(v->osx);
+	v->osx = NULL;
+}
+
+static uint64_t xref_key(const struct pmu_jrec *r)
+{
+	const struct pmu_jfield *inc = rf(r, "inc"), *dev = rf(r, "dev");
+	uint64_t h = inc ? hash_bytes(inc->s, inc->slen) : 1;
+
+	h = (h ^ ri(r, "nr")) * 0xff51afd7ed558ccdull;
+	h = (h ^ ri(r, "errno")) * 0xc4ceb9fe1a85ec53ull;
+	h = (h ^ (dev ? hash_bytes(dev->s, dev->slen) : 0)) * 0xff51afd7ed558ccdull;
+	h = (h ^ ri(r, "ino")) * 0xc4ceb9fe1a85ec53ull;
+	h ^= h >> 31;
+	return h ? h : 1;
+}
+
+/* the slot of key k (its key 0 when absent) */
+static size_t xref_slot(const struct os_xref *x, uint64_t k)
+{
+	size_t i = k & (x->cap - 1);
+
+	while (x->key[i] && x->key[i] != k)
+		i = (i + 1) & (x->cap - 1);
+	return i;
+}
+
+static void xref_add(struct v *v, uint64_t k, uint64_t count)
+{
+	struct os_xref *x = v->osx;
+	size_t i;
+
+	if (x->full)
+		return;
+	if (2 * (x->n + 1) > x->cap) {
+		size_t cap = x->cap ? 2 * x->cap : 256;
+		struct os_xref nx = { calloc(cap, sizeof(uint64_t)), calloc(cap, sizeof(uint64_t)), 0, cap, false,
+				      false, 0 };
+
+		if (x->n >= OS_KEYS_MAX || !nx.key || !nx.cnt) {
+			free(nx.key);
+			free(nx.cnt);
+			x->full = true;
+			return;
+		}
+		for (size_t j = 0; j < x->cap; j++)
+			if (x->key[j]) {
+				i = xref_slot(&nx, x->key[j]);
+				nx.key[i] = x->key[j];
+				nx.cnt[i] = x->cnt[j];
+			}
+		free(x->key);
+		free(x->cnt);
+		x->key = nx.key;
+		x->cnt = nx.cnt;
+		x->cap = cap;
+	}
+	i = xref_slot(x, k);
+	if (!x->key[i]) {
+		x->key[i] = k;
+		x->n++;
+	}
+	x->cnt[i] += count;
+}
+
+/* One raw call against the stats: false when no stat has a call left for it. */
+static bool xref_take(struct os_xref *x, uint64_t k)
+{
+	size_t i;
+
+	if (!x->cap)
+		return false;
+	i = xref_slot(x, k);
+	if (!x->key[i] || !x->cnt[i])
+		return false;
+	x->cnt[i]--;
+	return true;
+}
 
 int pmu_v_os_kind(const struct pmu_streamdef *sd)
 {
@@ -292,8 +393,10 @@ static void call_rec(struct v *v, struct stream_state *s, uint64_t rec, const st
 	}
 	if (!ret == !err)
 		report(v, C, s->file, rec, "a call has exactly one of ret and errno");
-	if (!err != !ename)
-		report(v, C, s->file, rec, "errno and error come together");
+	/* a name only with its number; a number may lack one: the kernel's
+	 * restart codes (ERESTARTNOHAND, 514 ...) have none in the C library */
+	if (ename && !err)
+		report(v, C, s->file, rec, "error without errno");
 	if (err && (err->i <= 0 || err->i > 4095))
 		report(v, C, s->file, rec, "errno %lld is not an error number (1 to 4095)", (long long)err->i);
 	if (bytes && (!ret || bytes->i != ret->i))
@@ -342,8 +445,21 @@ static void call_rec(struct v *v, struct stream_state *s, uint64_t rec, const st
 			report(v, C, s->file, rec, "seq %llu is not above the previous call's %llu on tid %llu",
 			       (unsigned long long)seq, (unsigned long long)th->last_seq,
 			       (unsigned long long)ri(r, "tid"));
+		/* a thread's calls follow one another; but an exec from a thread
+		 * that is not the leader returns as the leader's pid (the kernel
+		 * swaps the tids), which the old leader may have used meanwhile */
+		else if (th->last_seq && dur <= t && t - dur < th->last_ret && !fis(sc, "execve") &&
+			 !fis(sc, "execveat"))
+			report(v, C, s->file, rec, "the call began at %llu, before the previous call of tid %llu returned "
+			       "(%llu)", (unsigned long long)(t - dur), (unsigned long long)ri(r, "tid"),
+			       (unsigned long long)th->last_ret);
 		th->last_seq = seq;
+		th->last_ret = t;
 	}
+	/* every raw call is counted in the stat of its key (the syscall-stats
+	 * stream beside it was read first) */
+	if (v->osx && !v->osx->full && !xref_take(v->osx, xref_key(r)) && !os->unmatched++)
+		os->unmatched_line = rec;
 }
 
 static void on_syscalls(struct v *v, struct stream_state *s, uint64_t rec, const struct pmu_jrec *r, const char *type)
@@ -401,6 +517,10 @@ static void on_syscalls(struct v *v, struct stream_state *s, uint64_t rec, const
 		os->lost += lost;
 		if (fis(w, "reserve"))
 			os->lost_reserve += lost;
+		else if (fis(w, "stats-map"))
+			os->lost_statsmap += lost;
+		else if (fis(w, "inflight-map"))
+			os->lost_inflight += lost;
 		if (!lost)
 			report(v, C, s->file, rec, "a loss record of nothing lost");
 		snprintf(what, sizeof(what), "%llu %s on cpu %llu (%.*s)", (unsigned long long)lost,
@@ -460,6 +580,20 @@ static void syscalls_end(struct v *v, struct stream_state *s)
 	     (unsigned long long)os->sum_seq_end, (unsigned long long)os->calls, (unsigned long long)os->sum_unattr,
 	     (unsigned long long)os->sum_trunc, (unsigned long long)os->lost_reserve);
 #undef SAYS
+	/* the statistics beside: each raw call in the stat of its key, but for
+	 * the calls the statistics map could not take; and their summary's
+	 * lost is what this stream's loss records say the maps lost */
+	if (!v->osx)
+		return;
+	eval(v, PMU_CHECK_SYSCALL_STATS);
+	if (os->unmatched > os->lost_statsmap)
+		report(v, PMU_CHECK_SYSCALL_STATS, s->file, os->unmatched_line, "%llu raw calls are in no stat of their "
+		       "incarnation, system call, errno and file (first: this one)%s", (unsigned long long)os->unmatched,
+		       os->lost_statsmap ? ", more than the statistics map lost" : "");
+	if (v->osx->summary && v->osx->lost != os->lost_statsmap + os->lost_inflight)
+		report(v, PMU_CHECK_SYSCALL_STATS, s->file, os->sum_line, "the syscall-stats summary says %llu calls lost, "
+		       "the loss records of stats-map and inflight-map here sum to %llu", (unsigned long long)v->osx->lost,
+		       (unsigned long long)(os->lost_statsmap + os->lost_inflight));
 }
 
 /* ---- syscall-stats ---------------------------------------------------------- */
@@ -477,9 +611,11 @@ static void stat_rec(struct v *v, struct stream_state *s, uint64_t rec, const st
 
 	s->os->stats++;
 	s->os->stat_calls += count;
+	if (v->osx)
+		xref_add(v, xref_key(r), count);
 	pmu_v_attribute_proc(v, s->file, rec, r, 0, 0, false);
-	if (!rf(r, "errno") != !rf(r, "error"))
-		report(v, C, s->file, rec, "errno and error come together");
+	if (rf(r, "error") && !rf(r, "errno"))
+		report(v, C, s->file, rec, "error without errno");
 	identity(v, s, C, rec, r);
 	if (!count) {
 		report(v, C, s->file, rec, "a stat of no call");
@@ -538,6 +674,10 @@ static void on_stats(struct v *v, struct stream_state *s, uint64_t rec, const st
 	os->sum_line = rec;
 	os->sum_stats = ri(r, "stats");
 	os->sum_calls = ri(r, "calls");
+	if (v->osx) {
+		v->osx->summary = true;
+		v->osx->lost = lost;
+	}
 	if (lost) {
 		char what[128];
 
@@ -596,11 +736,27 @@ static void off_rec(struct v *v, struct stream_state *s, uint64_t rec, const str
 
 	if (!th)
 		return;
-	if (th->done)
+	if (th->done && t - off >= th->done_t) {
+		/* a new life of the tid: a thread that is not the leader exec'd
+		 * and took the leader's pid, after the leader's record */
+		uint64_t key = th->key, prev = th->done_t;
+
+		memset(th, 0, sizeof(*th));
+		th->key = key;
+		th->done_t = prev;
+	} else if (th->done) {
 		report(v, C, s->file, rec, "an off interval of tid %llu after its thread record",
 		       (unsigned long long)ri(r, "tid"));
-	if (!th->offs++)
+	}
+	if (th->offs && t - off < th->last_end)
+		report(v, C, s->file, rec, "the interval began at %llu, before the previous one of tid %llu ended (%llu)",
+		       (unsigned long long)(t - off), (unsigned long long)ri(r, "tid"),
+		       (unsigned long long)th->last_end);
+	th->last_end = t;
+	if (!th->offs++) {
 		th->line = rec;
+		th->first_begin = t - off;
+	}
 	th->runq += runq;
 	if (R)
 		th->invol++;
@@ -637,11 +793,26 @@ static void thread_rec(struct v *v, struct stream_state *s, uint64_t rec, const 
 
 	if (!th)
 		return;
-	if (th->done) {
-		report(v, C, s->file, rec, "a second thread record of tid %llu", (unsigned long long)tid);
+	/* done_t: the end of the tid's previous life, if it had one */
+	if (th->done_t && start < th->done_t) {
+		report(v, C, s->file, rec, "a second thread record of tid %llu that begins before the first ended (%llu)",
+		       (unsigned long long)tid, (unsigned long long)th->done_t);
 		return;
 	}
+	if (th->done) {
+		/* a new life without off intervals (see off_rec) */
+		uint64_t key = th->key;
+
+		memset(th, 0, sizeof(*th));
+		th->key = key;
+	}
 	th->done = true;
+	th->done_t = t;
+	/* its off intervals lie in its life */
+	if (th->offs && th->first_begin < start)
+		report(v, C, s->file, rec, "an off interval of tid %llu began at %llu (line %llu), before this thread "
+		       "record's start_ns %llu", (unsigned long long)tid, (unsigned long long)th->first_begin,
+		       (unsigned long long)th->line, (unsigned long long)start);
 	/* the off records are parts of the totals (the short ones are only there) */
 	if (th->runq > runq || th->wait_s > sl || th->wait_d > bl || th->wait_other > ot)
 		report(v, C, s->file, rec, "the off records of tid %llu hold more than its totals (runq %llu > %llu, "
@@ -741,6 +912,8 @@ void pmu_v_on_os(struct v *v, struct stream_state *s, uint64_t rec, const struct
 		break;
 	case OS_STATS:
 		eval(v, PMU_CHECK_SYSCALL_STATS);
+		if (!s->os->stats && !s->os->summaries && !v->osx)
+			v->osx = calloc(1, sizeof(*v->osx)); /* NULL: the raw calls are not matched */
 		on_stats(v, s, rec, r, type);
 		break;
 	default:
