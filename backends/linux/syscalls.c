@@ -53,6 +53,7 @@
 #define DRAIN_NS 10000000ull     /* a drain gives the loop back after this */
 #define HOLD_NS 3000000000ull    /* a record of a task not reported yet waits this long */
 #define RING_BYTES (8u << 20)    /* the default: --syscall-ring-kb */
+#define STATS_MAX 131072         /* statistics entries (incarnation x call x errno x file) */
 #define PATHS_MAX 65536          /* file identities whose path is kept for the stats */
 
 static const char REMEDY_PRIV[] = "run pmurec as root, or grant it CAP_BPF and CAP_PERFMON "
@@ -179,12 +180,53 @@ struct sysc {
 	size_t npaths;
 };
 
+/* "0x" and v in lowercase hex at p (19 bytes at most, NUL not written):
+ * the end.  The writer's hot loop: six a record, snprintf costs more than
+ * the rest of the record. */
+static char *hex_at(char *p, uint64_t v)
+{
+	static const char d[] = "0123456789abcdef";
+	char t[16];
+	int n = 0;
+
+	*p++ = '0';
+	*p++ = 'x';
+	do
+		t[n++] = d[v & 15];
+	while ((v >>= 4));
+	while (n)
+		*p++ = t[--n];
+	return p;
+}
+
 static json_t *hexs(uint64_t v)
 {
 	char b[24];
 
-	snprintf(b, sizeof(b), "0x%" PRIx64, v);
+	*hex_at(b, v) = 0;
 	return json_string(b);
+}
+
+/*
+ * An errno's name: glibc's, else the kernel's own (include/linux/errno.h:
+ * a call interrupted by a signal returns ERESTARTSYS and the like to the
+ * tracepoint, before the restart), else "errno-N".  b holds the last.
+ */
+static const char *errname(int e, char *b, size_t n)
+{
+	static const char *const kern[] = {
+		"ERESTARTSYS", "ERESTARTNOINTR", "ERESTARTNOHAND", "ENOIOCTLCMD", "ERESTART_RESTARTBLOCK",
+		"EPROBE_DEFER", "EOPENSTALE", "ENOPARAM", NULL, "EBADHANDLE", "ENOTSYNC", "EBADCOOKIE",
+		"ENOTSUPP", "ETOOSMALL", "ESERVERFAULT", "EBADTYPE", "EJUKEBOX", "EIOCBQUEUED", "ERECALLCONFLICT",
+	};
+	const char *g = strerrorname_np(e);
+
+	if (g)
+		return g;
+	if (e >= 512 && e < 512 + (int)PMU_ARRAY_SIZE(kern) && kern[e - 512])
+		return kern[e - 512];
+	snprintf(b, n, "errno-%d", e);
+	return b;
 }
 
 static void incname(char *b, size_t n, int id)
@@ -401,7 +443,6 @@ static json_t *call_rec(struct sysc *s, const union pmu_sysrec *r, const struct 
 	json_t *o = json_object();
 	char b[400], inc[24];
 	bool failed = c->ret < 0 && c->ret >= -4095;
-	size_t n = 0;
 
 	if (!o)
 		return NULL;
@@ -421,11 +462,10 @@ static json_t *call_rec(struct sysc *s, const union pmu_sysrec *r, const struct 
 	}
 	json_object_set_new(o, "nr", json_integer(c->nr));
 	if (failed) {
-		const char *en = strerrorname_np((int)-c->ret);
+		char eb[24];
 
 		json_object_set_new(o, "errno", json_integer(-c->ret));
-		if (en)
-			json_object_set_new(o, "error", json_string(en));
+		json_object_set_new(o, "error", json_string(errname((int)-c->ret, eb, sizeof(eb))));
 	} else {
 		json_object_set_new(o, "ret", json_integer((json_int_t)c->ret));
 		if (cl && cl->flags & PMU_SYS_C_BYTES && c->ret >= 0)
@@ -481,8 +521,16 @@ static json_t *call_rec(struct sysc *s, const union pmu_sysrec *r, const struct 
 		if (c->flags & PMU_SYS_F_PATH2)
 			json_object_set_new(o, "path2", json_string(r->p.path2));
 	}
-	for (int i = 0; i < 6; i++)
-		n += snprintf(b + n, sizeof(b) - n, "%s0x%" PRIx64, i ? " " : "", (uint64_t)c->args[i]);
+	{
+		char *e = b;
+
+		for (int i = 0; i < 6; i++) {
+			if (i)
+				*e++ = ' ';
+			e = hex_at(e, c->args[i]);
+		}
+		*e = 0;
+	}
 	json_object_set_new(o, "args", json_string(b));
 	return o;
 }
@@ -801,6 +849,14 @@ static int sys_open(void *state, pid_t root, uint64_t t)
 	s->ring_bytes = env->cfg->syscall_ring_kb ? env->cfg->syscall_ring_kb * 1024u : RING_BYTES;
 	if (s->ring_bytes < (uint32_t)sysconf(_SC_PAGESIZE))
 		s->ring_bytes = (uint32_t)sysconf(_SC_PAGESIZE); /* the kernel's least */
+	s->skel->rodata->ring_size = s->ring_bytes;
+	/* not preallocated: an entry (1.3 KiB, most of it the histogram) is
+	 * allocated at its first call; a make -j2 of 30 small C files makes
+	 * 12,000 (a compiler per file, each header a file) */
+	if (bpf_map__set_max_entries(s->skel->maps.stats, STATS_MAX)) {
+		err = fail_open(s, errno, "cannot size the syscalls statistics map");
+		goto out;
+	}
 	if (bpf_map__set_max_entries(s->skel->maps.rb, s->ring_bytes)) {
 		err = fail_open(s, errno, "cannot size the syscalls ring");
 		goto out;
@@ -958,11 +1014,10 @@ static int write_stats(struct sysc *s, struct pmu_collector_env *env)
 		json_object_set_new(r, "syscall", json_string(name ? name : b));
 		json_object_set_new(r, "nr", json_integer(key.nr));
 		if (key.err) {
-			const char *en = strerrorname_np((int)key.err);
+			char eb[24];
 
 			json_object_set_new(r, "errno", json_integer(key.err));
-			if (en)
-				json_object_set_new(r, "error", json_string(en));
+			json_object_set_new(r, "error", json_string(errname((int)key.err, eb, sizeof(eb))));
 		}
 		if (key.dev || key.ino) {
 			kdev(b, sizeof(b), key.dev);

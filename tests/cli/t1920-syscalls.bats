@@ -261,3 +261,18 @@ os.execv("/bin/sh", ["sh", "-c", "cat /proc/self/fd/%d >/dev/null 2>&1; cat /pro
 	assert_line "dentry $(cd "$T/d/a" && pwd -P)/rel ok"
 	assert_line "argument+cwd $(cd "$T/d/a/b" && pwd -P)/nonexist ENOENT"
 }
+
+@test "attach (--pid): the running tree's calls, a signal-interrupted call named by the kernel's errno" {
+	sh -c 'while :; do cat /etc/hostname >/dev/null; sleep 0.1; done' &
+	loop=$!
+	run pmurec --mode full --pid "$loop" --max-duration 1500 -o "$B"
+	kill "$loop"
+	wait "$loop" 2>/dev/null || true
+	st=$(jq -r 'select(.event == "final") | .status' "$Y/lifecycle.jsonl" 2>/dev/null)
+	[ "$st" != unavailable ] || skip "syscalls collector unavailable: $(jq -r 'select(.event == "final") | .reason' "$Y/lifecycle.jsonl")"
+	checked
+	# the cats started after the attach open the file; every errno has its name
+	[ "$(calls '.syscall == "openat" and .path == "/etc/hostname" and .path_source == "dentry"' | wc -l)" -ge 2 ]
+	run jq -s '[.[] | select(.errno and (.error | not))] | length' "$Y/syscalls.jsonl" "$Y/syscall-stats.jsonl"
+	assert_output 0
+}

@@ -62,6 +62,7 @@ char LICENSE[] SEC("license") = "GPL";
 #endif
 
 __u64 seq_next = 0; /* .bss: the last seq handed out, read by user space */
+const volatile __u64 ring_size = 0; /* set by the loader: the ring's bytes (0: ask the ring) */
 
 /* the statistics' initial value: min_ns starts at its maximum */
 struct pmu_sys_stat stat_init = { .min_ns = ~0ull };
@@ -95,6 +96,7 @@ struct {
 
 /* the call in flight of one task */
 struct inflight {
+	__u64 leader_start; /* the group leader's start_boottime */
 	__u64 enter_ns;
 	__u64 args[6];
 	__u32 nr;
@@ -149,15 +151,33 @@ static __always_inline struct file *fd_file(long fd)
 	return f;
 }
 
-static __always_inline bool file_id(struct file *f, __u32 *dev, __u32 *mode, __u64 *ino)
-{
-	struct inode *i = f ? BPF_CORE_READ(f, f_inode) : NULL;
+extern void *bpf_rdonly_cast(const void *obj, __u32 btf_id) __ksym;
 
+/*
+ * The identity of the current task's fd, the fast way (the hot path: every
+ * read, write and close): the task from bpf_get_current_task_btf() and the
+ * file cast to its BTF type are read with plain loads (the verifier makes
+ * them fault-safe), not a helper call per field; one probe read takes the
+ * fd table's slot.
+ */
+static __always_inline bool fd_id(long fd, __u32 *dev, __u32 *mode, __u64 *ino)
+{
+	struct task_struct *t = bpf_get_current_task_btf();
+	struct fdtable *fdt = t->files->fdt;
+	struct file *f = NULL;
+	struct inode *i;
+
+	if (fd < 0 || !fdt || (__u64)fd >= fdt->max_fds)
+		return false;
+	if (bpf_probe_read_kernel(&f, sizeof(f), (void *)((__u64)fdt->fd + fd * sizeof(f))) || !f)
+		return false;
+	f = bpf_rdonly_cast(f, bpf_core_type_id_kernel(struct file));
+	i = f->f_inode;
 	if (!i)
 		return false;
-	*dev = BPF_CORE_READ(i, i_sb, s_dev);
-	*mode = BPF_CORE_READ(i, i_mode);
-	*ino = BPF_CORE_READ(i, i_ino);
+	*dev = i->i_sb->s_dev;
+	*mode = i->i_mode;
+	*ino = i->i_ino;
 	return true;
 }
 
@@ -330,32 +350,59 @@ static __always_inline void stat_add(struct pmu_sys_stat_key *k, __u64 dur, __u6
 SEC("raw_tp/sys_enter")
 int BPF_PROG(pmu_sys_enter, struct pt_regs *regs, long id)
 {
+	struct task_struct *task = bpf_get_current_task_btf();
 	struct inflight *in;
 	struct pmu_sys_class *cl;
 	__u32 nr = id;
 
-	if (!pmu_current_in_cohort())
-		return 0;
-	in = bpf_task_storage_get(&inflight, bpf_get_current_task_btf(), 0, BPF_LOCAL_STORAGE_GET_F_CREATE);
+	/*
+	 * A task with an in-flight entry passed the cohort filter at its
+	 * first call: membership is for the process's life (members: kept
+	 * from fork to exit; cgroup: a task moved out of the cohort's cgroup
+	 * afterwards stays in), so the filter runs once per task, not per call.
+	 */
+	in = bpf_task_storage_get(&inflight, task, 0, 0);
 	if (!in) {
-		struct pmu_sys_counters *c = ctr();
-		if (c)
-			c->inflight_fail++;
-		return 0;
+		if (!pmu_current_in_cohort())
+			return 0;
+		in = bpf_task_storage_get(&inflight, task, 0, BPF_LOCAL_STORAGE_GET_F_CREATE);
+		if (!in) {
+			struct pmu_sys_counters *c = ctr();
+			if (c)
+				c->inflight_fail++;
+			return 0;
+		}
+		/* constant for the process: de_thread() hands the old
+		 * leader's start_boottime to a thread that execs */
+		in->leader_start = BPF_CORE_READ(task, group_leader, start_boottime);
 	}
 	in->nr = nr;
 	in->flags = 0;
 	in->active = 1;
 	cl = nr < PMU_SYS_NR_MAX ? bpf_map_lookup_elem(&calls, &nr) : NULL;
 	if (cl && cl->flags) {
+#if defined(__TARGET_ARCH_x86)
+		/* one read of the saved registers, not six */
+		struct pt_regs rg;
+
+		if (bpf_probe_read_kernel(&rg, sizeof(rg), regs))
+			__builtin_memset(&rg, 0, sizeof(rg));
+		in->args[0] = rg.di;
+		in->args[1] = rg.si;
+		in->args[2] = rg.dx;
+		in->args[3] = rg.r10;
+		in->args[4] = rg.r8;
+		in->args[5] = rg.r9;
+#else
 		in->args[0] = PT_REGS_PARM1_CORE_SYSCALL(regs);
 		in->args[1] = PT_REGS_PARM2_CORE_SYSCALL(regs);
 		in->args[2] = PT_REGS_PARM3_CORE_SYSCALL(regs);
 		in->args[3] = PT_REGS_PARM4_CORE_SYSCALL(regs);
 		in->args[4] = PT_REGS_PARM5_CORE_SYSCALL(regs);
 		in->args[5] = ARG6(regs);
+#endif
 		if (cl->flags & PMU_SYS_C_FD_ENTER && cl->fd_arg < 6 &&
-		    file_id(fd_file((int)in->args[cl->fd_arg & 7]), &in->dev, &in->mode, &in->ino))
+		    fd_id((int)in->args[cl->fd_arg & 7], &in->dev, &in->mode, &in->ino))
 			in->flags |= PMU_SYS_F_FILE;
 		if (cl->flags & PMU_SYS_C_PATH && cl->path_arg < 6) {
 			long r = bpf_probe_read_user_str(in->path, sizeof(in->path),
@@ -397,19 +444,19 @@ int BPF_PROG(pmu_sys_exit, struct pt_regs *regs, long ret)
 	__u64 pt = bpf_get_current_pid_tgid();
 	k.tgid = pt >> 32;
 	k.nr = nr;
-	k.leader_start = BPF_CORE_READ(t, group_leader, start_boottime);
+	k.leader_start = in->leader_start;
 	k.err = ret < 0 && ret >= -4095 ? -ret : 0;
 	if (!cl || !cl->flags) {
 		stat_add(&k, dur, 0, now);
 		return 0;
 	}
 	__s32 fd1 = -1, fd2 = -1;
-	if (!k.err && cl->flags & PMU_SYS_C_FD_RET && file_id(fd_file(ret), &in->dev, &in->mode, &in->ino))
+	if (!k.err && cl->flags & PMU_SYS_C_FD_RET && fd_id(ret, &in->dev, &in->mode, &in->ino))
 		in->flags |= PMU_SYS_F_FILE;
 	if (!k.err && cl->flags & PMU_SYS_C_FD_PAIR && cl->fd_arg < 6) {
 		int fds[2] = { -1, -1 };
 		if (!bpf_probe_read_user(fds, sizeof(fds), (void *)in->args[cl->fd_arg & 7])) {
-			if (file_id(fd_file(fds[0]), &in->dev, &in->mode, &in->ino))
+			if (fd_id(fds[0], &in->dev, &in->mode, &in->ino))
 				in->flags |= PMU_SYS_F_FILE;
 			fd1 = fds[0];
 			fd2 = fds[1];
@@ -500,7 +547,7 @@ int BPF_PROG(pmu_sys_exit, struct pt_regs *regs, long ret)
 		r->flags |= pf;
 	}
 	__u64 avail = bpf_ringbuf_query(&rb, BPF_RB_AVAIL_DATA);
-	__u64 rsize = bpf_ringbuf_query(&rb, BPF_RB_RING_SIZE);
+	__u64 rsize = ring_size ? ring_size : bpf_ringbuf_query(&rb, BPF_RB_RING_SIZE);
 	struct pmu_sys_counters *c = ctr();
 	if (c)
 		c->submitted++;
