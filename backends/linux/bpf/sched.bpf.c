@@ -7,7 +7,8 @@
  * first sight (sched_wakeup_new for a thread born in the run; its first
  * switch for one that was there) and removed at its exit
  * (sched_process_exit), when its totals go to the ring as one thread
- * record.  Between the two, every transition at time now charges
+ * record (a thread that execs from another than the leader ends its
+ * former tid there and starts again under the leader's pid).  Between the two, every transition at time now charges
  * now - last_ns to the bucket of the state it leaves and sets last_ns, so
  * the buckets always sum to last_ns - first_ns exactly:
  *
@@ -23,9 +24,14 @@
  *
  * The programs are tp_btf: prev, next and p are trusted task pointers, so
  * bpf_task_pt_regs() gives the saved user registers, where the system call
- * in progress is (orig_ax on x86, syscallno on arm64; the kernel's
- * /proc/PID/syscall reads the same).  The cohort filter's fork and exit
- * programs are raw_tp (cohort.bpf.h).
+ * in progress is (orig_ax on x86 while ax holds the entry's -ENOSYS,
+ * syscallno on arm64) and, at voluntary switches with chains on, the frame
+ * pointer the user call chain starts from.  The cohort filter's fork and
+ * exit programs are raw_tp (cohort.bpf.h).
+ *
+ * Measured cost (kernel.bpf_stats_enabled, 2-vCPU VM, Linux 6.18): about
+ * 0.3 us per switch of other tasks, 0.45 (no chains) to 0.65 us (chains)
+ * per switch of a cohort thread, 0.2 us per wakeup.
  *
  * Loss: every record takes a sequence number from one global counter
  * before it reserves ring space; a failed reserve and a full threads map
