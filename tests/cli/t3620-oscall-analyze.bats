@@ -225,6 +225,17 @@ with open(p + "/syscalls/syscalls.jsonl", "w") as f:
     for r in allc:
         f.write(json.dumps(r, separators=(",", ":")) + "\n")
     f.write(json.dumps(summ, separators=(",", ":")) + "\n")
+# the statistics hold them too
+st = open(p + "/syscalls/syscall-stats.jsonl").read().splitlines()
+ss = json.loads(st[-1])
+ss["stats"] += 1
+ss["calls"] += n
+with open(p + "/syscalls/syscall-stats.jsonl", "w") as f:
+    f.write("\n".join(st[:-1]) + "\n")
+    f.write(json.dumps({"type": "stat", "inc": "i1", "pid": 5000, "syscall": "read", "nr": 0, "dev": "8:1",
+                        "ino": 42, "ftype": "reg", "path": "/tmp/x.db-journal", "count": n, "total_ns": 50 * n,
+                        "min_ns": 50, "max_ns": 50, "bytes": n, "hist": "28:%d" % n}, separators=(",", ":")) + "\n")
+    f.write(json.dumps(ss, separators=(",", ":")) + "\n")
 EOF
 	rebag "$b"
 	/usr/bin/time -f '%M' -o "$T/rss" pmuanalyze --json "$b" >"$T/big.json"
