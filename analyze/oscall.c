@@ -1699,7 +1699,9 @@ bool an_oscall_statement(json_t *os, double wall_ns, bool off_cpu_dominates, cha
 	if (in < w + rq)
 		in = w + rq;
 	share = 100.0 * in / wall_ns;
-	if (share < 50 && !off_cpu_dominates)
+	/* at least half the wall time; or a tenth of it when the off-CPU time
+	 * is the dominant cost already (a smaller share does not explain it) */
+	if (share < 50 && !(off_cpu_dominates && share >= 10))
 		return false;
 	f = json_object_get(bl, "file");
 	if (json_is_string(json_object_get(f, "path")))
