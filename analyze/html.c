@@ -32,6 +32,7 @@
 
 #include "cli.h"
 #include "html.h"
+#include "oscall.h"
 #include "model.h"
 #include "util.h"
 
@@ -2005,6 +2006,10 @@ int an_html(json_t *report, json_t *flame, FILE *out)
 		processes(out, report);
 		if (flame)
 			flame_graph(out, report, flame);
+		/* a bundle without any OS-event stream: its absence is in the
+		 * collectors' table and in the text and JSON reports */
+		if (!strcmp(sget(json_object_get(report, "oscall"), "status"), "ok"))
+			an_oscall_html(json_object_get(report, "oscall"), out);
 		counters(out, report);
 		phases(out, report);
 		repetitions(out, report);

@@ -17,6 +17,7 @@
 #include "checks.h"
 #include "error.h"
 #include "model.h"
+#include "oscall.h"
 #include "profile.h"
 #include "spec_json.h"
 #include "stats.h"
@@ -1238,7 +1239,7 @@ static json_t *fate_of(json_t *fates, const char *name)
 
 /* What would attribute the off-CPU time, from the bundle's own collector
  * fates; *attributing true when one of them recorded evidence. */
-static void would_attribute(json_t *fates, const char *mode, char *out, size_t n, bool *attributing)
+static void would_attribute(json_t *fates, const char *mode, bool os_streams, char *out, size_t n, bool *attributing)
 {
 	json_t *f[2];
 	int ok = 0, nreq = 0, unav = 0, listed = 0;
@@ -1256,7 +1257,13 @@ static void would_attribute(json_t *fates, const char *mode, char *out, size_t n
 		unav += strcmp(st, "ok") && strcmp(st, "no-events") && strcmp(st, "not-requested");
 	}
 	*attributing = ok > 0;
-	if (ok)
+	if (ok && os_streams)
+		snprintf(out, n, "the %s recorded where the threads waited: see the off-CPU section and the "
+			 "wall-time decomposition per thread (oscall)", ok == 2
+				      ? "syscalls and sched collectors"
+				      : !strcmp(sget(f[0], "status"), "ok") || !strcmp(sget(f[0], "status"), "no-events")
+						? "syscalls collector" : "sched collector");
+	else if (ok)
 		snprintf(out, n, "the %s recorded evidence, but this pmuanalyze does not attribute off-CPU time "
 			 "from it yet", ok == 2 ? "syscalls and sched collectors"
 				      : !strcmp(sget(f[0], "status"), "ok") || !strcmp(sget(f[0], "status"), "no-events")
@@ -1327,7 +1334,7 @@ static json_t *psi_parts(json_t *k, double wall, double *sum)
  * from /proc in clock ticks: each value truncated, so the off-CPU bound is
  * taken against the most the ticks can hide).
  */
-static json_t *wall_time(const struct scan *s, json_t *k, json_t *run, json_t *fates, bool *attributing)
+static json_t *wall_time(const struct scan *s, json_t *k, json_t *run, json_t *fates, json_t *os, bool *attributing)
 {
 	json_t *tot = cohort_task_clock(k), *c, *o;
 	double wall, on = -1, on_max;
@@ -1337,7 +1344,7 @@ static json_t *wall_time(const struct scan *s, json_t *k, json_t *run, json_t *f
 	char would[600], st[1600], d1[32], d2[32], d3[32];
 	size_t i;
 
-	would_attribute(fates, sget(run, "mode"), would, sizeof(would), attributing);
+	would_attribute(fates, sget(run, "mode"), !strcmp(sget(os, "status"), "ok"), would, sizeof(would), attributing);
 	if (s->root < 0 || !s->root_has_end || s->root_pre)
 		return json_pack("{s:s,s:s,s:[],s:s}", "status", "unavailable", "reason",
 				 s->root < 0 ? "the cohort has no root" : "the root was attached to, or still running at the end",
@@ -1487,6 +1494,8 @@ static json_t *dominant(json_t *proc, json_t *wall, json_t *progs)
 			fmt_dur((double)json_integer_value(json_object_get(wall, "unattributed_ns")), u, sizeof(u));
 			snprintf(parts + l, sizeof(parts) - l, ", by the cohort cgroup's pressure stall times; %s not "
 				 "attributed", u);
+		} else if (strstr(sget(wall, "would_attribute"), "(oscall)")) {
+			snprintf(parts, sizeof(parts), "split per thread by state, syscall and file below");
 		} else {
 			snprintf(parts, sizeof(parts), "not attributed");
 		}
@@ -1501,6 +1510,26 @@ static json_t *dominant(json_t *proc, json_t *wall, json_t *progs)
 		json_object_set_new(o, "wall_share_percent", json_real(100.0 * named_ns / wall_ns));
 	}
 	return o;
+}
+
+/*
+ * The dominant cost names the system call, file and program when blocking
+ * dominates (an_oscall_statement()): the largest wait of the off-CPU
+ * intervals is at least half the wall time, or the off-CPU time is the
+ * dominant cost already.  The statement leads, the rest follows it.
+ */
+static void dominant_blocked(json_t *dom, json_t *wall, json_t *os)
+{
+	char st[1200], all[4000];
+	bool off = !strcmp(sget(dom, "level"), "off-cpu");
+
+	if (!dom || strcmp(sget(wall, "status"), "ok") ||
+	    !an_oscall_statement(os, (double)json_integer_value(json_object_get(wall, "wall_ns")), off, st, sizeof(st)))
+		return;
+	snprintf(all, sizeof(all), "%s. %s", st, sget(dom, "statement"));
+	json_object_set_new(dom, "statement", json_string(all));
+	json_object_set_new(dom, "level", json_string("blocked"));
+	json_object_set(dom, "blocked", json_object_get(os, "blocked"));
 }
 
 /* ---- the profile --------------------------------------------------------------- */
@@ -2436,10 +2465,11 @@ static json_t *not_measured_groups(json_t *missing)
 }
 
 json_t *an_load(const char *path, bool allow_invalid, int trace_rep, const char *trace_path, size_t max_processes,
-		struct an_prof **prof_out, int *code)
+		const char *offcpu_folded, struct an_prof **prof_out, int *code)
 {
 	struct an_prof *prof = NULL;
-	json_t *pj, *dom;
+	json_t *pj, *dom, *osj;
+	int folded_err = 0;
 
 	if (prof_out)
 		*prof_out = NULL;
@@ -2562,7 +2592,37 @@ json_t *an_load(const char *path, bool allow_invalid, int trace_rep, const char 
 							 sget(pj, "status"), "reason", json_object_get(pj, "reason"),
 							 "remedy", json_object_get(pj, "remedy")));
 	err = 0;
-	wt = wall_time(&fr.s, k, run, fates, &attributing);
+	/* the OS events of the first repetition (oscall.h): absent streams
+	 * are a finding of the section */
+	osj = an_oscall_load(&b, 1, fates, offcpu_folded, &folded_err);
+	if (!osj)
+		osj = json_pack("{s:s,s:s,s:s}", "status", "failed", "reason", "out of memory", "remedy", "");
+	if (!strcmp(sget(osj, "status"), "failed"))
+		json_array_append_new(missing, json_pack("{s:s,s:s,s:O,s:O}", "what", "system calls and off-CPU "
+							 "intervals", "status", "failed", "reason",
+							 json_object_get(osj, "reason"), "remedy",
+							 json_object_get(osj, "remedy")));
+	{
+		/* loss of OS events (tolerated by --allow-loss, else the bundle is
+		 * invalid): said in the not-measured list as well as the section */
+		json_t *sc = json_object_get(osj, "syscalls");
+		json_int_t lr = json_integer_value(json_object_get(json_object_get(sc, "raw"), "lost")),
+			   ls = json_integer_value(json_object_get(json_object_get(sc, "stats"), "lost")),
+			   lo = json_integer_value(json_object_get(json_object_get(osj, "offcpu"), "lost"));
+
+		if (lr > 0 || ls > 0 || lo > 0) {
+			char why[400];
+
+			snprintf(why, sizeof(why), "%lld raw call records lost, %lld calls in no statistic, %lld scheduling "
+				 "records lost (the bundle tolerates loss: pmurec --allow-loss); the counts and times "
+				 "shown are lower bounds", (long long)lr, (long long)ls, (long long)lo);
+			json_array_append_new(missing, json_pack("{s:s,s:s,s:s,s:s}", "what", "system calls and off-CPU "
+								 "intervals (loss)", "status", "degraded", "reason", why,
+								 "remedy", "record again with larger rings (pmurec "
+								 "--syscall-ring-kb) or fewer calls"));
+		}
+	}
+	wt = wall_time(&fr.s, k, run, fates, osj, &attributing);
 	progs = programs(&fr.s);
 	/* the off-CPU time is a measurement this recording does not have:
 	 * listed, with what would have it */
@@ -2654,6 +2714,7 @@ json_t *an_load(const char *path, bool allow_invalid, int trace_rep, const char 
 		json_object_set_new(pj, "repetitions", profile_repetitions(&b, nrep, pj));
 	dom = dominant(dominant_cost(&fr.s, k, fr.dcomm, fr.dpid, shares), wt, progs);
 	dominant_profile(dom, pj);
+	dominant_blocked(dom, wt, osj);
 	wall_by_code(wt, pj);
 	x = json_pack("{s:o,s:b,s:O,s:O,s:O?,s:O?,s:O?,s:O?,s:O,s:O,s:O,s:O,s:O,s:o,s:o,s:{s:i,s:O,s:o}}", "bundle",
 		      pmu_json_text(path), "valid", res.errors == 0, "failed_checks", fl.list, "run", run, "host",
@@ -2672,6 +2733,7 @@ json_t *an_load(const char *path, bool allow_invalid, int trace_rep, const char 
 		json_object_set(x, "programs", progs);
 		json_object_set_new(x, "not_measured_groups", not_measured_groups(missing));
 		json_object_set(x, "profile", pj);
+		json_object_set(x, "oscall", osj);
 		if (k)
 			json_object_set(x, "counting", k);
 	}
@@ -2689,6 +2751,12 @@ json_t *an_load(const char *path, bool allow_invalid, int trace_rep, const char 
 	json_decref(progs);
 	json_decref(fl.list);
 	json_decref(pj);
+	json_decref(osj);
+	if (x && folded_err) {
+		json_decref(x);
+		x = NULL;
+		*code = AN_EXIT_USAGE;
+	}
 	if (prof_out && x)
 		*prof_out = prof;
 	else

@@ -45,11 +45,13 @@ enum { AN_EXIT_OK = 0, AN_EXIT_INVALID = 1, AN_EXIT_USAGE = 2, AN_EXIT_REGRESSIO
  * The report's profile section is the first repetition's samples
  * (profile.h); with prof not NULL, *prof is that aggregated profile, for
  * the exports (the caller an_prof_free()s it), or NULL when the bundle has
- * no samples stream.
+ * no samples stream.  The report's oscall section is the first
+ * repetition's OS events (oscall.h); with offcpu_folded not NULL its folded
+ * off-CPU stacks are written there (a failure: NULL, AN_EXIT_USAGE).
  */
 struct an_prof;
 json_t *an_load(const char *path, bool allow_invalid, int trace_rep, const char *trace_path, size_t max_processes,
-		struct an_prof **prof, int *code);
+		const char *offcpu_folded, struct an_prof **prof, int *code);
 
 /*
  * Call fn once per incarnation of repetition rep (1: data/, k:

@@ -33,6 +33,7 @@
 #include "export.h"
 #include "html.h"
 #include "model.h"
+#include "oscall.h"
 #include "spec.h"
 #include "util.h"
 
@@ -68,6 +69,9 @@ static const char usage[] =
 	"      --folded FILE, --speedscope FILE, --pprof FILE  also write the profile's\n"
 	"                     samples (repetition 1) as folded stacks (flamegraph.pl),\n"
 	"                     speedscope JSON, or gzip'd pprof (go tool pprof)\n"
+	"      --offcpu-folded FILE  also write the off-CPU intervals (repetition 1) as\n"
+	"                     folded stacks weighted by the ns waited: program, the user\n"
+	"                     call chain when recorded (--call-graph fp), [syscall]\n"
 	"      --max-processes N  list at most N processes (default 200): the root, then\n"
 	"                     by CPU time with their ancestors; the rest are counted and\n"
 	"                     summed, and every total covers all of them\n"
@@ -864,6 +868,7 @@ static void print_single(json_t *rep)
 	printf("\ndominant cost: %s\n", sget(json_object_get(rep, "dominant_cost"), "statement"));
 	print_programs(rep);
 	print_profile(rep);
+	an_oscall_print(json_object_get(rep, "oscall"), stdout);
 	printf("\n");
 	print_not_measured(rep);
 	printf("\ncollectors\n");
@@ -1017,6 +1022,31 @@ static void print_compare(json_t *report)
 				printf("%s%s", n++ ? ", " : "\nnot compared (no value in A or in B): ", sget(x, "name"));
 		if (n)
 			printf("\n");
+	}
+	{
+		json_t *sd = json_object_get(cmp, "syscalls"), *r;
+		size_t k;
+
+		if (strcmp(sget(sd, "status"), "ok")) {
+			printf("\nsystem calls not compared: %s\n", sget(sd, "reason"));
+		} else {
+			printf("\nsystem calls: B - A per syscall (one run each: exact counts and times; p50 ~ estimates), "
+			       "largest change in time first\n");
+			json_array_foreach(json_object_get(sd, "rows"), k, r) {
+				char ta[32], tb[32];
+
+				if (k >= 10)
+					break;
+				fmt_ns((double)json_integer_value(json_object_get(r, "total_ns_a")), ta, sizeof(ta));
+				fmt_ns((double)json_integer_value(json_object_get(r, "total_ns_b")), tb, sizeof(tb));
+				printf("  %-18s calls %lld -> %lld (%+lld), time %s -> %s%s\n", sget(r, "syscall"),
+				       (long long)json_integer_value(json_object_get(r, "count_a")),
+				       (long long)json_integer_value(json_object_get(r, "count_b")),
+				       (long long)json_integer_value(json_object_get(r, "count_delta")), ta, tb,
+				       strcmp(sget(r, "presence"), "both") ? strcmp(sget(r, "presence"), "only-a") ? " (only in B)"
+														     : " (only in A)" : "");
+			}
+		}
 	}
 	{
 		json_t *pd = json_object_get(cmp, "profile"), *pr, *f;
@@ -1252,6 +1282,7 @@ static void csv_single(json_t *rep)
 		}
 	}
 	csv_profile(json_object_get(rep, "profile"));
+	an_oscall_csv(json_object_get(rep, "oscall"), stdout);
 	printf("\ntable,metric,unit,n,median,min,max,q1,q3,mad,estimate,status\n");
 	json_array_foreach(json_object_get(json_object_get(rep, "repetitions"), "summary"), i, s) {
 		printf("metrics,");
@@ -1307,6 +1338,31 @@ static void csv_compare(json_t *report)
 					csv_field(sget(f, "verdict"));
 					printf(",true\n");
 				}
+		}
+	}
+	{
+		/* per syscall, B - A (oscall.h's an_oscall_compare()) */
+		json_t *sd = json_object_get(json_object_get(report, "comparison"), "syscalls"), *r;
+
+		printf("\ntable,syscall,presence,count_a,count_b,count_delta,total_ns_a,total_ns_b,total_ns_delta,"
+		       "p50_ns_a_estimate,p50_ns_b_estimate,errors_delta\n");
+		if (strcmp(sget(sd, "status"), "ok")) {
+			printf("syscall_comparison_status,%s,", sget(sd, "status"));
+			csv_field(sget(sd, "reason"));
+			printf("\n");
+		}
+		json_array_foreach(json_object_get(sd, "rows"), i, r) {
+			printf("syscall_comparison,%s,%s,%lld,%lld,%lld,%lld,%lld,%lld,", sget(r, "syscall"),
+			       sget(r, "presence"), (long long)json_integer_value(json_object_get(r, "count_a")),
+			       (long long)json_integer_value(json_object_get(r, "count_b")),
+			       (long long)json_integer_value(json_object_get(r, "count_delta")),
+			       (long long)json_integer_value(json_object_get(r, "total_ns_a")),
+			       (long long)json_integer_value(json_object_get(r, "total_ns_b")),
+			       (long long)json_integer_value(json_object_get(r, "total_ns_delta")));
+			csv_num(json_object_get(r, "p50_ns_a"));
+			putchar(',');
+			csv_num(json_object_get(r, "p50_ns_b"));
+			printf(",%lld\n", (long long)json_integer_value(json_object_get(r, "errors_delta")));
 		}
 	}
 	{
@@ -1433,14 +1489,14 @@ int main(int argc, char **argv)
 		{ "version", no_argument, NULL, 'V' },       { "max-processes", required_argument, NULL, 'm' },
 		{ "min-effect", required_argument, NULL, 'E' },
 		{ "folded", required_argument, NULL, 3610 }, { "speedscope", required_argument, NULL, 3611 },
-		{ "pprof", required_argument, NULL, 3612 },
+		{ "pprof", required_argument, NULL, 3612 }, { "offcpu-folded", required_argument, NULL, 3620 },
 		{ NULL, 0, NULL, 0 },
 	};
 	bool json = false, csv = false, allow = false, force = false;
 	struct an_export_req exq = { NULL, NULL, NULL };  /* the profile's exports (export.h) */
 	struct an_prof *prof = NULL;
 	json_t *flame = NULL;
-	const char *html = NULL, *trace = NULL, *junit = NULL;
+	const char *html = NULL, *trace = NULL, *junit = NULL, *offcpu_folded = NULL;
 	int c, code = AN_EXIT_OK, trace_rep = 1, nb;
 	size_t max_proc = AN_MAX_PROCESSES;
 	json_t *gates = json_array(), *report = NULL, *ra = NULL, *rb = NULL;
@@ -1512,6 +1568,7 @@ int main(int argc, char **argv)
 		case 3610: exq.folded = optarg; break;
 		case 3611: exq.speedscope = optarg; break;
 		case 3612: exq.pprof = optarg; break;
+		case 3620: offcpu_folded = optarg; break;
 		case 'f': force = true; break;
 		case 'a': allow = true; break;
 		case 'h':
@@ -1539,15 +1596,19 @@ int main(int argc, char **argv)
 		fprintf(stderr, "pmuanalyze: --fail-if, --junit, --force and --min-effect compare two bundles\n");
 		goto usage;
 	}
+	if (nb == 2 && offcpu_folded) {
+		fprintf(stderr, "pmuanalyze: --offcpu-folded exports one bundle's off-CPU intervals\n");
+		goto usage;
+	}
 	if (nb == 2 && (exq.folded || exq.speedscope || exq.pprof)) {
 		fprintf(stderr, "pmuanalyze: --folded, --speedscope and --pprof export one bundle's samples\n");
 		goto usage;
 	}
 	color = !json && !csv && isatty(STDOUT_FILENO) && !getenv("NO_COLOR");
-	ra = an_load(argv[optind], allow, trace_rep, trace, max_proc, nb == 1 ? &prof : NULL, &code);
+	ra = an_load(argv[optind], allow, trace_rep, trace, max_proc, offcpu_folded, nb == 1 ? &prof : NULL, &code);
 	if (!ra)
 		goto out;
-	if (nb == 2 && !(rb = an_load(argv[optind + 1], allow, 0, NULL, max_proc, NULL, &code)))
+	if (nb == 2 && !(rb = an_load(argv[optind + 1], allow, 0, NULL, max_proc, NULL, NULL, &code)))
 		goto out;
 	if (nb == 1) {
 		report = json_incref(ra);

@@ -29,6 +29,7 @@
 
 #include "error.h"
 #include "model.h"
+#include "oscall.h"
 #include "trace.h"
 
 /*
@@ -328,6 +329,13 @@ static int put_spans(struct trace *t, const struct pmu_bundle *b, const char *di
 }
 
 /* otherData: what the trace is of, and how to read its times. */
+/* A raw system call or an off-CPU interval (oscall.h) on its thread's track. */
+static int os_emit(void *ctx, const char *name, const char *cat, int64_t pid, int64_t tid, int64_t begin, int64_t end,
+		   json_t *args)
+{
+	return emit_complete(ctx, name, cat, pid, tid, begin, end, args);
+}
+
 static json_t *other_data(json_t *run, json_int_t start_ns, json_int_t repeat, int rep, size_t incarnations)
 {
 	json_t *argv = json_object_get(run, "argv");
@@ -395,6 +403,8 @@ int pmu_export_chrome_trace(const struct pmu_bundle *b, int rep, FILE *out)
 	if ((err = an_cohort_each(b, rep, trace_inc, &t)))
 		goto out;
 	err = put_spans(&t, b, dir);
+	if (!err)
+		err = an_oscall_trace(b, rep, os_emit, &t);
 	if (err)
 		goto out;
 	/* otherData last: only now is the number of incarnations known */

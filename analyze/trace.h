@@ -13,7 +13,10 @@
  * ("ph":"X") on its main thread, each exec as an instant event ("ph":"i",
  * "s":"p") with the path, its exit (code or signal) in the X event's args;
  * every span of spans.jsonl as an X event on its tid (name, args: id,
- * parent), every mark as an instant ("s":"t").
+ * parent), every mark as an instant ("s":"t"); every raw system call
+ * (cat "syscall": name the syscall, args path, fd, bytes, error, dur_ns)
+ * and every off-CPU interval (cat "off-cpu": "off-CPU S|D|R|other", args
+ * state, syscall, runq_ns) as an X event on its thread (oscall.h).
  * Times in microseconds (ts, dur as JSON numbers with up to 3 decimals)
  * relative to the run's start_ns (run.json); pid/tid are the real
  * pids/tids.  otherData carries the run id, argv, and the note that times
