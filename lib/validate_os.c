@@ -414,6 +414,22 @@ static void call_rec(struct v *v, struct stream_state *s, uint64_t rec, const st
 		report(v, C, s->file, rec, "path_source proc-fd is the fd records'; a call's path is its own");
 	if (rf(r, "path2") && !rf(r, "path"))
 		report(v, C, s->file, rec, "path2 without path");
+	if (!rf(r, "path2") != !rf(r, "path2_source"))
+		report(v, C, s->file, rec, "path2 and path2_source come together");
+	if ((rf(r, "path_truncated") && !rf(r, "path")) || (rf(r, "path2_truncated") && !rf(r, "path2")))
+		report(v, C, s->file, rec, "path_truncated (path2_truncated) without its path");
+	{
+		/* a path resolved in the kernel is absolute, even a cut one */
+		const struct pmu_jfield *p = rf(r, "path"), *ps = rf(r, "path_source");
+		const struct pmu_jfield *p2 = rf(r, "path2"), *ps2 = rf(r, "path2_source");
+
+		if (p && ps && !fis(ps, "relative") && p->slen && p->s[0] != '/')
+			report(v, C, s->file, rec, "path_source %.*s is an absolute path; '%.*s' is relative", (int)ps->slen,
+			       ps->s, (int)(p->slen > 60 ? 60 : p->slen), p->s);
+		if (p2 && ps2 && !fis(ps2, "relative") && p2->slen && p2->s[0] != '/')
+			report(v, C, s->file, rec, "path2_source %.*s is an absolute path; '%.*s' is relative",
+			       (int)ps2->slen, ps2->s, (int)(p2->slen > 60 ? 60 : p2->slen), p2->s);
+	}
 	identity(v, s, C, rec, r);
 	if ((flags && !hex_ok(flags->s, flags->slen)) || (req && !hex_ok(req->s, req->slen)))
 		report(v, C, s->file, rec, "flags and request are 0x-prefixed lowercase hex");

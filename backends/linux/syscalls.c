@@ -435,6 +435,12 @@ static void write_fds(struct sysc *s)
 	s->fds = NULL;
 }
 
+/* what a path lacks (spec: path_truncated), NULL when it is whole */
+static const char *path_cut(bool head, bool tail)
+{
+	return head && tail ? "head+tail" : head ? "head" : tail ? "tail" : NULL;
+}
+
 static json_t *call_rec(struct sysc *s, const union pmu_sysrec *r, const struct pmu_incarnation *in)
 {
 	const struct pmu_sys_call *c = &r->c;
@@ -509,17 +515,31 @@ static json_t *call_rec(struct sysc *s, const union pmu_sysrec *r, const struct 
 	if (r->h.kind == PMU_SYS_REC_CALL_PATH) {
 		const char *src = c->flags & PMU_SYS_F_PATH_DENTRY ? "dentry"
 				  : c->flags & PMU_SYS_F_PATH_CWD  ? "argument+cwd"
+				  : c->flags & PMU_SYS_F_PATH_DIRFD ? "argument+dirfd"
+				  : c->flags & PMU_SYS_F_PATH_REL  ? "relative"
 				  : c->flags & PMU_SYS_F_PATH_ARG  ? "argument"
 								   : NULL;
+		const char *cut = path_cut(c->flags & PMU_SYS_F_PATH_HEAD, c->flags & PMU_SYS_F_PATH_TRUNC);
 
 		if (src && r->p.path[0]) {
 			json_object_set_new(o, "path", json_string(r->p.path));
 			json_object_set_new(o, "path_source", json_string(src));
-			if (c->flags & PMU_SYS_F_FILE)
+			if (cut)
+				json_object_set_new(o, "path_truncated", json_string(cut));
+			else if (c->flags & PMU_SYS_F_FILE)
 				path_remember(s, c->dev, c->ino, r->p.path);
 		}
-		if (c->flags & PMU_SYS_F_PATH2)
+		if (c->flags & PMU_SYS_F_PATH2 && r->p.path2[0]) {
+			src = c->flags & PMU_SYS_F_P2_CWD     ? "argument+cwd"
+			      : c->flags & PMU_SYS_F_P2_DIRFD ? "argument+dirfd"
+			      : c->flags & PMU_SYS_F_P2_REL   ? "relative"
+							      : "argument";
+			cut = path_cut(c->flags & PMU_SYS_F_P2_HEAD, c->flags & PMU_SYS_F_P2_TRUNC);
 			json_object_set_new(o, "path2", json_string(r->p.path2));
+			json_object_set_new(o, "path2_source", json_string(src));
+			if (cut)
+				json_object_set_new(o, "path2_truncated", json_string(cut));
+		}
 	}
 	{
 		char *e = b;
