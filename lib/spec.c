@@ -844,17 +844,30 @@ static const struct pmu_field st_stat_f[] = {
 };
 OBJ(st_stat, st_stat_f);
 
+static const struct pmu_field st_unentered_f[] = {
+	F17("type", STR, true, "\"unentered\""),
+	F17("inc", STR, true, "incarnation id"),
+	N17("pid", true, "id", "process id"),
+	F17("syscall", STR, true, "the system call's name"),
+	N17("nr", true, "id", "its number"),
+	N17("errno", false, "id", "the calls that failed with this errno (absent: those that succeeded)"),
+	F17("error", STR, false, "its name, with errno"),
+	N17("count", true, "count", "calls seen only leaving the kernel, with no duration: refused by seccomp before the sys_enter tracepoint (as strace counts them), or in flight when the collector attached (attach mode, or the command's wait behind pmurec's launch barrier)"),
+};
+OBJ(st_unentered, st_unentered_f);
+
 static const struct pmu_field st_summary_f[] = {
 	F17("type", STR, true, "\"summary\""),
 	N17("stats", true, "count", "stat records in the stream"),
 	N17("calls", true, "count", "the sum of their counts"),
 	N17("lost", true, "count", "calls in no stat (the map was full, or their entry was not kept); the syscalls stream's loss records say which"),
 	N17("unattributed", true, "count", "calls of no cohort incarnation, left out"),
+	N17("unentered", true, "count", "the sum of the unentered records' counts (not in calls)"),
 };
 OBJ(st_summary, st_summary_f);
 
 static const struct pmu_recdef syscall_stats_recs[] = {
-	{ "stat", &st_stat, 7 }, { "summary", &st_summary, 7 },
+	{ "stat", &st_stat, 7 }, { "unentered", &st_unentered, 7 }, { "summary", &st_summary, 7 },
 };
 
 static const struct pmu_field sc_config_f[] = {

@@ -55,6 +55,15 @@ char LICENSE[] SEC("license") = "GPL";
 #define ARG6(r) 0
 #endif
 
+/* the call's number at sys_exit (syscall_get_nr()): x86 orig_ax, arm64 syscallno */
+#if defined(__TARGET_ARCH_x86)
+#define SYSNR(r) BPF_CORE_READ((r), orig_ax)
+#elif defined(__TARGET_ARCH_arm64)
+#define SYSNR(r) BPF_CORE_READ((r), syscallno)
+#else
+#define SYSNR(r) -1
+#endif
+
 #define OPAQUE(v) asm volatile("" : "+r"(v))
 
 #ifndef container_of
@@ -509,6 +518,59 @@ int BPF_PROG(pmu_sys_enter, struct pt_regs *regs, long id)
 	return 0;
 }
 
+/*
+ * A call that leaves the kernel with none in flight: seccomp refused it
+ * before the sys_enter tracepoint (kernel/entry/common.c:
+ * syscall_trace_enter() runs __secure_computing() first, and a refused
+ * call returns through sys_exit), or it was in flight when the programs
+ * were attached (attach mode, or the launcher's wait on the barrier).  It
+ * is counted per incarnation, call and errno in an entry marked
+ * unentered: no duration, no file.  A child's return from fork (clone,
+ * clone3, fork, vfork with ret 0: ret_from_fork passes sys_exit too) is
+ * no call of its own and is left out, as strace counts it once.
+ */
+static __noinline int unentered(__u64 regs_p, long ret, __u64 leader_start, __u64 now)
+{
+	struct pt_regs *regs = (struct pt_regs *)regs_p;
+	struct pmu_sys_stat_key k = {};
+	struct pmu_sys_class *cl;
+	struct pmu_sys_stat *v;
+	long nr = SYSNR(regs);
+
+	if (nr < 0 || nr >= PMU_SYS_NR_MAX)
+		return 0;
+	k.nr = nr;
+	cl = bpf_map_lookup_elem(&calls, &k.nr);
+	if (ret == 0 && cl && cl->flags2 & PMU_SYS_C2_FORK)
+		return 0;
+	if (!leader_start) {
+		struct task_struct *task = bpf_get_current_task_btf();
+
+		if (!pmu_current_in_cohort())
+			return 0;
+		leader_start = BPF_CORE_READ(task, group_leader, start_boottime);
+	}
+	k.tgid = bpf_get_current_pid_tgid() >> 32;
+	k.leader_start = leader_start;
+	k.err = ret < 0 && ret >= -4095 ? -ret : 0;
+	k.unentered = 1;
+	v = bpf_map_lookup_elem(&stats, &k);
+	if (!v) {
+		bpf_map_update_elem(&stats, &k, &stat_init, BPF_NOEXIST);
+		v = bpf_map_lookup_elem(&stats, &k);
+		if (!v) {
+			struct pmu_sys_counters *c = ctr();
+			if (c)
+				c->stats_fail++;
+			return 0;
+		}
+	}
+	__sync_fetch_and_add(&v->count, 1);
+	if (now > v->last_ns)
+		v->last_ns = now;
+	return 0;
+}
+
 SEC("raw_tp/sys_exit")
 int BPF_PROG(pmu_sys_exit, struct pt_regs *regs, long ret)
 {
@@ -520,8 +582,10 @@ int BPF_PROG(pmu_sys_exit, struct pt_regs *regs, long ret)
 	__u64 dur, bytes = 0;
 	__u32 nr;
 
-	if (!in || !in->active)
+	if (!in || !in->active) {
+		unentered((__u64)regs, ret, in ? in->leader_start : 0, now);
 		return 0;
+	}
 	in->active = 0;
 	nr = in->nr;
 	dur = now - in->enter_ns;

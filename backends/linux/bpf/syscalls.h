@@ -29,9 +29,14 @@
 #define PMU_SYS_C_BYTES    0x40 /* a successful return is bytes transferred */
 #define PMU_SYS_C_DENTRY   0x80 /* the returned fd's path from its dentry */
 
+/* flags2: a child returns from it (ret_from_fork passes sys_exit) without
+ * having entered it: clone, clone3, fork, vfork */
+#define PMU_SYS_C2_FORK 0x01
+
 struct pmu_sys_class {
 	__u8 flags;
 	__u8 fd_arg, path_arg, path2_arg;
+	__u8 flags2;
 };
 
 /*
@@ -100,7 +105,7 @@ struct pmu_sys_stat_key {
 	__u32 err;   /* errno, 0: succeeded */
 	__u32 dev;
 	__u32 mode;
-	__u32 pad;
+	__u32 unentered; /* 1: calls seen at sys_exit only (no duration, no file) */
 };
 
 struct pmu_sys_stat {
