@@ -535,14 +535,10 @@ static __noinline int unentered(__u64 regs_p, long ret, __u64 leader_start, __u6
 	struct pmu_sys_stat_key k = {};
 	struct pmu_sys_class *cl;
 	struct pmu_sys_stat *v;
-	long nr = SYSNR(regs);
+	long nr;
 
-	if (nr < 0 || nr >= PMU_SYS_NR_MAX)
-		return 0;
-	k.nr = nr;
-	cl = bpf_map_lookup_elem(&calls, &k.nr);
-	if (ret == 0 && cl && cl->flags2 & PMU_SYS_C2_FORK)
-		return 0;
+	/* the filter first: every exit of every task outside the cohort
+	 * comes here */
 	if (!leader_start) {
 		struct task_struct *task = bpf_get_current_task_btf();
 
@@ -550,6 +546,13 @@ static __noinline int unentered(__u64 regs_p, long ret, __u64 leader_start, __u6
 			return 0;
 		leader_start = BPF_CORE_READ(task, group_leader, start_boottime);
 	}
+	nr = SYSNR(regs);
+	if (nr < 0 || nr >= PMU_SYS_NR_MAX)
+		return 0;
+	k.nr = nr;
+	cl = bpf_map_lookup_elem(&calls, &k.nr);
+	if (ret == 0 && cl && cl->flags2 & PMU_SYS_C2_FORK)
+		return 0;
 	k.tgid = bpf_get_current_pid_tgid() >> 32;
 	k.leader_start = leader_start;
 	k.err = ret < 0 && ret >= -4095 ? -ret : 0;
