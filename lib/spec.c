@@ -721,7 +721,9 @@ static const struct pmu_recdef maps_recs[] = {
 
 static const char *const os_filters[] = { "members", "cgroup", NULL };
 static const char *const ftypes[] = { "reg", "dir", "chr", "blk", "fifo", "sock", "lnk", "anon", "unknown", NULL };
-static const char *const path_sources[] = { "dentry", "argument", "argument+cwd", "proc-fd", NULL };
+static const char *const path_sources[] = { "dentry", "argument", "argument+cwd", "argument+dirfd", "relative", "proc-fd", NULL };
+static const char *const path2_sources[] = { "argument", "argument+cwd", "argument+dirfd", "relative", NULL };
+static const char *const path_cuts[] = { "head", "tail", "head+tail", NULL };
 static const char *const os_loss_whats[] = { "reserve", "inflight-map", "stats-map", "thread-map", NULL };
 static const char *const off_states[] = { "S", "D", "R", "other", NULL };
 static const char *const off_chains[] = { "none", "fp", NULL };
@@ -760,8 +762,11 @@ static const struct pmu_field y_call_f[] = {
 	N17("ino", false, "id", "file identity: the inode number, read in the kernel at the call"),
 	E17("ftype", false, ftypes, "the file's type: reg, dir, chr, blk, fifo, sock, lnk, anon (an anonymous inode) or unknown"),
 	F17("path", STR, false, "the file's path (open, creat, rename, unlink, mkdir, truncate, execve ...), as path_source says"),
-	E17("path_source", false, path_sources, "dentry (resolved in the kernel from the opened file), argument (the caller's string, absolute), argument+cwd (a relative argument joined to the process's working directory) or proc-fd (/proc/PID/fd)"),
-	F17("path2", STR, false, "the second path argument (rename's new name, link's target), as given"),
+	E17("path_source", false, path_sources, "dentry (resolved in the kernel from the opened file), argument (the caller's string, absolute), argument+cwd (a relative argument joined to the process's working directory), argument+dirfd (a relative argument joined to the path of the directory fd it came with, the *at calls), relative (the caller's relative argument as given: its directory could not be read) or proc-fd (/proc/PID/fd)"),
+	E17("path_truncated", false, path_cuts, "the path is not whole: head (its leading components are missing: the kernel kept those nearest the file, the path is a tail of the real one), tail (its end is missing: longer than the 255 bytes kept) or head+tail; absent: whole"),
+	F17("path2", STR, false, "the second path argument (rename's new name), as path2_source says"),
+	E17("path2_source", false, path2_sources, "with path2: argument (absolute, as given), argument+cwd, argument+dirfd or relative, as path_source"),
+	E17("path2_truncated", false, path_cuts, "path2 is not whole, as path_truncated"),
 	F17("flags", STR, false, "open flags, fcntl or other flags argument, 0x-prefixed hex"),
 	F17("request", STR, false, "ioctl's request, 0x-prefixed hex"),
 	F17("request_name", STR, false, "its name from the kernel's uapi headers, where one matches"),
@@ -839,17 +844,30 @@ static const struct pmu_field st_stat_f[] = {
 };
 OBJ(st_stat, st_stat_f);
 
+static const struct pmu_field st_unentered_f[] = {
+	F17("type", STR, true, "\"unentered\""),
+	F17("inc", STR, true, "incarnation id"),
+	N17("pid", true, "id", "process id"),
+	F17("syscall", STR, true, "the system call's name"),
+	N17("nr", true, "id", "its number"),
+	N17("errno", false, "id", "the calls that failed with this errno (absent: those that succeeded)"),
+	F17("error", STR, false, "its name, with errno"),
+	N17("count", true, "count", "calls seen only leaving the kernel, with no duration: refused by seccomp before the sys_enter tracepoint (as strace counts them), or in flight when the collector attached (attach mode, or the command's wait behind pmurec's launch barrier)"),
+};
+OBJ(st_unentered, st_unentered_f);
+
 static const struct pmu_field st_summary_f[] = {
 	F17("type", STR, true, "\"summary\""),
 	N17("stats", true, "count", "stat records in the stream"),
 	N17("calls", true, "count", "the sum of their counts"),
 	N17("lost", true, "count", "calls in no stat (the map was full, or their entry was not kept); the syscalls stream's loss records say which"),
 	N17("unattributed", true, "count", "calls of no cohort incarnation, left out"),
+	N17("unentered", true, "count", "the sum of the unentered records' counts (not in calls)"),
 };
 OBJ(st_summary, st_summary_f);
 
 static const struct pmu_recdef syscall_stats_recs[] = {
-	{ "stat", &st_stat, 7 }, { "summary", &st_summary, 7 },
+	{ "stat", &st_stat, 7 }, { "unentered", &st_unentered, 7 }, { "summary", &st_summary, 7 },
 };
 
 static const struct pmu_field sc_config_f[] = {

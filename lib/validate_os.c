@@ -64,6 +64,7 @@ struct os_state {
 	uint64_t lost_statsmap, lost_inflight, unmatched, unmatched_line;
 	/* syscall-stats */
 	uint64_t stats, stat_calls, sum_stats;
+	uint64_t unentered, sum_unentered; /* unentered records' counts, the summary's */
 	/* sched */
 	bool chains;
 	uint64_t offs, threads, sum_offs, sum_threads;
@@ -417,6 +418,22 @@ static void call_rec(struct v *v, struct stream_state *s, uint64_t rec, const st
 		report(v, C, s->file, rec, "path_source proc-fd is the fd records'; a call's path is its own");
 	if (rf(r, "path2") && !rf(r, "path"))
 		report(v, C, s->file, rec, "path2 without path");
+	if (!rf(r, "path2") != !rf(r, "path2_source"))
+		report(v, C, s->file, rec, "path2 and path2_source come together");
+	if ((rf(r, "path_truncated") && !rf(r, "path")) || (rf(r, "path2_truncated") && !rf(r, "path2")))
+		report(v, C, s->file, rec, "path_truncated (path2_truncated) without its path");
+	{
+		/* a path resolved in the kernel is absolute, even a cut one */
+		const struct pmu_jfield *p = rf(r, "path"), *ps = rf(r, "path_source");
+		const struct pmu_jfield *p2 = rf(r, "path2"), *ps2 = rf(r, "path2_source");
+
+		if (p && ps && !fis(ps, "relative") && p->slen && p->s[0] != '/')
+			report(v, C, s->file, rec, "path_source %.*s is an absolute path; '%.*s' is relative", (int)ps->slen,
+			       ps->s, (int)(p->slen > 60 ? 60 : p->slen), p->s);
+		if (p2 && ps2 && !fis(ps2, "relative") && p2->slen && p2->s[0] != '/')
+			report(v, C, s->file, rec, "path2_source %.*s is an absolute path; '%.*s' is relative",
+			       (int)ps2->slen, ps2->s, (int)(p2->slen > 60 ? 60 : p2->slen), p2->s);
+	}
 	identity(v, s, C, rec, r);
 	if ((flags && !hex_ok(flags->s, flags->slen)) || (req && !hex_ok(req->s, req->slen)))
 		report(v, C, s->file, rec, "flags and request are 0x-prefixed lowercase hex");
@@ -658,6 +675,23 @@ static void stat_rec(struct v *v, struct stream_state *s, uint64_t rec, const st
 		report(v, C, s->file, rec, "one call: total_ns, min_ns and max_ns are its duration");
 }
 
+/* calls seen only at sys_exit (seccomp refused them, or they were in
+ * flight at the attach): a count, no duration, no file */
+static void unentered_rec(struct v *v, struct stream_state *s, uint64_t rec, const struct pmu_jrec *r)
+{
+	const struct pmu_jfield *err = rf(r, "errno");
+	enum pmu_check C = PMU_CHECK_SYSCALL_STATS;
+
+	s->os->unentered += ri(r, "count");
+	pmu_v_attribute_proc(v, s->file, rec, r, 0, 0, false);
+	if (!err != !rf(r, "error"))
+		report(v, C, s->file, rec, "errno and error come together");
+	if (err && (err->i <= 0 || err->i > 4095))
+		report(v, C, s->file, rec, "errno %lld is not an error number (1 to 4095)", (long long)err->i);
+	if (!ri(r, "count"))
+		report(v, C, s->file, rec, "an unentered record of no call");
+}
+
 static void on_stats(struct v *v, struct stream_state *s, uint64_t rec, const struct pmu_jrec *r, const char *type)
 {
 	struct os_state *os = s->os;
@@ -668,12 +702,17 @@ static void on_stats(struct v *v, struct stream_state *s, uint64_t rec, const st
 		stat_rec(v, s, rec, r);
 		return;
 	}
+	if (!strcmp(type, "unentered")) {
+		unentered_rec(v, s, rec, r);
+		return;
+	}
 	/* the summary */
 	uint64_t lost = ri(r, "lost");
 
 	os->sum_line = rec;
 	os->sum_stats = ri(r, "stats");
 	os->sum_calls = ri(r, "calls");
+	os->sum_unentered = ri(r, "unentered");
 	if (v->osx) {
 		v->osx->summary = true;
 		v->osx->lost = lost;
@@ -702,6 +741,9 @@ static void stats_end(struct v *v, struct stream_state *s)
 	if (os->sum_calls != os->stat_calls)
 		report(v, C, s->file, os->sum_line, "summary says %llu calls, the stat records' counts sum to %llu",
 		       (unsigned long long)os->sum_calls, (unsigned long long)os->stat_calls);
+	if (os->sum_unentered != os->unentered)
+		report(v, C, s->file, os->sum_line, "summary says %llu unentered calls, the unentered records' counts "
+		       "sum to %llu", (unsigned long long)os->sum_unentered, (unsigned long long)os->unentered);
 }
 
 /* ---- sched ------------------------------------------------------------------ */

@@ -118,6 +118,9 @@ static const struct cls {
 #undef B
 #undef D
 
+/* the calls whose child returns through sys_exit without entering them */
+static const char *const forks[] = { "clone", "clone3", "fork", "vfork" };
+
 /* fcntl(2)'s commands, <linux/fcntl.h> and <asm-generic/fcntl.h> */
 static const struct {
 	unsigned long cmd;
@@ -435,6 +438,12 @@ static void write_fds(struct sysc *s)
 	s->fds = NULL;
 }
 
+/* what a path lacks (spec: path_truncated), NULL when it is whole */
+static const char *path_cut(bool head, bool tail)
+{
+	return head && tail ? "head+tail" : head ? "head" : tail ? "tail" : NULL;
+}
+
 static json_t *call_rec(struct sysc *s, const union pmu_sysrec *r, const struct pmu_incarnation *in)
 {
 	const struct pmu_sys_call *c = &r->c;
@@ -509,17 +518,31 @@ static json_t *call_rec(struct sysc *s, const union pmu_sysrec *r, const struct 
 	if (r->h.kind == PMU_SYS_REC_CALL_PATH) {
 		const char *src = c->flags & PMU_SYS_F_PATH_DENTRY ? "dentry"
 				  : c->flags & PMU_SYS_F_PATH_CWD  ? "argument+cwd"
+				  : c->flags & PMU_SYS_F_PATH_DIRFD ? "argument+dirfd"
+				  : c->flags & PMU_SYS_F_PATH_REL  ? "relative"
 				  : c->flags & PMU_SYS_F_PATH_ARG  ? "argument"
 								   : NULL;
+		const char *cut = path_cut(c->flags & PMU_SYS_F_PATH_HEAD, c->flags & PMU_SYS_F_PATH_TRUNC);
 
 		if (src && r->p.path[0]) {
 			json_object_set_new(o, "path", json_string(r->p.path));
 			json_object_set_new(o, "path_source", json_string(src));
-			if (c->flags & PMU_SYS_F_FILE)
+			if (cut)
+				json_object_set_new(o, "path_truncated", json_string(cut));
+			else if (c->flags & PMU_SYS_F_FILE)
 				path_remember(s, c->dev, c->ino, r->p.path);
 		}
-		if (c->flags & PMU_SYS_F_PATH2)
+		if (c->flags & PMU_SYS_F_PATH2 && r->p.path2[0]) {
+			src = c->flags & PMU_SYS_F_P2_CWD     ? "argument+cwd"
+			      : c->flags & PMU_SYS_F_P2_DIRFD ? "argument+dirfd"
+			      : c->flags & PMU_SYS_F_P2_REL   ? "relative"
+							      : "argument";
+			cut = path_cut(c->flags & PMU_SYS_F_P2_HEAD, c->flags & PMU_SYS_F_P2_TRUNC);
 			json_object_set_new(o, "path2", json_string(r->p.path2));
+			json_object_set_new(o, "path2_source", json_string(src));
+			if (cut)
+				json_object_set_new(o, "path2_truncated", json_string(cut));
+		}
 	}
 	{
 		char *e = b;
@@ -870,7 +893,7 @@ static int sys_open(void *state, pid_t root, uint64_t t)
 	/* the raw family, by this arch's numbers */
 	for (size_t i = 0; i < PMU_ARRAY_SIZE(classes); i++) {
 		long nr = pmu_syscall_nr(classes[i].name);
-		struct pmu_sys_class v = { classes[i].flags, classes[i].fd_arg, classes[i].path_arg, classes[i].path2_arg };
+		struct pmu_sys_class v = { classes[i].flags, classes[i].fd_arg, classes[i].path_arg, classes[i].path2_arg, 0 };
 		__u32 k = (__u32)nr;
 
 		if (nr < 0 || nr >= PMU_SYS_NR_MAX)
@@ -882,6 +905,20 @@ static int sys_open(void *state, pid_t root, uint64_t t)
 		}
 		nraw += (size_t)snprintf(s->raw_calls + nraw, sizeof(s->raw_calls) - nraw, "%s%s", nraw ? " " : "",
 					 classes[i].name);
+	}
+	/* the calls a child returns from without entering them (unentered
+	 * calls in bpf/syscalls.bpf.c): not raw, only marked */
+	for (size_t i = 0; i < PMU_ARRAY_SIZE(forks); i++) {
+		long nr = pmu_syscall_nr(forks[i]);
+		struct pmu_sys_class v = { .flags2 = PMU_SYS_C2_FORK };
+		__u32 k = (__u32)nr;
+
+		if (nr < 0 || nr >= PMU_SYS_NR_MAX || s->by_nr[nr])
+			continue;
+		if (bpf_map__update_elem(s->skel->maps.calls, &k, sizeof(k), &v, sizeof(v), BPF_ANY)) {
+			err = fail_open(s, errno, "cannot fill the syscalls class map");
+			goto out;
+		}
 	}
 	/* the root, held behind the launch barrier: any process of its pid */
 	if (!env->cohort_cgroup) {
@@ -981,7 +1018,7 @@ static int write_stats(struct sysc *s, struct pmu_collector_env *env)
 	struct pmu_sys_stat_key key, next;
 	struct pmu_sys_stat v;
 	const void *prev = NULL;
-	uint64_t nstats = 0, ncalls = 0, unattr = 0;
+	uint64_t nstats = 0, ncalls = 0, unattr = 0, nunent = 0;
 	int err;
 	json_t *sum;
 
@@ -1005,7 +1042,7 @@ static int write_stats(struct sysc *s, struct pmu_collector_env *env)
 		}
 		r = json_object();
 		incname(inc, sizeof(inc), in->id);
-		json_object_set_new(r, "type", json_string("stat"));
+		json_object_set_new(r, "type", json_string(key.unentered ? "unentered" : "stat"));
 		json_object_set_new(r, "inc", json_string(inc));
 		json_object_set_new(r, "pid", json_integer(key.tgid));
 		name = pmu_syscall_name(key.nr);
@@ -1028,6 +1065,12 @@ static int write_stats(struct sysc *s, struct pmu_collector_env *env)
 				json_object_set_new(r, "path", json_string(path));
 		}
 		json_object_set_new(r, "count", json_integer((json_int_t)v.count));
+		if (key.unentered) {
+			/* seen leaving the kernel only: no duration */
+			nunent += v.count;
+			err = o->put(st, r);
+			continue;
+		}
 		json_object_set_new(r, "total_ns", json_integer((json_int_t)v.total_ns));
 		json_object_set_new(r, "min_ns", json_integer((json_int_t)(v.count ? v.min_ns : 0)));
 		json_object_set_new(r, "max_ns", json_integer((json_int_t)v.max_ns));
@@ -1049,6 +1092,7 @@ static int write_stats(struct sysc *s, struct pmu_collector_env *env)
 	json_object_set_new(sum, "calls", json_integer((json_int_t)ncalls));
 	json_object_set_new(sum, "lost", json_integer((json_int_t)(s->lost[LOSS_STATS] + s->lost[LOSS_INFLIGHT])));
 	json_object_set_new(sum, "unattributed", json_integer((json_int_t)unattr));
+	json_object_set_new(sum, "unentered", json_integer((json_int_t)nunent));
 	if (!err)
 		err = o->put(st, sum);
 	else

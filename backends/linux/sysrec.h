@@ -25,9 +25,12 @@ union pmu_sysrec {
 	struct pmu_sys_call_path p;
 };
 
-#define PMU_SYS_PATH_FLAGS \
-	(PMU_SYS_F_PATH_ARG | PMU_SYS_F_PATH_DENTRY | PMU_SYS_F_PATH_TRUNC | PMU_SYS_F_PATH2 | PMU_SYS_F_PATH_FAULT | \
-	 PMU_SYS_F_PATH_CWD)
+#define PMU_SYS_PATH_FLAGS (PMU_SYS_F_ALL & ~(__u32)(PMU_SYS_F_FILE | PMU_SYS_F_FD2))
+#define PMU_SYS_P1_SRC \
+	(PMU_SYS_F_PATH_ARG | PMU_SYS_F_PATH_DENTRY | PMU_SYS_F_PATH_CWD | PMU_SYS_F_PATH_DIRFD | PMU_SYS_F_PATH_REL | \
+	 PMU_SYS_F_PATH_FAULT)
+#define PMU_SYS_P2_BITS \
+	(PMU_SYS_F_P2_CWD | PMU_SYS_F_P2_DIRFD | PMU_SYS_F_P2_REL | PMU_SYS_F_P2_TRUNC | PMU_SYS_F_P2_HEAD)
 
 static inline int pmu_sysrec_bad(const char *what, unsigned long long seq)
 {
@@ -68,17 +71,26 @@ static inline int pmu_sysrec_decode(const void *data, size_t len, union pmu_sysr
 			return pmu_sysrec_bad("path flags without paths", h.seq);
 		return 0;
 	}
-	src = fl & (PMU_SYS_F_PATH_ARG | PMU_SYS_F_PATH_DENTRY | PMU_SYS_F_PATH_CWD | PMU_SYS_F_PATH_FAULT);
+	src = fl & PMU_SYS_P1_SRC;
 	if (src & (src - 1))
 		return pmu_sysrec_bad("more than one path source", h.seq);
 	if (!memchr(out->p.path, 0, sizeof(out->p.path)) || !memchr(out->p.path2, 0, sizeof(out->p.path2)))
 		return pmu_sysrec_bad("path without its NUL", h.seq);
-	if (!(fl & PMU_SYS_F_PATH2) && out->p.path2[0])
+	if (!(fl & PMU_SYS_F_PATH2) && (out->p.path2[0] || fl & PMU_SYS_P2_BITS))
 		return pmu_sysrec_bad("a second path without its flag", h.seq);
-	if ((src & (PMU_SYS_F_PATH_DENTRY | PMU_SYS_F_PATH_CWD)) && out->p.path[0] != '/')
+	if ((src & (PMU_SYS_F_PATH_DENTRY | PMU_SYS_F_PATH_CWD | PMU_SYS_F_PATH_DIRFD)) && out->p.path[0] != '/')
 		return pmu_sysrec_bad("a resolved path that is not absolute", h.seq);
-	if (!src && out->p.path[0])
+	if (!(src & ~(__u32)PMU_SYS_F_PATH_FAULT) && (out->p.path[0] || fl & (PMU_SYS_F_PATH_TRUNC | PMU_SYS_F_PATH_HEAD)))
 		return pmu_sysrec_bad("a path without its source", h.seq);
+	if (fl & PMU_SYS_F_PATH_HEAD && !(src & (PMU_SYS_F_PATH_DENTRY | PMU_SYS_F_PATH_CWD | PMU_SYS_F_PATH_DIRFD)))
+		return pmu_sysrec_bad("a path without its head that was not resolved", h.seq);
+	src = fl & (PMU_SYS_F_P2_CWD | PMU_SYS_F_P2_DIRFD | PMU_SYS_F_P2_REL);
+	if (src & (src - 1))
+		return pmu_sysrec_bad("more than one second path source", h.seq);
+	if ((src & (PMU_SYS_F_P2_CWD | PMU_SYS_F_P2_DIRFD)) && out->p.path2[0] != '/')
+		return pmu_sysrec_bad("a resolved second path that is not absolute", h.seq);
+	if (fl & PMU_SYS_F_P2_HEAD && !(src & (PMU_SYS_F_P2_CWD | PMU_SYS_F_P2_DIRFD)))
+		return pmu_sysrec_bad("a second path without its head that was not resolved", h.seq);
 	return 0;
 }
 

@@ -276,3 +276,20 @@ os.execv("/bin/sh", ["sh", "-c", "cat /proc/self/fd/%d >/dev/null 2>&1; cat /pro
 	run jq -s '[.[] | select(.errno and (.error | not))] | length' "$Y/syscalls.jsonl" "$Y/syscall-stats.jsonl"
 	assert_output 0
 }
+
+# A call in flight when the programs attach has no entry: its exit is
+# counted as unentered (no duration), as seccomp-refused calls are, and
+# nothing else is (a fork child's return from clone is no call).
+@test "attach (--pid): the call in flight at the attach is counted as unentered, without a duration" {
+	sleep 3 &
+	sl=$!
+	run pmurec --mode full --pid "$sl" -o "$B"
+	wait "$sl" 2>/dev/null || true
+	st=$(jq -r 'select(.event == "final") | .status' "$Y/lifecycle.jsonl" 2>/dev/null)
+	[ "$st" != unavailable ] || skip "syscalls collector unavailable: $(jq -r 'select(.event == "final") | .reason' "$Y/lifecycle.jsonl")"
+	checked
+	run jq -c 'select(.type == "unentered") | [.syscall, .count, has("total_ns")]' "$Y/syscall-stats.jsonl"
+	assert_output '["clock_nanosleep",1,false]'
+	run jq -s 'map(select(.type == "summary"))[0].unentered' "$Y/syscall-stats.jsonl"
+	assert_output 1
+}

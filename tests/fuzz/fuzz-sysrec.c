@@ -9,8 +9,9 @@
  *   1. accepted  =>  len == h.size == sizeof the kind's struct, seq != 0,
  *      known kind, no unknown flag, tgid and tid not 0, nr in range,
  *      dur_ns <= time_ns; a path record's strings are NUL-terminated in
- *      their arrays, at most one path source, resolved paths absolute; a
- *      record without paths has no path flag.
+ *      their arrays, at most one source per path, resolved paths
+ *      absolute, the second path's flags only with it; a record without
+ *      paths has no path flag.
  *   2. accepted  =>  decoding the decoded bytes again accepts and gives
  *      the same bytes (the decoder is a filter, not a transformer).
  *   3. refused   =>  PMU_ERR_CORRUPT with a detail that starts "syscall record".
@@ -49,13 +50,18 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t len)
 		if (len != sizeof(struct pmu_sys_call) || (r.c.flags & PMU_SYS_PATH_FLAGS))
 			abort();
 	} else if (r.h.kind == PMU_SYS_REC_CALL_PATH) {
-		uint32_t src = r.c.flags & (PMU_SYS_F_PATH_ARG | PMU_SYS_F_PATH_DENTRY | PMU_SYS_F_PATH_CWD |
-					    PMU_SYS_F_PATH_FAULT);
+		uint32_t src = r.c.flags & PMU_SYS_P1_SRC;
+		uint32_t src2 = r.c.flags & (PMU_SYS_F_P2_CWD | PMU_SYS_F_P2_DIRFD | PMU_SYS_F_P2_REL);
 
 		if (len != sizeof(struct pmu_sys_call_path) || strnlen(r.p.path, sizeof(r.p.path)) == sizeof(r.p.path) ||
-		    strnlen(r.p.path2, sizeof(r.p.path2)) == sizeof(r.p.path2) || (src & (src - 1)))
+		    strnlen(r.p.path2, sizeof(r.p.path2)) == sizeof(r.p.path2) || (src & (src - 1)) ||
+		    (src2 & (src2 - 1)))
 			abort();
-		if ((src & (PMU_SYS_F_PATH_DENTRY | PMU_SYS_F_PATH_CWD)) && r.p.path[0] != '/')
+		if ((src & (PMU_SYS_F_PATH_DENTRY | PMU_SYS_F_PATH_CWD | PMU_SYS_F_PATH_DIRFD)) && r.p.path[0] != '/')
+			abort();
+		if ((src2 & (PMU_SYS_F_P2_CWD | PMU_SYS_F_P2_DIRFD)) && r.p.path2[0] != '/')
+			abort();
+		if ((r.c.flags & PMU_SYS_P2_BITS) && !(r.c.flags & PMU_SYS_F_PATH2))
 			abort();
 	} else
 		abort();

@@ -55,6 +55,15 @@ char LICENSE[] SEC("license") = "GPL";
 #define ARG6(r) 0
 #endif
 
+/* the call's number at sys_exit (syscall_get_nr()): x86 orig_ax, arm64 syscallno */
+#if defined(__TARGET_ARCH_x86)
+#define SYSNR(r) BPF_CORE_READ((r), orig_ax)
+#elif defined(__TARGET_ARCH_arm64)
+#define SYSNR(r) BPF_CORE_READ((r), syscallno)
+#else
+#define SYSNR(r) -1
+#endif
+
 #define OPAQUE(v) asm volatile("" : "+r"(v))
 
 #ifndef container_of
@@ -118,6 +127,7 @@ struct {
 /* the dentry walk's scratch: names from the leaf up, then the path */
 struct walk {
 	const unsigned char *name[PMU_SYS_DEPTH];
+	__u32 len[PMU_SYS_DEPTH];
 	char buf[2 * PMU_SYS_PATH_MAX];
 	char tail[PMU_SYS_PATH_MAX]; /* the relative argument to join */
 };
@@ -181,13 +191,21 @@ static __always_inline bool fd_id(long fd, __u32 *dev, __u32 *mode, __u64 *ino)
 	return true;
 }
 
+/* what dentry_path() says */
+#define W_OK   1 /* buf holds an absolute path */
+#define W_HEAD 2 /* its leading components are left out (too deep, or too long) */
+#define W_TAIL 4 /* its end is cut (the last name or the joined argument too long) */
+
 /*
  * The path of (d, vm) from its dentry chain into the walk scratch's buf
- * (PMU_SYS_PATH_MAX bytes kept), then "/" and the scratch's tail when join
- * (a relative argument joined to the working directory).  Returns
- * PMU_SYS_F_PATH_DENTRY (join: PMU_SYS_F_PATH_CWD), with
- * PMU_SYS_F_PATH_TRUNC when the chain was deeper than PMU_SYS_DEPTH or the
- * path longer than kept; 0 when nothing could be read.
+ * (PMU_SYS_PATH_MAX bytes kept), then "/" and the scratch's tail when
+ * tail_need (strlen + 1 of the tail: a relative argument joined to its
+ * directory).  Returns 0 when nothing could be read, else W_OK with
+ * W_HEAD and W_TAIL for what was cut.  A path longer than kept keeps the
+ * components nearest the file (the file's name is what tells most), so it
+ * loses its head, not its end: the chain is walked leaf first (at most
+ * PMU_SYS_DEPTH components) with each name's length, and the components
+ * nearest the root are left out until the rest fits.
  *
  * Both loops are bpf_loop() callbacks and the function is global, so that
  * the verifier checks each body once (unrolled, they cost seconds of
@@ -200,7 +218,9 @@ struct walkctx {
 	struct dentry *d;
 	struct mount *m;
 	__u64 off;
+	__u64 need; /* bytes the rest of the path takes */
 	int n;
+	int join;
 	__u32 flags;
 	int bad;
 };
@@ -211,6 +231,7 @@ static long walk_up(__u32 i, struct walkctx *c)
 	struct dentry *d = c->d, *p = BPF_CORE_READ(d, d_parent);
 	struct mount *m = c->m;
 	struct dentry *mroot = BPF_CORE_READ(m, mnt.mnt_root);
+	__u32 len;
 
 	if (d == mroot || d == p) {
 		struct mount *mp = BPF_CORE_READ(m, mnt_parent);
@@ -222,10 +243,13 @@ static long walk_up(__u32 i, struct walkctx *c)
 		return 0;
 	}
 	if (c->n >= PMU_SYS_DEPTH) {
-		c->flags |= PMU_SYS_F_PATH_TRUNC;
+		c->flags |= W_HEAD;
 		return 1;
 	}
+	len = BPF_CORE_READ(d, d_name.len);
 	c->w->name[c->n & (PMU_SYS_DEPTH - 1)] = BPF_CORE_READ(d, d_name.name);
+	c->w->len[c->n & (PMU_SYS_DEPTH - 1)] = len;
+	c->need += 1 + (__u64)len;
 	c->n++;
 	c->d = p;
 	return 0;
@@ -238,7 +262,7 @@ static __always_inline int append(struct walkctx *c, const void *src)
 	long r;
 
 	if (off >= PMU_SYS_PATH_MAX - 1) {
-		c->flags |= PMU_SYS_F_PATH_TRUNC;
+		c->flags |= W_TAIL;
 		return 1;
 	}
 	c->w->buf[off & (PMU_SYS_PATH_MAX - 1)] = '/';
@@ -256,13 +280,24 @@ static __always_inline int append(struct walkctx *c, const void *src)
 static long walk_down(__u32 i, struct walkctx *c)
 {
 	int j = c->n - 1 - (int)i;
+	__u64 l;
 
 	if (j < 0)
 		return 1;
+	l = 1 + (__u64)c->w->len[j & (PMU_SYS_DEPTH - 1)];
+	/* too long: leave out this component, nearer the root than the
+	 * rest (the file's own name stays; a joined argument may push out
+	 * its directory's) */
+	if (c->need > PMU_SYS_PATH_MAX - 1 && (j > 0 || c->join)) {
+		c->need -= l < c->need ? l : c->need;
+		c->flags |= W_HEAD;
+		return 0;
+	}
+	c->need -= l < c->need ? l : c->need;
 	return append(c, c->w->name[j & (PMU_SYS_DEPTH - 1)]);
 }
 
-__noinline int dentry_path(__u64 dentry, __u64 vfsmount, int join)
+__noinline int dentry_path(__u64 dentry, __u64 vfsmount, __u32 tail_need)
 {
 	__u32 k = 0;
 	struct walkctx c = {};
@@ -272,24 +307,81 @@ __noinline int dentry_path(__u64 dentry, __u64 vfsmount, int join)
 	if (!c.w || !c.d || !vfsmount)
 		return 0;
 	c.m = container_of((struct vfsmount *)vfsmount, struct mount, mnt);
-	c.flags = join ? PMU_SYS_F_PATH_CWD : PMU_SYS_F_PATH_DENTRY;
+	c.flags = W_OK;
+	c.join = tail_need > 0;
+	c.need = tail_need;
 	if (bpf_loop(PMU_SYS_DEPTH + 8, walk_up, &c, 0) == PMU_SYS_DEPTH + 8)
-		c.flags |= PMU_SYS_F_PATH_TRUNC; /* mounts upon mounts: cut */
+		c.flags |= W_HEAD; /* mounts upon mounts: cut */
 	bpf_loop(PMU_SYS_DEPTH, walk_down, &c, 0);
 	if (c.bad)
 		return 0;
-	if (join && (append(&c, c.w->tail) || c.bad))
-		return c.bad ? 0 : c.flags;
+	if (c.join) {
+		append(&c, c.w->tail);
+		if (c.bad)
+			return 0;
+	}
 	if (c.off == 0) {
 		c.w->buf[0] = '/';
 		c.off = 1;
 	}
 	if (c.off >= PMU_SYS_PATH_MAX) {
-		c.flags |= PMU_SYS_F_PATH_TRUNC;
+		c.flags |= W_TAIL;
 		c.off = PMU_SYS_PATH_MAX - 1;
 	}
 	c.w->buf[c.off & (2 * PMU_SYS_PATH_MAX - 1)] = 0;
 	return c.flags;
+}
+
+/*
+ * A path argument as a path (bpf/syscalls.h's flags, for the first path;
+ * the caller moves them for the second): an absolute one as given (ARG);
+ * a relative one joined to its directory, the working directory for
+ * AT_FDCWD (CWD) or the dirfd's file (DIRFD), from its dentry chain; REL
+ * when that directory could not be read.  arg_cut: the argument itself
+ * was longer than kept.  The result is copied to out.
+ */
+static __always_inline __u32 resolve_arg(struct task_struct *t, const char *arg, bool arg_cut, long dirfd, char *out)
+{
+	__u32 z = 0, fl = 0;
+	struct walk *w = bpf_map_lookup_elem(&walk_scratch, &z);
+	long r;
+
+	if (!w)
+		return 0;
+	if (arg[0] && arg[0] != '/') {
+		r = bpf_probe_read_kernel_str(w->tail, sizeof(w->tail), arg);
+		if (r > 0) {
+			__u64 d = 0, m = 0;
+
+			if (dirfd == AT_FDCWD) {
+				d = (__u64)BPF_CORE_READ(t, fs, pwd.dentry);
+				m = (__u64)BPF_CORE_READ(t, fs, pwd.mnt);
+			} else {
+				struct file *f = fd_file((int)dirfd);
+
+				if (f) {
+					d = (__u64)BPF_CORE_READ(f, f_path.dentry);
+					m = (__u64)BPF_CORE_READ(f, f_path.mnt);
+				}
+			}
+			int wf = d ? dentry_path(d, m, (__u32)r) : 0;
+			if (wf) {
+				bpf_probe_read_kernel(out, PMU_SYS_PATH_MAX, w->buf);
+				fl = dirfd == AT_FDCWD ? PMU_SYS_F_PATH_CWD : PMU_SYS_F_PATH_DIRFD;
+				if (wf & W_HEAD)
+					fl |= PMU_SYS_F_PATH_HEAD;
+				if (wf & W_TAIL || arg_cut)
+					fl |= PMU_SYS_F_PATH_TRUNC;
+				return fl;
+			}
+		}
+		fl = PMU_SYS_F_PATH_REL;
+	} else
+		fl = PMU_SYS_F_PATH_ARG;
+	bpf_probe_read_kernel(out, PMU_SYS_PATH_MAX, arg);
+	if (arg_cut)
+		fl |= PMU_SYS_F_PATH_TRUNC;
+	return fl;
 }
 
 static __always_inline __u32 bucket(__u64 d)
@@ -415,11 +507,70 @@ int BPF_PROG(pmu_sys_enter, struct pt_regs *regs, long id)
 					in->flags |= PMU_SYS_F_PATH_TRUNC;
 			}
 		}
-		if (cl->flags & PMU_SYS_C_PATH2 && cl->path2_arg < 6 &&
-		    bpf_probe_read_user_str(in->path2, sizeof(in->path2), (const char *)in->args[cl->path2_arg & 7]) >= 0)
-			in->flags |= PMU_SYS_F_PATH2;
+		if (cl->flags & PMU_SYS_C_PATH2 && cl->path2_arg < 6) {
+			long r = bpf_probe_read_user_str(in->path2, sizeof(in->path2),
+							 (const char *)in->args[cl->path2_arg & 7]);
+			if (r >= 0)
+				in->flags |= r == sizeof(in->path2) ? PMU_SYS_F_PATH2 | PMU_SYS_F_P2_TRUNC : PMU_SYS_F_PATH2;
+		}
 	}
 	in->enter_ns = bpf_ktime_get_ns(); /* last: the call's own time, not ours */
+	return 0;
+}
+
+/*
+ * A call that leaves the kernel with none in flight: seccomp refused it
+ * before the sys_enter tracepoint (kernel/entry/common.c:
+ * syscall_trace_enter() runs __secure_computing() first, and a refused
+ * call returns through sys_exit), or it was in flight when the programs
+ * were attached (attach mode, or the launcher's wait on the barrier).  It
+ * is counted per incarnation, call and errno in an entry marked
+ * unentered: no duration, no file.  A child's return from fork (clone,
+ * clone3, fork, vfork with ret 0: ret_from_fork passes sys_exit too) is
+ * no call of its own and is left out, as strace counts it once.
+ */
+static __noinline int unentered(__u64 regs_p, long ret, __u64 leader_start, __u64 now)
+{
+	struct pt_regs *regs = (struct pt_regs *)regs_p;
+	struct pmu_sys_stat_key k = {};
+	struct pmu_sys_class *cl;
+	struct pmu_sys_stat *v;
+	long nr;
+
+	/* the filter first: every exit of every task outside the cohort
+	 * comes here */
+	if (!leader_start) {
+		struct task_struct *task = bpf_get_current_task_btf();
+
+		if (!pmu_current_in_cohort())
+			return 0;
+		leader_start = BPF_CORE_READ(task, group_leader, start_boottime);
+	}
+	nr = SYSNR(regs);
+	if (nr < 0 || nr >= PMU_SYS_NR_MAX)
+		return 0;
+	k.nr = nr;
+	cl = bpf_map_lookup_elem(&calls, &k.nr);
+	if (ret == 0 && cl && cl->flags2 & PMU_SYS_C2_FORK)
+		return 0;
+	k.tgid = bpf_get_current_pid_tgid() >> 32;
+	k.leader_start = leader_start;
+	k.err = ret < 0 && ret >= -4095 ? -ret : 0;
+	k.unentered = 1;
+	v = bpf_map_lookup_elem(&stats, &k);
+	if (!v) {
+		bpf_map_update_elem(&stats, &k, &stat_init, BPF_NOEXIST);
+		v = bpf_map_lookup_elem(&stats, &k);
+		if (!v) {
+			struct pmu_sys_counters *c = ctr();
+			if (c)
+				c->stats_fail++;
+			return 0;
+		}
+	}
+	__sync_fetch_and_add(&v->count, 1);
+	if (now > v->last_ns)
+		v->last_ns = now;
 	return 0;
 }
 
@@ -434,8 +585,10 @@ int BPF_PROG(pmu_sys_exit, struct pt_regs *regs, long ret)
 	__u64 dur, bytes = 0;
 	__u32 nr;
 
-	if (!in || !in->active)
+	if (!in || !in->active) {
+		unentered((__u64)regs, ret, in ? in->leader_start : 0, now);
 		return 0;
+	}
 	in->active = 0;
 	nr = in->nr;
 	dur = now - in->enter_ns;
@@ -509,38 +662,63 @@ int BPF_PROG(pmu_sys_exit, struct pt_regs *regs, long ret)
 		struct pmu_sys_call_path *rp = (void *)r;
 		__u32 pf = 0;
 
+		/* the opened file's path from its dentry chain; when that walk
+		 * was cut, the argument if it makes a whole path */
 		if (!k.err && cl->flags & PMU_SYS_C_DENTRY) {
 			struct file *f = fd_file(ret);
-			if (f)
-				pf = dentry_path((__u64)BPF_CORE_READ(f, f_path.dentry), (__u64)BPF_CORE_READ(f, f_path.mnt), 0);
-		} else if (in->flags & PMU_SYS_F_PATH_ARG && in->path[0] != '/' &&
-			   (cl->path_arg == 0 || (int)in->args[(cl->path_arg - 1) & 7] == AT_FDCWD)) {
-			/* relative to the working directory: join it here */
-			__u32 z = 0;
-			struct walk *w = bpf_map_lookup_elem(&walk_scratch, &z);
-			if (w && !bpf_probe_read_kernel(w->tail, sizeof(w->tail), in->path))
-				pf = dentry_path((__u64)BPF_CORE_READ(t, fs, pwd.dentry),
-						 (__u64)BPF_CORE_READ(t, fs, pwd.mnt), 1);
+			int wf = f ? dentry_path((__u64)BPF_CORE_READ(f, f_path.dentry),
+						 (__u64)BPF_CORE_READ(f, f_path.mnt), 0) : 0;
+			if (wf) {
+				__u32 z = 0;
+				struct walk *w = bpf_map_lookup_elem(&walk_scratch, &z);
+				if (w) {
+					bpf_probe_read_kernel(rp->path, sizeof(rp->path), w->buf);
+					pf = PMU_SYS_F_PATH_DENTRY | (wf & W_HEAD ? PMU_SYS_F_PATH_HEAD : 0) |
+					     (wf & W_TAIL ? PMU_SYS_F_PATH_TRUNC : 0);
+				}
+			}
 		}
-		if (pf) {
-			__u32 z = 0;
-			struct walk *w = bpf_map_lookup_elem(&walk_scratch, &z);
-			if (w)
-				bpf_probe_read_kernel(rp->path, sizeof(rp->path), w->buf);
-			else
-				pf = 0;
+		if ((!pf || pf & (PMU_SYS_F_PATH_HEAD | PMU_SYS_F_PATH_TRUNC)) && in->flags & PMU_SYS_F_PATH_ARG &&
+		    !(in->flags & PMU_SYS_F_PATH_TRUNC && pf)) {
+			/* relative paths: to the dirfd argument before it (the *at
+			 * calls), else to the working directory */
+			long dirfd = cl->path_arg == 0 ? AT_FDCWD : (int)in->args[(cl->path_arg - 1) & 7];
+			char *keep = pf ? rp->path2 : rp->path; /* path2: no open has one */
+			__u32 af = resolve_arg(t, in->path, in->flags & PMU_SYS_F_PATH_TRUNC, dirfd, keep);
+
+			if (!pf)
+				pf = af;
+			else if (af && !(af & (PMU_SYS_F_PATH_HEAD | PMU_SYS_F_PATH_TRUNC | PMU_SYS_F_PATH_REL))) {
+				/* whole: it replaces the cut walk */
+				bpf_probe_read_kernel(rp->path, sizeof(rp->path), keep);
+				pf = af;
+			}
 		}
 		if (!pf) {
-			pf = in->flags & (PMU_SYS_F_PATH_ARG | PMU_SYS_F_PATH_FAULT | PMU_SYS_F_PATH_TRUNC);
-			if (pf & PMU_SYS_F_PATH_ARG)
-				bpf_probe_read_kernel(rp->path, sizeof(rp->path), in->path);
-			else
-				rp->path[0] = 0;
+			pf = in->flags & PMU_SYS_F_PATH_FAULT;
+			rp->path[0] = 0;
 		}
 		rp->path[PMU_SYS_PATH_MAX - 1] = 0;
 		if (in->flags & PMU_SYS_F_PATH2) {
-			bpf_probe_read_kernel(rp->path2, sizeof(rp->path2), in->path2);
+			/* rename's new name: the dirfd before it where the first
+			 * path has one (renameat, renameat2), else the cwd */
+			long dirfd = cl->path_arg == 0 || cl->path2_arg == 0 ? AT_FDCWD
+									      : (int)in->args[(cl->path2_arg - 1) & 7];
+			__u32 f2 = resolve_arg(t, in->path2, in->flags & PMU_SYS_F_P2_TRUNC, dirfd, rp->path2);
+
 			pf |= PMU_SYS_F_PATH2;
+			if (f2 & PMU_SYS_F_PATH_CWD)
+				pf |= PMU_SYS_F_P2_CWD;
+			if (f2 & PMU_SYS_F_PATH_DIRFD)
+				pf |= PMU_SYS_F_P2_DIRFD;
+			if (f2 & PMU_SYS_F_PATH_REL)
+				pf |= PMU_SYS_F_P2_REL;
+			if (f2 & PMU_SYS_F_PATH_TRUNC)
+				pf |= PMU_SYS_F_P2_TRUNC;
+			if (f2 & PMU_SYS_F_PATH_HEAD)
+				pf |= PMU_SYS_F_P2_HEAD;
+			if (!f2)
+				rp->path2[0] = 0;
 		} else
 			rp->path2[0] = 0;
 		rp->path2[PMU_SYS_PATH_MAX - 1] = 0;

@@ -10,7 +10,7 @@
  * checks sizes, kinds, flags and strings.  Bump PMU_SYS_WIRE_VERSION on
  * any change.
  */
-#define PMU_SYS_WIRE_VERSION 1
+#define PMU_SYS_WIRE_VERSION 2
 
 #define PMU_SYS_REC_CALL 1      /* a raw-family call without a path */
 #define PMU_SYS_REC_CALL_PATH 2 /* one with its path (and second path) */
@@ -29,22 +29,43 @@
 #define PMU_SYS_C_BYTES    0x40 /* a successful return is bytes transferred */
 #define PMU_SYS_C_DENTRY   0x80 /* the returned fd's path from its dentry */
 
+/* flags2: a child returns from it (ret_from_fork passes sys_exit) without
+ * having entered it: clone, clone3, fork, vfork */
+#define PMU_SYS_C2_FORK 0x01
+
 struct pmu_sys_class {
 	__u8 flags;
 	__u8 fd_arg, path_arg, path2_arg;
+	__u8 flags2;
 };
 
-/* call flags */
-#define PMU_SYS_F_FILE       0x001 /* dev, ino, mode are the file's */
-#define PMU_SYS_F_FD2        0x002 /* fd2 valid (pipe, socketpair) */
-#define PMU_SYS_F_PATH_ARG   0x004 /* path is the caller's argument */
-#define PMU_SYS_F_PATH_DENTRY 0x008 /* path was resolved from the file's dentry chain */
-#define PMU_SYS_F_PATH_TRUNC 0x010 /* the path was longer than kept, or the walk ended early */
-#define PMU_SYS_F_PATH2      0x020 /* path2 is the caller's second argument */
-#define PMU_SYS_F_PATH_FAULT 0x040 /* the argument could not be read */
-#define PMU_SYS_F_PATH_CWD   0x080 /* path is the working directory (from its dentry chain), "/"
-				    * and the caller's relative argument */
-#define PMU_SYS_F_ALL        0x0ff
+/*
+ * call flags.  Each path has a source and may be cut.  path: ARG (the
+ * caller's absolute string), DENTRY (the opened file's dentry chain), CWD
+ * or DIRFD (a relative argument joined to the working directory's or the
+ * dirfd's path, from its dentry chain), REL (a relative argument whose
+ * directory could not be read), FAULT (unreadable); path2 (PATH2 set):
+ * the absolute argument, or P2_CWD, P2_DIRFD, P2_REL likewise.  TRUNC: the
+ * end is missing (longer than kept); HEAD: the leading components are
+ * missing (the walk kept those nearest the file).
+ */
+#define PMU_SYS_F_FILE       0x0001 /* dev, ino, mode are the file's */
+#define PMU_SYS_F_FD2        0x0002 /* fd2 valid (pipe, socketpair) */
+#define PMU_SYS_F_PATH_ARG   0x0004
+#define PMU_SYS_F_PATH_DENTRY 0x0008
+#define PMU_SYS_F_PATH_TRUNC 0x0010
+#define PMU_SYS_F_PATH2      0x0020
+#define PMU_SYS_F_PATH_FAULT 0x0040
+#define PMU_SYS_F_PATH_CWD   0x0080
+#define PMU_SYS_F_PATH_DIRFD 0x0100
+#define PMU_SYS_F_PATH_REL   0x0200
+#define PMU_SYS_F_PATH_HEAD  0x0400
+#define PMU_SYS_F_P2_CWD     0x0800
+#define PMU_SYS_F_P2_DIRFD   0x1000
+#define PMU_SYS_F_P2_REL     0x2000
+#define PMU_SYS_F_P2_TRUNC   0x4000
+#define PMU_SYS_F_P2_HEAD    0x8000
+#define PMU_SYS_F_ALL        0xffff
 
 struct pmu_sys_hdr {
 	__u64 seq;     /* global, from 1, one per record the program tried to send */
@@ -84,7 +105,7 @@ struct pmu_sys_stat_key {
 	__u32 err;   /* errno, 0: succeeded */
 	__u32 dev;
 	__u32 mode;
-	__u32 pad;
+	__u32 unentered; /* 1: calls seen at sys_exit only (no duration, no file) */
 };
 
 struct pmu_sys_stat {

@@ -66,7 +66,7 @@ int main(void)
 	ok(!strncmp(pmu_error_detail(), "syscall record", 14), "the detail names a syscall record: %s", pmu_error_detail());
 	q = p, q.c.tid = 0;
 	is_int(dec(&q, cs), PMU_ERR_CORRUPT, "tid 0 is refused");
-	q = p, q.c.flags |= 0x8000;
+	q = p, q.c.flags |= 0x10000;
 	is_int(dec(&q, cs), PMU_ERR_CORRUPT, "an unknown flag is refused");
 	q = p, q.c.flags |= PMU_SYS_F_PATH_ARG;
 	is_int(dec(&q, cs), PMU_ERR_CORRUPT, "a path flag on a record without paths is refused");
@@ -84,6 +84,21 @@ int main(void)
 	is_int(dec(&q, ps), PMU_ERR_CORRUPT, "a second path without its flag is refused");
 	q = good(PMU_SYS_REC_CALL_PATH), q.c.flags |= PMU_SYS_F_PATH2, strcpy(q.path2, "b");
 	is_int(dec(&q, ps), 0, "a second path with its flag is accepted");
+	q = good(PMU_SYS_REC_CALL_PATH), q.c.flags |= PMU_SYS_F_PATH_HEAD | PMU_SYS_F_PATH_TRUNC;
+	is_int(dec(&q, ps), 0, "a dentry path cut at both ends is accepted");
+	q = good(PMU_SYS_REC_CALL_PATH), q.c.flags ^= PMU_SYS_F_PATH_DENTRY | PMU_SYS_F_PATH_ARG | PMU_SYS_F_PATH_HEAD;
+	is_int(dec(&q, ps), PMU_ERR_CORRUPT, "an argument without its head (only a walk loses it) is refused");
+	q = good(PMU_SYS_REC_CALL_PATH), q.c.flags ^= PMU_SYS_F_PATH_DENTRY | PMU_SYS_F_PATH_REL, strcpy(q.path, "f");
+	is_int(dec(&q, ps), 0, "a relative argument labelled relative is accepted");
+	q = good(PMU_SYS_REC_CALL_PATH), q.c.flags ^= PMU_SYS_F_PATH_DENTRY | PMU_SYS_F_PATH_DIRFD, strcpy(q.path, "f");
+	is_int(dec(&q, ps), PMU_ERR_CORRUPT, "a path joined to its dirfd that is not absolute is refused");
+	q = good(PMU_SYS_REC_CALL_PATH), q.c.flags |= PMU_SYS_F_P2_CWD;
+	is_int(dec(&q, ps), PMU_ERR_CORRUPT, "a second path's source without the second path is refused");
+	q = good(PMU_SYS_REC_CALL_PATH), q.c.flags |= PMU_SYS_F_PATH2 | PMU_SYS_F_P2_CWD | PMU_SYS_F_P2_DIRFD;
+	strcpy(q.path2, "/b");
+	is_int(dec(&q, ps), PMU_ERR_CORRUPT, "two second path sources are refused");
+	q = good(PMU_SYS_REC_CALL_PATH), q.c.flags |= PMU_SYS_F_PATH2 | PMU_SYS_F_P2_CWD, strcpy(q.path2, "b");
+	is_int(dec(&q, ps), PMU_ERR_CORRUPT, "a resolved second path that is not absolute is refused");
 	q = good(PMU_SYS_REC_CALL_PATH);
 	for (size_t n = 0; n < ps; n++)
 		bad += dec(&q, n) != PMU_ERR_CORRUPT;
