@@ -120,10 +120,10 @@ stats = [stat("i1", 5000, "openat", [20000], path="/tmp/x.db-journal", **FILE),
          stat("i3", 5002, "clock_nanosleep", [108950000])]
 S = {"pid": "id", "nr": "id", "errno": "id", "ino": "id", "count": "count", "total_ns": "ns", "min_ns": "ns",
      "max_ns": "ns", "bytes": "bytes", "stats": "count", "calls": "count", "lost": "count",
-     "unattributed": "count"}
+     "unattributed": "count", "unentered": "count"}
 dump(D + "/syscalls/syscall-stats.jsonl", "syscall-stats", S,
      stats + [{"type": "summary", "stats": len(stats), "calls": sum(s["count"] for s in stats), "lost": 0,
-               "unattributed": 0}])
+               "unattributed": 0, "unentered": 0}])
 if sched:
     def thread(inc, pid, tid, start, t, on, runq, sleep, blocked, other=0):
         unobs = t - start - on - runq - sleep - blocked - other
