@@ -42,6 +42,7 @@
 #define OS_PEND 16             /* off intervals held per thread */
 #define OS_TOP 20              /* rows listed per ranking */
 #define OS_ROWS_JSON 500       /* incarnation x syscall x file rows in the report */
+#define OS_UNENTERED 32       /* syscall names of calls seen only at their exit, listed */
 #define OS_TOP_THREADS 20
 #define OS_NONE 0u             /* "no file" and "no syscall" */
 
@@ -228,6 +229,14 @@ struct os {
 	bool sys_summary;
 	uint64_t st_stats, st_calls, st_lost, st_unatt, st_seen;
 	bool st_summary;
+	/* calls seen only at their exit (unentered records): no duration;
+	 * counted per syscall name, the first OS_UNENTERED names */
+	uint64_t unent, unent_other;
+	struct {
+		char name[32];
+		uint64_t n;
+	} unent_by[OS_UNENTERED];
+	size_t nunent;
 	uint64_t sc_offs, sc_threads, sc_short, sc_unatt, sc_lost, sc_malformed, sc_seen_lost;
 	bool sc_summary;
 	uint64_t unknown_inc, malformed, joined, unjoined, pend_over;
@@ -930,6 +939,30 @@ static int pass_events(struct os *o)
 
 /* ---- passes 2 and 3: syscall-stats ------------------------------------------------ */
 
+/* an unentered record: calls of this syscall seen only leaving the kernel */
+static void on_unentered(struct os *o, const struct pmu_jrec *r)
+{
+	char sc[32];
+	uint64_t n = 0;
+	size_t i;
+
+	if (!jstrb(r, "syscall", sc, sizeof(sc)) || !jint(r, "count", &n))
+		return;
+	o->unent += n;
+	for (i = 0; i < o->nunent && strcmp(o->unent_by[i].name, sc); i++)
+		;
+	if (i == o->nunent) {
+		if (i == OS_UNENTERED) {
+			o->unent_other += n;
+			return;
+		}
+		snprintf(o->unent_by[i].name, sizeof(o->unent_by[i].name), "%s", sc);
+		o->unent_by[i].n = 0;
+		o->nunent++;
+	}
+	o->unent_by[i].n += n;
+}
+
 static void on_stat(struct os *o, const struct pmu_jrec *r, bool second)
 {
 	uint32_t inc = inc_of(o, r), file = file_of(o, r), name, en = OS_NONE;
@@ -1014,6 +1047,8 @@ static int pass_stats(struct os *o, bool second)
 	while (rd_next(&d)) {
 		if (is_type(&d.r, "stat"))
 			on_stat(o, &d.r, second);
+		else if (!second && is_type(&d.r, "unentered"))
+			on_unentered(o, &d.r);
 		else if (!second && is_type(&d.r, "summary")) {
 			o->st_summary = true;
 			jint(&d.r, "stats", &o->st_stats);
@@ -1148,11 +1183,26 @@ static json_t *syscalls_json(struct os *o, json_t *fates)
 						      "unattributed", (json_int_t)o->sys_unatt, "raw_calls",
 						      o->raw_calls ? pmu_json_text(o->raw_calls) : json_null())
 						: json_null());
-	json_object_set_new(j, "stats", o->have_stats ? json_pack("{s:I,s:I,s:I,s:I}", "stats",
+	json_object_set_new(j, "stats", o->have_stats ? json_pack("{s:I,s:I,s:I,s:I,s:I}", "stats",
 						    (json_int_t)(o->st_summary ? o->st_stats : o->st_seen), "calls",
 						    (json_int_t)o->st_calls, "lost", (json_int_t)o->st_lost,
-						    "unattributed", (json_int_t)o->st_unatt)
+						    "unattributed", (json_int_t)o->st_unatt, "unentered",
+						    (json_int_t)o->unent)
 						  : json_null());
+	if (o->unent) {
+		json_t *u = json_array();
+
+		for (size_t i = 0; i < o->nunent; i++)
+			json_array_append_new(u, json_pack("{s:s,s:I}", "syscall", o->unent_by[i].name, "calls",
+							   (json_int_t)o->unent_by[i].n));
+		if (o->unent_other)
+			json_array_append_new(u, json_pack("{s:s,s:I}", "syscall", "(others)", "calls",
+							   (json_int_t)o->unent_other));
+		json_object_set_new(j, "unentered", u);
+		json_object_set_new(j, "unentered_why",
+				    json_string("calls seen only leaving the kernel, so without a duration: refused "
+						"before entry (seccomp), or in flight when the collector attached"));
+	}
 	if (!o->have_stats)
 		json_object_set_new(j, "rows_reason", json_string("the syscalls collector wrote no syscall-stats stream"));
 	v = sorted(&o->rows, by_total_desc);
@@ -1988,6 +2038,16 @@ void an_oscall_print(json_t *os, FILE *f)
 			fprintf(f, "  %lld raw call records (the I/O family), truncated %lld, lost %lld, unattributed %lld\n",
 				(long long)ji(raw, "calls"), (long long)ji(raw, "truncated"), (long long)ji(raw, "lost"),
 				(long long)ji(raw, "unattributed"));
+		if (json_is_array(json_object_get(sc, "unentered"))) {
+			json_t *u;
+			size_t k;
+
+			fprintf(f, "  %lld more calls without a duration (%s):", (long long)ji(st, "unentered"),
+				js(sc, "unentered_why"));
+			json_array_foreach(json_object_get(sc, "unentered"), k, u)
+				fprintf(f, "%s %s x%lld", k ? "," : "", js(u, "syscall"), (long long)ji(u, "calls"));
+			fputc('\n', f);
+		}
 		fprintf(f, "  %-22s %-16s %-28s %8s %10s %10s %10s %10s %10s %s\n", "program (pid)", "syscall", "file",
 			"calls", "total", "p50~", "p90~", "p99~", "max", "errors, bytes");
 		json_array_foreach(json_object_get(sc, "rows"), i, x) {

@@ -255,6 +255,17 @@ EOF
 	assert_output "schema errors: 0"
 }
 
+@test "mkfixture oscall: calls seen only leaving the kernel are listed apart, without a duration" {
+	b=$(mk o oscall)
+	pmuanalyze --json "$b" >"$T/u.json"
+	run q "$T/u.json" 'o["syscalls"]["stats"]["unentered"], o["syscalls"]["unentered"], o["syscalls"]["stats"]["calls"]'
+	assert_output "(1, [{'syscall': 'read', 'calls': 1}], 38)"
+	run pmuanalyze "$b"
+	assert_line --regexp "^  1 more calls without a duration \(calls seen only leaving the kernel.*\): read x1$"
+	run schema_check "$T/u.json"
+	assert_output "schema errors: 0"
+}
+
 @test "mkfixture oscall --loss, tolerated: the loss is reported in the section and in what was not measured" {
 	b=$(mk o oscall)
 	rm -rf "$b"
