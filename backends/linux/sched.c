@@ -5,8 +5,8 @@
  * waker and, when sampling with frame-pointer chains, the user call chain.
  *
  * The kernel side is bpf/sched.bpf.c (its comment has the state machine);
- * this file loads it at open (the cohort's cgroup id is read-only data,
- * known only then), consumes its ring on the loop's timer, attributes each
+ * this file loads it at open (its options are read-only data, and the
+ * root enters its members map then), consumes its ring on the loop's timer, attributes each
  * record to a cohort incarnation, and writes collectors/sched/sched.jsonl
  * as it goes: config, then off, thread and loss records in t_ns order
  * through a small reorder heap (what is older than now - 50 ms is released
@@ -436,6 +436,7 @@ static void release(struct sched *s, uint64_t limit, uint64_t now, bool final)
 #include <linux/capability.h>
 #include <sys/syscall.h>
 
+#include "linux/bpf/cohort.h"
 #include "sched.skel.h"
 
 static bool have_caps(void)
@@ -504,7 +505,6 @@ static int sched_open(void *state, pid_t root, uint64_t t)
 {
 	struct sched *s = state;
 	struct pmu_collector_env *env = s->env;
-	uint64_t cgid = env->cohort_cgroup ? pmu_cohort_cgroup_id(env->cohort_cgroup) : 0;
 	libbpf_print_fn_t old;
 	char ev[400];
 	int e;
@@ -513,7 +513,9 @@ static int sched_open(void *state, pid_t root, uint64_t t)
 		return 0;
 	pmu_lc_step(env->lc, "opened", t);
 	s->open_t = t;
-	s->filter = cgid ? "cgroup" : "members";
+	/* the cohort is the process tree, as the follower follows it, never
+	 * its cgroup (cohort.bpf.h) */
+	s->filter = "members";
 	lb_log[0] = 0;
 	old = libbpf_set_print(lb_print);
 	s->skel = sched_bpf__open();
@@ -523,7 +525,6 @@ static int sched_open(void *state, pid_t root, uint64_t t)
 		unusable(s, REMEDY_KERNEL, "cannot open the sched bpf object: %s; %s", strerror(e), lb_log);
 		return 0;
 	}
-	s->skel->rodata->cohort_cgid = cgid;
 	s->skel->rodata->min_off_ns = s->min_off_ns;
 	s->skel->rodata->chains = s->chains;
 	if (bpf_map__set_max_entries(s->skel->maps.rb, (uint32_t)s->ring_bytes) ||
@@ -539,11 +540,13 @@ static int sched_open(void *state, pid_t root, uint64_t t)
 			 strerror(-e), lb_log);
 		return 0;
 	}
-	if (!cgid) {
+	{
+		/* the root, held behind the launch barrier: in the cohort (and
+		 * its thread tracked) from its exec; attach mode: from now */
 		__u32 k = (__u32)root;
-		__u64 any = 0;
+		__u64 v = env->cfg->attach ? PMU_COHORT_ANY : PMU_COHORT_PRE_EXEC;
 
-		if (bpf_map__update_elem(s->skel->maps.pmu_members, &k, sizeof(k), &any, sizeof(any), BPF_ANY)) {
+		if (bpf_map__update_elem(s->skel->maps.pmu_members, &k, sizeof(k), &v, sizeof(v), BPF_ANY)) {
 			e = errno;
 			libbpf_set_print(old);
 			unusable(s, REMEDY_KERNEL, "cannot add the root %d to the sched cohort filter: %s", (int)root,
@@ -579,10 +582,9 @@ static void sched_task(void *state, const struct pmu_task_event *ev)
 {
 	struct sched *s = state;
 	__u32 k;
-	__u64 any = 0;
+	__u64 any = PMU_COHORT_ANY;
 
-	if (!s->skel || s->stopped || ev->what != PMU_TASK_JOINED || !(ev->flags & PMU_TASK_PREEXISTING) ||
-	    strcmp(s->filter, "members"))
+	if (!s->skel || s->stopped || ev->what != PMU_TASK_JOINED || !(ev->flags & PMU_TASK_PREEXISTING))
 		return;
 	/* attach mode: a process that was running before the kernel's fork
 	 * program was there (only those: a late report of a child that has

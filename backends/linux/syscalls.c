@@ -46,6 +46,7 @@
 #include <bpf/libbpf.h>
 
 #include "backend.h"
+#include "linux/bpf/cohort.h"
 #include "linux/sysrec.h"
 #include "syscalls.skel.h"
 
@@ -806,7 +807,7 @@ static void write_config(struct sysc *s)
 	uname(&u);
 	json_object_set_new(c, "type", json_string("config"));
 	json_object_set_new(c, "mechanism", json_string("raw_tp sys_enter/sys_exit (eBPF)"));
-	json_object_set_new(c, "filter", json_string(s->skel->rodata->cohort_cgid ? "cgroup" : "members"));
+	json_object_set_new(c, "filter", json_string("members"));
 	json_object_set_new(c, "raw_calls", json_string(s->raw_calls));
 	json_object_set_new(c, "ring_bytes", json_integer(s->ring_bytes));
 	json_object_set_new(c, "ncpus", json_integer(s->ncpu));
@@ -844,8 +845,10 @@ static int sys_open(void *state, pid_t root, uint64_t t)
 		err = fail_open(s, errno, "cannot open the syscalls bpf object");
 		goto out;
 	}
-	if (env->cohort_cgroup)
-		s->skel->rodata->cohort_cgid = pmu_cohort_cgroup_id(env->cohort_cgroup);
+	/* the cohort is the process tree, as the follower follows it, never
+	 * its cgroup (cohort.bpf.h); the launcher's execve attempts */
+	s->skel->rodata->nr_execve = (__u32)pmu_syscall_nr("execve");
+	s->skel->rodata->nr_execveat = (__u32)pmu_syscall_nr("execveat");
 	s->ring_bytes = env->cfg->syscall_ring_kb ? env->cfg->syscall_ring_kb * 1024u : RING_BYTES;
 	if (s->ring_bytes < (uint32_t)sysconf(_SC_PAGESIZE))
 		s->ring_bytes = (uint32_t)sysconf(_SC_PAGESIZE); /* the kernel's least */
@@ -883,12 +886,14 @@ static int sys_open(void *state, pid_t root, uint64_t t)
 		nraw += (size_t)snprintf(s->raw_calls + nraw, sizeof(s->raw_calls) - nraw, "%s%s", nraw ? " " : "",
 					 classes[i].name);
 	}
-	/* the root, held behind the launch barrier: any process of its pid */
-	if (!env->cohort_cgroup) {
+	/* the root, held behind the launch barrier: in the cohort from its
+	 * exec, any process of its pid (attach mode: a running process, in
+	 * from now) */
+	{
 		__u32 k = (__u32)root;
-		__u64 any = 0;
+		__u64 v = env->cfg->attach ? PMU_COHORT_ANY : PMU_COHORT_PRE_EXEC;
 
-		if (bpf_map__update_elem(s->skel->maps.pmu_members, &k, sizeof(k), &any, sizeof(any), BPF_ANY)) {
+		if (bpf_map__update_elem(s->skel->maps.pmu_members, &k, sizeof(k), &v, sizeof(v), BPF_ANY)) {
 			err = fail_open(s, errno, "cannot add the root to the syscalls members map");
 			goto out;
 		}
@@ -909,7 +914,7 @@ static int sys_open(void *state, pid_t root, uint64_t t)
 	snprintf(ev, sizeof(ev),
 		 "raw_tp sys_enter and sys_exit attached, ring mapped, cohort filter in the kernel (%s); open %.1f ms, "
 		 "load %.1f ms, attach %.1f ms",
-		 s->skel->rodata->cohort_cgid ? "cgroup" : "members", (t1 - t0) / 1e6, (t2 - t1) / 1e6, (t3 - t2) / 1e6);
+		 "members", (t1 - t0) / 1e6, (t2 - t1) / 1e6, (t3 - t2) / 1e6);
 	pmu_lc_attached(env->lc, t3, ev);
 	err = s->err;
 out:
@@ -921,10 +926,10 @@ static void sys_task(void *state, const struct pmu_task_event *ev)
 {
 	struct sysc *s = state;
 	__u32 k;
-	__u64 any = 0;
+	__u64 any = PMU_COHORT_ANY;
 
 	/* attach mode: the running tree's processes join the members */
-	if (!s->skel || ev->what != PMU_TASK_JOINED || !(ev->flags & PMU_TASK_PREEXISTING) || s->env->cohort_cgroup)
+	if (!s->skel || ev->what != PMU_TASK_JOINED || !(ev->flags & PMU_TASK_PREEXISTING))
 		return;
 	k = (__u32)ev->pid;
 	bpf_map__update_elem(s->skel->maps.pmu_members, &k, sizeof(k), &any, sizeof(any), BPF_NOEXIST);
