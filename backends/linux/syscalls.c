@@ -15,6 +15,12 @@
  * not reported yet waits up to HOLD_NS (the eBPF follower reports tasks as
  * they go, like the sampling collector's hold).  What belongs to no
  * incarnation is counted (summary.unattributed), not written.
+ *
+ * Memory stays flat: the heap holds at most HEAP_MAX records.  When the
+ * writer is slower than the cohort's calls, the heap fills and records are
+ * no longer taken out of the ring (back-pressure): the ring, memory the
+ * kernel holds (config.ring_bytes), fills in turn and counts every record
+ * it cannot take as loss, which the bundle records.
  */
 #include <dirent.h>
 #include <errno.h>
@@ -54,6 +60,13 @@
 #define DRAIN_NS 10000000ull     /* a drain gives the loop back after this */
 #define HOLD_NS 3000000000ull    /* a record of a task not reported yet waits this long */
 #define RING_BYTES (8u << 20)    /* the default: --syscall-ring-kb */
+/*
+ * The reorder heap's bound, in records (each kept at its own size: 136
+ * bytes without paths, 648 with): at most about 10 MiB.  Many times what
+ * REORDER_NS of calls fills at the rate the writer writes them.
+ */
+#define HEAP_MAX 16384
+#define RING_HELD (-ENOBUFS)     /* on_sample: the heap is full, the rest stays in the ring */
 #define STATS_MAX 131072         /* statistics entries (incarnation x call x errno x file) */
 #define PATHS_MAX 65536          /* file identities whose path is kept for the stats */
 
@@ -159,9 +172,10 @@ struct sysc {
 	pid_t root;
 	struct pmu_stream *ys;      /* syscalls.jsonl, open from open to emit */
 	int err;
-	/* the reorder heap */
+	/* the reorder heap: at most HEAP_MAX records */
 	struct item *h;
 	size_t hn, hcap;
+	bool stalled;               /* full, and its oldest waits for its task */
 	uint64_t hseq;
 	uint64_t last_written;
 	/* the root's fds before the run, written before the first call */
@@ -398,6 +412,23 @@ static int on_sample(void *ctx, void *data, size_t len)
 		s->err = s->err ? s->err : pmu_error(PMU_ERR_NOMEM, "out of memory");
 		return -ENOMEM;
 	}
+	/* full: the ring keeps the rest (libbpf stops after this record) */
+	return s->hn >= HEAP_MAX ? RING_HELD : 0;
+}
+
+/* Take what the heap has room for out of the ring: 1 when records were
+ * left there (the heap is full), 0 when the ring is empty. */
+static int take(struct sysc *s)
+{
+	int n;
+
+	if (s->hn >= HEAP_MAX)
+		return 1;
+	n = ring_buffer__consume(s->ring);
+	if (n == RING_HELD)
+		return 1;
+	if (n < 0 && !s->err)
+		s->err = pmu_error(PMU_ERR_IO, "cannot drain the syscalls ring: %s", strerror(-n));
 	return 0;
 }
 
@@ -611,26 +642,41 @@ static bool flush(struct sysc *s, uint64_t wm, uint64_t now, bool final, size_t 
 }
 
 /*
- * The ring is emptied into the heap first (cheap: a copy per record), then
- * records are written in slices, the ring emptied again between them: a
- * consumer that writes slower than the cohort calls keeps the ring from
- * overflowing at the price of memory (the backlog), and gives the loop
- * back after DRAIN_NS.
+ * The ring is emptied into the heap first (cheap: a copy per record), as
+ * far as the heap has room, then records are written in slices, the ring
+ * emptied again between them; the loop is given back after DRAIN_NS.
+ *
+ * A full heap with nothing older than the watermark (the writer is behind
+ * by more than HEAP_MAX records) writes its oldest slice anyway: what
+ * stays in the ring was reserved after every record in the heap, and a
+ * record's t_ns is taken just before its reserve (the same sys_exit, a few
+ * us), so none of it is older.  Only a record waiting for its task stops
+ * the writing (stalled: at most HOLD_NS); the ring then fills and counts
+ * its loss.
  */
 static int sys_drain(void *state, uint64_t now)
 {
 	struct sysc *s = state;
 	uint64_t t0 = pmu_now_mono_ns();
 	bool more;
-	int n;
 
 	if (!s->ring)
 		return 0;
+	s->stalled = false;
 	do {
-		n = ring_buffer__consume(s->ring);
-		if (n < 0 && !s->err)
-			s->err = pmu_error(PMU_ERR_IO, "cannot drain the syscalls ring: %s", strerror(-n));
+		size_t had;
+		int held = take(s);
+
 		more = flush(s, now > REORDER_NS ? now - REORDER_NS : 0, now, false, 2048);
+		if (!more && held && s->hn >= HEAP_MAX) {
+			had = s->hn;
+			more = flush(s, UINT64_MAX, now, false, 2048);
+			if (s->hn == had) {
+				s->stalled = true;
+				break;
+			}
+			more = true;
+		}
 	} while (more && !s->err && pmu_now_mono_ns() - t0 < DRAIN_NS);
 	return s->err;
 }
@@ -639,7 +685,8 @@ static int sys_fds(void *state, int *fds, int max)
 {
 	struct sysc *s = state;
 
-	if (!s->ring || max < 1)
+	/* stalled, the ring stays readable: the loop's tick, not a spin */
+	if (!s->ring || max < 1 || s->stalled)
 		return 0;
 	fds[0] = ring_buffer__epoll_fd(s->ring);
 	return 1;
@@ -966,10 +1013,11 @@ static void sys_stop(void *state, uint64_t t)
 	if (!s->skel || s->stopped)
 		return;
 	s->stopped = true;
-	/* detach first: nothing is added after the last read */
+	/* detach first: nothing is added after the last read (what the
+	 * heap has no room for stays in the ring until emit) */
 	syscalls_bpf__detach(s->skel);
 	if (s->ring)
-		ring_buffer__consume(s->ring);
+		take(s);
 	s->seq_end = s->skel->bss->seq_next;
 	read_losses(s);
 	s->stop_t = pmu_now_mono_ns();
@@ -1082,6 +1130,9 @@ static int sys_emit(void *state, struct pmu_collector_env *env, const struct pmu
 		return 0;
 	if (!s->ys)
 		return s->err;
+	/* the rest, through the heap: the ring's records come after it */
+	while (s->ring && take(s) && !s->err)
+		flush(s, UINT64_MAX, UINT64_MAX, true, HEAP_MAX / 4);
 	flush(s, UINT64_MAX, UINT64_MAX, true, SIZE_MAX);
 	write_fds(s);
 	/* loss, read at stop, after every call record */
