@@ -179,7 +179,7 @@ $(BPF_DIR)/follow.min.btf.o: $(BPF_DIR)/follow.min.btf.c
 # that need the running kernel's types anyway.  The collector's C file is
 # built with PMU_BPF_BUILT; without the toolchain, with PMU_BPF_UNBUILT (the
 # reason) instead, and its probe says unavailable.
-$(BPF_DIR)/%.bpf.o: backends/linux/bpf/%.bpf.c backends/linux/bpf/%.h backends/linux/bpf/cohort.bpf.h $(BPF_DIR)/vmlinux.h
+$(BPF_DIR)/%.bpf.o: backends/linux/bpf/%.bpf.c backends/linux/bpf/%.h backends/linux/bpf/cohort.bpf.h backends/linux/bpf/cohort.h $(BPF_DIR)/vmlinux.h
 	$(call msg,BPF,$@)
 	$(Q)$(BPF_CLANG) -target bpf -O2 -g -D__TARGET_ARCH_$(BPF_ARCH) -I$(BPF_DIR) -Ibackends/linux/bpf \
 		-Wall -Werror -c $< -o $@.tmp.o

@@ -5,13 +5,20 @@
  * waker and, when sampling with frame-pointer chains, the user call chain.
  *
  * The kernel side is bpf/sched.bpf.c (its comment has the state machine);
- * this file loads it at open (the cohort's cgroup id is read-only data,
- * known only then), consumes its ring on the loop's timer, attributes each
+ * this file loads it at open (its options are read-only data, and the
+ * root enters its members map then), consumes its ring on the loop's timer, attributes each
  * record to a cohort incarnation, and writes collectors/sched/sched.jsonl
  * as it goes: config, then off, thread and loss records in t_ns order
  * through a small reorder heap (what is older than now - 50 ms is released
  * at each drain, everything at the stop; a record of a task the follower
  * has not reported yet waits up to 3 s), summary last.
+ *
+ * Memory stays flat: the heap takes at most HEAP_MAX records out of the
+ * ring.  When the writer is slower than the cohort switches, the heap
+ * fills and the rest stays in the ring (back-pressure): the ring, memory
+ * the kernel holds (config.ring_bytes), fills in turn and counts what it
+ * cannot take as loss.  At the stop, the threads still tracked join the
+ * heap once the ring is empty (at most MAX_THREADS).
  *
  * Thread records: the kernel's for the threads that exited, and at the stop
  * one for each thread still tracked, read from the threads map after the
@@ -42,7 +49,10 @@
 
 #define REORDER_NS (50ull * 1000000ull)        /* what a drain may still receive out of order */
 #define HOLD_NS (3ull * 1000000000ull)         /* how long a record of an unknown task waits */
-#define HOLD_MAX 200000                        /* and how many may wait */
+#define DRAIN_NS (10ull * 1000000ull)          /* a drain gives the loop back after this */
+/* the reorder heap's bound, in ring records (~360 bytes each: 6 MiB) */
+#define HEAP_MAX 16384
+#define RING_HELD (-ENOBUFS)                   /* on_sample: the heap is full, the rest stays in the ring */
 #define CLAMP_NS 1000000ull                    /* an exit read this much after its incarnation's end */
 #define DEFAULT_RING (16u << 20)
 #define MAX_THREADS 65536
@@ -75,7 +85,9 @@ struct sched {
 	struct pmu_stream *ss;
 	int err;
 	struct item *h;
-	size_t hn, hcap;
+	size_t hn, hcap;        /* hn: at most HEAP_MAX ring records (+ the threads at the stop) */
+	bool stalled;           /* full, and its oldest waits for its task */
+	uint64_t stop_t;
 	uint64_t live_seq;      /* seqs of the map's thread items, after the kernel's */
 	uint64_t parked_seen;   /* parked exits collected from the map */
 	uint64_t last_written;
@@ -400,7 +412,7 @@ static int release_one(struct sched *s, const struct item *it, uint64_t now, boo
 			s->clamped++;
 		}
 	}
-	if (!in && !final && s->env->stops != PMU_STOPS_BEFORE_RUN && now < it->t + HOLD_NS && s->hn < HOLD_MAX)
+	if (!in && !final && s->env->stops != PMU_STOPS_BEFORE_RUN && now < it->t + HOLD_NS)
 		return 1;
 	if (!in) {
 		s->unattributed++;
@@ -420,10 +432,11 @@ static int release_one(struct sched *s, const struct item *it, uint64_t now, boo
 	return 0;
 }
 
-/* Release what is older than limit (final: everything, nothing waits). */
-static void release(struct sched *s, uint64_t limit, uint64_t now, bool final)
+/* Release what is older than limit, at most max records (final: nothing
+ * waits for its task). */
+static void release(struct sched *s, uint64_t limit, uint64_t now, bool final, size_t max)
 {
-	while (s->hn && (final || s->h[0].t <= limit)) {
+	while (s->hn && s->h[0].t <= limit && max--) {
 		if (release_one(s, &s->h[0], now, final))
 			break;
 		heap_pop(s);
@@ -436,6 +449,7 @@ static void release(struct sched *s, uint64_t limit, uint64_t now, bool final)
 #include <linux/capability.h>
 #include <sys/syscall.h>
 
+#include "linux/bpf/cohort.h"
 #include "sched.skel.h"
 
 static bool have_caps(void)
@@ -491,20 +505,32 @@ static int on_sample(void *ctx, void *data, size_t len)
 	it.seq = it.r.h.seq;
 	if (heap_push(s, &it))
 		s->err = s->err ? s->err : PMU_ERR_NOMEM;
-	return 0;
+	/* full: the ring keeps the rest (libbpf stops after this record) */
+	return s->hn >= HEAP_MAX ? RING_HELD : 0;
 }
 
-static void consume(struct sched *s)
+/* Take what the heap has room for out of the ring: true when records were
+ * left there (the heap is full). */
+static bool take(struct sched *s)
 {
-	if (s->ring)
-		ring_buffer__consume(s->ring);
+	int n;
+
+	if (!s->ring)
+		return false;
+	if (s->hn >= HEAP_MAX)
+		return true;
+	n = ring_buffer__consume(s->ring);
+	if (n == RING_HELD)
+		return true;
+	if (n < 0 && !s->err)
+		s->err = pmu_error(PMU_ERR_IO, "cannot drain the sched ring: %s", strerror(-n));
+	return false;
 }
 
 static int sched_open(void *state, pid_t root, uint64_t t)
 {
 	struct sched *s = state;
 	struct pmu_collector_env *env = s->env;
-	uint64_t cgid = env->cohort_cgroup ? pmu_cohort_cgroup_id(env->cohort_cgroup) : 0;
 	libbpf_print_fn_t old;
 	char ev[400];
 	int e;
@@ -513,7 +539,9 @@ static int sched_open(void *state, pid_t root, uint64_t t)
 		return 0;
 	pmu_lc_step(env->lc, "opened", t);
 	s->open_t = t;
-	s->filter = cgid ? "cgroup" : "members";
+	/* the cohort is the process tree, as the follower follows it, never
+	 * its cgroup (cohort.bpf.h) */
+	s->filter = "members";
 	lb_log[0] = 0;
 	old = libbpf_set_print(lb_print);
 	s->skel = sched_bpf__open();
@@ -523,7 +551,6 @@ static int sched_open(void *state, pid_t root, uint64_t t)
 		unusable(s, REMEDY_KERNEL, "cannot open the sched bpf object: %s; %s", strerror(e), lb_log);
 		return 0;
 	}
-	s->skel->rodata->cohort_cgid = cgid;
 	s->skel->rodata->min_off_ns = s->min_off_ns;
 	s->skel->rodata->chains = s->chains;
 	if (bpf_map__set_max_entries(s->skel->maps.rb, (uint32_t)s->ring_bytes) ||
@@ -539,11 +566,13 @@ static int sched_open(void *state, pid_t root, uint64_t t)
 			 strerror(-e), lb_log);
 		return 0;
 	}
-	if (!cgid) {
+	{
+		/* the root, held behind the launch barrier: in the cohort (and
+		 * its thread tracked) from its exec; attach mode: from now */
 		__u32 k = (__u32)root;
-		__u64 any = 0;
+		__u64 v = env->cfg->attach ? PMU_COHORT_ANY : PMU_COHORT_PRE_EXEC;
 
-		if (bpf_map__update_elem(s->skel->maps.pmu_members, &k, sizeof(k), &any, sizeof(any), BPF_ANY)) {
+		if (bpf_map__update_elem(s->skel->maps.pmu_members, &k, sizeof(k), &v, sizeof(v), BPF_ANY)) {
 			e = errno;
 			libbpf_set_print(old);
 			unusable(s, REMEDY_KERNEL, "cannot add the root %d to the sched cohort filter: %s", (int)root,
@@ -579,10 +608,9 @@ static void sched_task(void *state, const struct pmu_task_event *ev)
 {
 	struct sched *s = state;
 	__u32 k;
-	__u64 any = 0;
+	__u64 any = PMU_COHORT_ANY;
 
-	if (!s->skel || s->stopped || ev->what != PMU_TASK_JOINED || !(ev->flags & PMU_TASK_PREEXISTING) ||
-	    strcmp(s->filter, "members"))
+	if (!s->skel || s->stopped || ev->what != PMU_TASK_JOINED || !(ev->flags & PMU_TASK_PREEXISTING))
 		return;
 	/* attach mode: a process that was running before the kernel's fork
 	 * program was there (only those: a late report of a child that has
@@ -595,22 +623,48 @@ static int sched_fds(void *state, int *fds, int max)
 {
 	struct sched *s = state;
 
-	if (!s->ring || max < 1 || s->stopped)
+	/* stalled, the ring stays readable: the loop's tick, not a spin */
+	if (!s->ring || max < 1 || s->stopped || s->stalled)
 		return 0;
 	fds[0] = ring_buffer__epoll_fd(s->ring);
 	return 1;
 }
 
+/*
+ * The ring into the heap as far as it has room, then what is older than
+ * now - REORDER_NS out, until the ring is empty or DRAIN_NS has passed.
+ * A full heap with nothing that old (the writer is behind by more than
+ * HEAP_MAX records) writes its oldest slice anyway: what stays in the ring
+ * was reserved after every record in the heap, each just after its t_ns
+ * was read (the same program, a few us), so none of it is older.  Only a
+ * record waiting for its task stops the writing (stalled: at most
+ * HOLD_NS); the ring then fills and counts its loss.
+ */
 static int sched_drain(void *state, uint64_t now)
 {
 	struct sched *s = state;
+	uint64_t t0 = pmu_now_mono_ns();
+	bool held;
 
 	if (!s->opened || s->stopped)
 		return s->err;
-	consume(s);
-	if (__atomic_load_n(&s->skel->bss->parked, __ATOMIC_ACQUIRE) != s->parked_seen)
-		read_map(s, now, true);
-	release(s, now > REORDER_NS ? now - REORDER_NS : 0, now, false);
+	s->stalled = false;
+	do {
+		size_t had;
+
+		held = take(s);
+		if (__atomic_load_n(&s->skel->bss->parked, __ATOMIC_ACQUIRE) != s->parked_seen)
+			read_map(s, now, true);
+		had = s->hn;
+		release(s, now > REORDER_NS ? now - REORDER_NS : 0, now, false, SIZE_MAX);
+		if (held && s->hn >= HEAP_MAX && s->hn == had) {
+			release(s, UINT64_MAX, now, false, 2048);
+			if (s->hn == had) {
+				s->stalled = true;
+				break;
+			}
+		}
+	} while (held && !s->err && pmu_now_mono_ns() - t0 < DRAIN_NS);
 	return s->err;
 }
 
@@ -716,13 +770,26 @@ static void sched_stop(void *state, uint64_t t)
 
 	if (!s->opened || s->stopped)
 		return;
-	consume(s);
+	take(s);
 	sched_bpf__detach(s->skel);
-	consume(s);
+	take(s);
+	/* the ring's rest and the threads still tracked (read_map) at emit:
+	 * the map holds still once the programs are detached */
 	s->live_seq = s->skel->bss->seq_next;
-	read_map(s, t, false);
+	s->stop_t = t;
 	s->stopped = true;
 	pmu_lc_step(s->env->lc, "stopped", t);
+}
+
+/* At emit: the ring's rest through the heap, then the threads still
+ * tracked at the stop, then everything. */
+static void finish(struct sched *s)
+{
+	while (take(s) && !s->err)
+		release(s, UINT64_MAX, UINT64_MAX, true, HEAP_MAX / 4);
+	if (s->stopped && s->skel)
+		read_map(s, s->stop_t, false);
+	release(s, UINT64_MAX, UINT64_MAX, true, SIZE_MAX);
 }
 
 static void close_bpf(struct sched *s)
@@ -738,6 +805,11 @@ static uint64_t seq_end(struct sched *s)
 	return s->skel && s->skel->bss ? s->skel->bss->seq_next : 0;
 }
 #else
+static void finish(struct sched *s)
+{
+	(void)s;
+}
+
 static void read_loss(struct sched *s, uint64_t t)
 {
 	(void)s;
@@ -826,7 +898,7 @@ static int sched_emit(void *state, struct pmu_collector_env *env, const struct p
 	}
 	if (!s->ss)
 		return s->err;
-	release(s, UINT64_MAX, UINT64_MAX, true);
+	finish(s);
 	read_loss(s, s->last_written > win->start_ns ? s->last_written : win->start_ns);
 	sum = json_object();
 	json_object_set_new(sum, "type", json_string("summary"));

@@ -15,6 +15,12 @@
  * not reported yet waits up to HOLD_NS (the eBPF follower reports tasks as
  * they go, like the sampling collector's hold).  What belongs to no
  * incarnation is counted (summary.unattributed), not written.
+ *
+ * Memory stays flat: the heap holds at most HEAP_MAX records.  When the
+ * writer is slower than the cohort's calls, the heap fills and records are
+ * no longer taken out of the ring (back-pressure): the ring, memory the
+ * kernel holds (config.ring_bytes), fills in turn and counts every record
+ * it cannot take as loss, which the bundle records.
  */
 #include <dirent.h>
 #include <errno.h>
@@ -46,6 +52,7 @@
 #include <bpf/libbpf.h>
 
 #include "backend.h"
+#include "linux/bpf/cohort.h"
 #include "linux/sysrec.h"
 #include "syscalls.skel.h"
 
@@ -53,6 +60,13 @@
 #define DRAIN_NS 10000000ull     /* a drain gives the loop back after this */
 #define HOLD_NS 3000000000ull    /* a record of a task not reported yet waits this long */
 #define RING_BYTES (8u << 20)    /* the default: --syscall-ring-kb */
+/*
+ * The reorder heap's bound, in records (each kept at its own size: 136
+ * bytes without paths, 648 with): at most about 10 MiB.  Many times what
+ * REORDER_NS of calls fills at the rate the writer writes them.
+ */
+#define HEAP_MAX 16384
+#define RING_HELD (-ENOBUFS)     /* on_sample: the heap is full, the rest stays in the ring */
 #define STATS_MAX 131072         /* statistics entries (incarnation x call x errno x file) */
 #define PATHS_MAX 65536          /* file identities whose path is kept for the stats */
 
@@ -161,9 +175,10 @@ struct sysc {
 	pid_t root;
 	struct pmu_stream *ys;      /* syscalls.jsonl, open from open to emit */
 	int err;
-	/* the reorder heap */
+	/* the reorder heap: at most HEAP_MAX records */
 	struct item *h;
 	size_t hn, hcap;
+	bool stalled;               /* full, and its oldest waits for its task */
 	uint64_t hseq;
 	uint64_t last_written;
 	/* the root's fds before the run, written before the first call */
@@ -400,6 +415,23 @@ static int on_sample(void *ctx, void *data, size_t len)
 		s->err = s->err ? s->err : pmu_error(PMU_ERR_NOMEM, "out of memory");
 		return -ENOMEM;
 	}
+	/* full: the ring keeps the rest (libbpf stops after this record) */
+	return s->hn >= HEAP_MAX ? RING_HELD : 0;
+}
+
+/* Take what the heap has room for out of the ring: 1 when records were
+ * left there (the heap is full), 0 when the ring is empty. */
+static int take(struct sysc *s)
+{
+	int n;
+
+	if (s->hn >= HEAP_MAX)
+		return 1;
+	n = ring_buffer__consume(s->ring);
+	if (n == RING_HELD)
+		return 1;
+	if (n < 0 && !s->err)
+		s->err = pmu_error(PMU_ERR_IO, "cannot drain the syscalls ring: %s", strerror(-n));
 	return 0;
 }
 
@@ -633,26 +665,41 @@ static bool flush(struct sysc *s, uint64_t wm, uint64_t now, bool final, size_t 
 }
 
 /*
- * The ring is emptied into the heap first (cheap: a copy per record), then
- * records are written in slices, the ring emptied again between them: a
- * consumer that writes slower than the cohort calls keeps the ring from
- * overflowing at the price of memory (the backlog), and gives the loop
- * back after DRAIN_NS.
+ * The ring is emptied into the heap first (cheap: a copy per record), as
+ * far as the heap has room, then records are written in slices, the ring
+ * emptied again between them; the loop is given back after DRAIN_NS.
+ *
+ * A full heap with nothing older than the watermark (the writer is behind
+ * by more than HEAP_MAX records) writes its oldest slice anyway: what
+ * stays in the ring was reserved after every record in the heap, and a
+ * record's t_ns is taken just before its reserve (the same sys_exit, a few
+ * us), so none of it is older.  Only a record waiting for its task stops
+ * the writing (stalled: at most HOLD_NS); the ring then fills and counts
+ * its loss.
  */
 static int sys_drain(void *state, uint64_t now)
 {
 	struct sysc *s = state;
 	uint64_t t0 = pmu_now_mono_ns();
 	bool more;
-	int n;
 
 	if (!s->ring)
 		return 0;
+	s->stalled = false;
 	do {
-		n = ring_buffer__consume(s->ring);
-		if (n < 0 && !s->err)
-			s->err = pmu_error(PMU_ERR_IO, "cannot drain the syscalls ring: %s", strerror(-n));
+		size_t had;
+		int held = take(s);
+
 		more = flush(s, now > REORDER_NS ? now - REORDER_NS : 0, now, false, 2048);
+		if (!more && held && s->hn >= HEAP_MAX) {
+			had = s->hn;
+			more = flush(s, UINT64_MAX, now, false, 2048);
+			if (s->hn == had) {
+				s->stalled = true;
+				break;
+			}
+			more = true;
+		}
 	} while (more && !s->err && pmu_now_mono_ns() - t0 < DRAIN_NS);
 	return s->err;
 }
@@ -661,7 +708,8 @@ static int sys_fds(void *state, int *fds, int max)
 {
 	struct sysc *s = state;
 
-	if (!s->ring || max < 1)
+	/* stalled, the ring stays readable: the loop's tick, not a spin */
+	if (!s->ring || max < 1 || s->stalled)
 		return 0;
 	fds[0] = ring_buffer__epoll_fd(s->ring);
 	return 1;
@@ -829,7 +877,7 @@ static void write_config(struct sysc *s)
 	uname(&u);
 	json_object_set_new(c, "type", json_string("config"));
 	json_object_set_new(c, "mechanism", json_string("raw_tp sys_enter/sys_exit (eBPF)"));
-	json_object_set_new(c, "filter", json_string(s->skel->rodata->cohort_cgid ? "cgroup" : "members"));
+	json_object_set_new(c, "filter", json_string("members"));
 	json_object_set_new(c, "raw_calls", json_string(s->raw_calls));
 	json_object_set_new(c, "ring_bytes", json_integer(s->ring_bytes));
 	json_object_set_new(c, "ncpus", json_integer(s->ncpu));
@@ -867,8 +915,10 @@ static int sys_open(void *state, pid_t root, uint64_t t)
 		err = fail_open(s, errno, "cannot open the syscalls bpf object");
 		goto out;
 	}
-	if (env->cohort_cgroup)
-		s->skel->rodata->cohort_cgid = pmu_cohort_cgroup_id(env->cohort_cgroup);
+	/* the cohort is the process tree, as the follower follows it, never
+	 * its cgroup (cohort.bpf.h); the launcher's execve attempts */
+	s->skel->rodata->nr_execve = (__u32)pmu_syscall_nr("execve");
+	s->skel->rodata->nr_execveat = (__u32)pmu_syscall_nr("execveat");
 	s->ring_bytes = env->cfg->syscall_ring_kb ? env->cfg->syscall_ring_kb * 1024u : RING_BYTES;
 	if (s->ring_bytes < (uint32_t)sysconf(_SC_PAGESIZE))
 		s->ring_bytes = (uint32_t)sysconf(_SC_PAGESIZE); /* the kernel's least */
@@ -920,12 +970,14 @@ static int sys_open(void *state, pid_t root, uint64_t t)
 			goto out;
 		}
 	}
-	/* the root, held behind the launch barrier: any process of its pid */
-	if (!env->cohort_cgroup) {
+	/* the root, held behind the launch barrier: in the cohort from its
+	 * exec, any process of its pid (attach mode: a running process, in
+	 * from now) */
+	{
 		__u32 k = (__u32)root;
-		__u64 any = 0;
+		__u64 v = env->cfg->attach ? PMU_COHORT_ANY : PMU_COHORT_PRE_EXEC;
 
-		if (bpf_map__update_elem(s->skel->maps.pmu_members, &k, sizeof(k), &any, sizeof(any), BPF_ANY)) {
+		if (bpf_map__update_elem(s->skel->maps.pmu_members, &k, sizeof(k), &v, sizeof(v), BPF_ANY)) {
 			err = fail_open(s, errno, "cannot add the root to the syscalls members map");
 			goto out;
 		}
@@ -946,7 +998,7 @@ static int sys_open(void *state, pid_t root, uint64_t t)
 	snprintf(ev, sizeof(ev),
 		 "raw_tp sys_enter and sys_exit attached, ring mapped, cohort filter in the kernel (%s); open %.1f ms, "
 		 "load %.1f ms, attach %.1f ms",
-		 s->skel->rodata->cohort_cgid ? "cgroup" : "members", (t1 - t0) / 1e6, (t2 - t1) / 1e6, (t3 - t2) / 1e6);
+		 "members", (t1 - t0) / 1e6, (t2 - t1) / 1e6, (t3 - t2) / 1e6);
 	pmu_lc_attached(env->lc, t3, ev);
 	err = s->err;
 out:
@@ -958,10 +1010,10 @@ static void sys_task(void *state, const struct pmu_task_event *ev)
 {
 	struct sysc *s = state;
 	__u32 k;
-	__u64 any = 0;
+	__u64 any = PMU_COHORT_ANY;
 
 	/* attach mode: the running tree's processes join the members */
-	if (!s->skel || ev->what != PMU_TASK_JOINED || !(ev->flags & PMU_TASK_PREEXISTING) || s->env->cohort_cgroup)
+	if (!s->skel || ev->what != PMU_TASK_JOINED || !(ev->flags & PMU_TASK_PREEXISTING))
 		return;
 	k = (__u32)ev->pid;
 	bpf_map__update_elem(s->skel->maps.pmu_members, &k, sizeof(k), &any, sizeof(any), BPF_NOEXIST);
@@ -998,10 +1050,11 @@ static void sys_stop(void *state, uint64_t t)
 	if (!s->skel || s->stopped)
 		return;
 	s->stopped = true;
-	/* detach first: nothing is added after the last read */
+	/* detach first: nothing is added after the last read (what the
+	 * heap has no room for stays in the ring until emit) */
 	syscalls_bpf__detach(s->skel);
 	if (s->ring)
-		ring_buffer__consume(s->ring);
+		take(s);
 	s->seq_end = s->skel->bss->seq_next;
 	read_losses(s);
 	s->stop_t = pmu_now_mono_ns();
@@ -1121,6 +1174,9 @@ static int sys_emit(void *state, struct pmu_collector_env *env, const struct pmu
 		return 0;
 	if (!s->ys)
 		return s->err;
+	/* the rest, through the heap: the ring's records come after it */
+	while (s->ring && take(s) && !s->err)
+		flush(s, UINT64_MAX, UINT64_MAX, true, HEAP_MAX / 4);
 	flush(s, UINT64_MAX, UINT64_MAX, true, SIZE_MAX);
 	write_fds(s);
 	/* loss, read at stop, after every call record */

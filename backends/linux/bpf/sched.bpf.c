@@ -45,6 +45,9 @@
 #include <bpf/bpf_tracing.h>
 
 #include "sched.h"
+
+static __always_inline void root_exec(struct task_struct *p);
+#define PMU_COHORT_ON_EXEC(p) root_exec(p)
 #include "cohort.bpf.h"
 
 char LICENSE[] SEC("license") = "GPL";
@@ -165,6 +168,20 @@ static __always_inline struct pmu_sched_task *track(struct task_struct *t, __u32
 		return NULL;
 	}
 	return bpf_map_lookup_elem(&threads, &tid);
+}
+
+/*
+ * The root's exec (cohort.bpf.h's exec program, once the root is in the
+ * cohort): its thread is tracked from now, on a CPU (it is running the
+ * exec).  Before, pmurec's launcher ran in it (the barrier, execvp's walk
+ * of PATH), which is not the command's time: the thread record counts it
+ * as unobserved.
+ */
+static __always_inline void root_exec(struct task_struct *p)
+{
+	__u32 tid = BPF_CORE_READ(p, pid);
+	if (!bpf_map_lookup_elem(&threads, &tid))
+		track(p, tid, bpf_ktime_get_ns(), PMU_SCHED_ST_ON, 0);
 }
 
 /*

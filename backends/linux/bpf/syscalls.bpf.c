@@ -72,6 +72,9 @@ char LICENSE[] SEC("license") = "GPL";
 
 __u64 seq_next = 0; /* .bss: the last seq handed out, read by user space */
 const volatile __u64 ring_size = 0; /* set by the loader: the ring's bytes (0: ask the ring) */
+/* set by the loader: this arch's execve and execveat (~0: none), the calls
+ * the root may have in flight before its exec (cohort.bpf.h) */
+const volatile __u32 nr_execve = ~0u, nr_execveat = ~0u;
 
 /* the statistics' initial value: min_ns starts at its maximum */
 struct pmu_sys_stat stat_init = { .min_ns = ~0ull };
@@ -109,7 +112,7 @@ struct inflight {
 	__u64 enter_ns;
 	__u64 args[6];
 	__u32 nr;
-	__u32 active;
+	__u32 active; /* 1: a call in flight; 2: the root's execve before its exec */
 	__u32 flags; /* PMU_SYS_F_FILE, PATH_ARG, PATH2, PATH_FAULT, PATH_TRUNC */
 	__u32 dev, mode;
 	__u64 ino;
@@ -449,13 +452,20 @@ int BPF_PROG(pmu_sys_enter, struct pt_regs *regs, long id)
 
 	/*
 	 * A task with an in-flight entry passed the cohort filter at its
-	 * first call: membership is for the process's life (members: kept
-	 * from fork to exit; cgroup: a task moved out of the cohort's cgroup
-	 * afterwards stays in), so the filter runs once per task, not per call.
+	 * first call: membership is for the process's life (kept from fork
+	 * to exit), so the filter runs once per task, not per call.  (The
+	 * root's entry made for its exec while pre-exec is removed at
+	 * sys_exit if the exec failed.)
 	 */
 	in = bpf_task_storage_get(&inflight, task, 0, 0);
+	__u32 active = 1;
 	if (!in) {
-		if (!pmu_current_in_cohort())
+		int m = pmu_current_membership();
+		/* the root before its exec: only the exec itself, kept in
+		 * flight (active 2) until sys_exit says whether it succeeded */
+		if (m < 0 && (nr == nr_execve || nr == nr_execveat))
+			active = 2;
+		else if (m <= 0)
 			return 0;
 		in = bpf_task_storage_get(&inflight, task, 0, BPF_LOCAL_STORAGE_GET_F_CREATE);
 		if (!in) {
@@ -470,7 +480,7 @@ int BPF_PROG(pmu_sys_enter, struct pt_regs *regs, long id)
 	}
 	in->nr = nr;
 	in->flags = 0;
-	in->active = 1;
+	in->active = active;
 	cl = nr < PMU_SYS_NR_MAX ? bpf_map_lookup_elem(&calls, &nr) : NULL;
 	if (cl && cl->flags) {
 #if defined(__TARGET_ARCH_x86)
@@ -587,6 +597,12 @@ int BPF_PROG(pmu_sys_exit, struct pt_regs *regs, long ret)
 
 	if (!in || !in->active) {
 		unentered((__u64)regs, ret, in ? in->leader_start : 0, now);
+		return 0;
+	}
+	if (in->active == 2 && !pmu_current_in_cohort()) {
+		/* an exec of the root that failed (execvp's walk of PATH):
+		 * pmurec's launcher, not the command; the task is out again */
+		bpf_task_storage_delete(&inflight, bpf_get_current_task_btf());
 		return 0;
 	}
 	in->active = 0;
