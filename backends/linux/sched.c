@@ -527,6 +527,48 @@ static bool take(struct sched *s)
 	return false;
 }
 
+/*
+ * Open and load the programs and size their maps, at probe: before the
+ * root is forked, so that libbpf's reading of the kernel's BTF and the
+ * verifier (0.1-0.3 s here) are not the held root's time.  false: the
+ * collector is unavailable (unusable() said why).
+ */
+static bool sched_load(struct sched *s)
+{
+	libbpf_print_fn_t old;
+	int e;
+
+	/* the cohort is the process tree, as the follower follows it, never
+	 * its cgroup (cohort.bpf.h) */
+	s->filter = "members";
+	lb_log[0] = 0;
+	old = libbpf_set_print(lb_print);
+	s->skel = sched_bpf__open();
+	if (!s->skel) {
+		e = errno;
+		libbpf_set_print(old);
+		unusable(s, REMEDY_KERNEL, "cannot open the sched bpf object: %s; %s", strerror(e), lb_log);
+		return false;
+	}
+	s->skel->rodata->min_off_ns = s->min_off_ns;
+	s->skel->rodata->chains = s->chains;
+	if (bpf_map__set_max_entries(s->skel->maps.rb, (uint32_t)s->ring_bytes) ||
+	    bpf_map__set_max_entries(s->skel->maps.threads, MAX_THREADS)) {
+		e = errno;
+		libbpf_set_print(old);
+		unusable(s, REMEDY_KERNEL, "cannot size the sched maps: %s", strerror(e));
+		return false;
+	}
+	if ((e = sched_bpf__load(s->skel))) {
+		libbpf_set_print(old);
+		unusable(s, -e == EPERM ? REMEDY_PRIV : REMEDY_KERNEL, "the kernel refused the sched programs: %s; %s",
+			 strerror(-e), lb_log);
+		return false;
+	}
+	libbpf_set_print(old);
+	return true;
+}
+
 static int sched_open(void *state, pid_t root, uint64_t t)
 {
 	struct sched *s = state;
@@ -539,33 +581,10 @@ static int sched_open(void *state, pid_t root, uint64_t t)
 		return 0;
 	pmu_lc_step(env->lc, "opened", t);
 	s->open_t = t;
-	/* the cohort is the process tree, as the follower follows it, never
-	 * its cgroup (cohort.bpf.h) */
-	s->filter = "members";
+	if (!s->skel)
+		return 0; /* the load failed at probe: unavailable, and why */
 	lb_log[0] = 0;
 	old = libbpf_set_print(lb_print);
-	s->skel = sched_bpf__open();
-	if (!s->skel) {
-		e = errno;
-		libbpf_set_print(old);
-		unusable(s, REMEDY_KERNEL, "cannot open the sched bpf object: %s; %s", strerror(e), lb_log);
-		return 0;
-	}
-	s->skel->rodata->min_off_ns = s->min_off_ns;
-	s->skel->rodata->chains = s->chains;
-	if (bpf_map__set_max_entries(s->skel->maps.rb, (uint32_t)s->ring_bytes) ||
-	    bpf_map__set_max_entries(s->skel->maps.threads, MAX_THREADS)) {
-		e = errno;
-		libbpf_set_print(old);
-		unusable(s, REMEDY_KERNEL, "cannot size the sched maps: %s", strerror(e));
-		return 0;
-	}
-	if ((e = sched_bpf__load(s->skel))) {
-		libbpf_set_print(old);
-		unusable(s, -e == EPERM ? REMEDY_PRIV : REMEDY_KERNEL, "the kernel refused the sched programs: %s; %s",
-			 strerror(-e), lb_log);
-		return 0;
-	}
 	{
 		/* the root, held behind the launch barrier: in the cohort (and
 		 * its thread tracked) from its exec; attach mode: from now */
@@ -870,6 +889,8 @@ static int sched_probe(struct pmu_collector_env *env, json_t *caps, void **state
 			 (int)geteuid());
 		return 0;
 	}
+	if (!sched_load(s))
+		return 0;
 	pmu_lc_probed_ok(env->lc, pmu_now_mono_ns());
 #else
 	s->ncpu = nc > 0 ? (unsigned)nc : 1;
