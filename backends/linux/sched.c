@@ -737,7 +737,7 @@ static void read_loss(struct sched *s, uint64_t t)
 static void read_map(struct sched *s, uint64_t t, bool parked_only)
 {
 	int fd = bpf_map__fd(s->skel->maps.threads);
-	__u32 key, next;
+	__u64 key, next;
 	const void *prev = NULL;
 	struct pmu_sched_task v;
 
@@ -756,7 +756,7 @@ static void read_map(struct sched *s, uint64_t t, bool parked_only)
 		r->h = (struct pmu_sched_hdr){ .seq = it.seq, .time_ns = end, .kind = PMU_SCHED_REC_THREAD,
 					       .size = sizeof(*r) };
 		r->tgid = v.tgid;
-		r->tid = key;
+		r->tid = v.tid;
 		r->leader_start_ns = v.leader_start_ns;
 		r->first_ns = v.first_ns;
 		r->first_on_ns = v.first_on_ns;

@@ -3,7 +3,7 @@
  * The sched collector: where a cohort thread's time goes, from the
  * scheduler's tracepoints (section 23 of the bundle spec).
  *
- * A thread's state is one value of the threads map (by tid), made at its
+ * A thread's state is one value of the threads map (by its task), made at its
  * first sight (sched_wakeup_new for a thread born in the run; its first
  * switch for one that was there) and removed at its exit
  * (sched_process_exit), when its totals go to the ring as one thread
@@ -67,7 +67,11 @@ struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
 	__uint(map_flags, BPF_F_NO_PREALLOC);
 	__uint(max_entries, 32768); /* replaced by the loader */
-	__type(key, __u32);         /* tid */
+	__type(key, __u64);         /* the task_struct's address: a thread that execs from
+				     * another than the leader keeps its task while the
+				     * kernel swaps its tid (exchange_tids()), so the switches
+				     * between that swap and the exec tracepoint stay in the
+				     * life they belong to; parked lives of such a task: | 1 */
 	__type(value, struct pmu_sched_task);
 } threads SEC(".maps");
 
@@ -153,7 +157,9 @@ static __always_inline struct pmu_sched_task *track(struct task_struct *t, __u32
 						    __u32 flags)
 {
 	struct pmu_sched_task v = {};
+	__u64 key = (__u64)t;
 	v.tgid = BPF_CORE_READ(t, tgid);
+	v.tid = tid;
 	v.flags = flags;
 	v.leader_start_ns = BPF_CORE_READ(t, group_leader, start_boottime);
 	v.first_ns = now;
@@ -161,13 +167,13 @@ static __always_inline struct pmu_sched_task *track(struct task_struct *t, __u32
 	v.first_on_ns = st == PMU_SCHED_ST_ON ? now : 0;
 	v.st = st;
 	v.nr = -1;
-	if (bpf_map_update_elem(&threads, &tid, &v, BPF_NOEXIST)) {
+	if (bpf_map_update_elem(&threads, &key, &v, BPF_NOEXIST)) {
 		struct pmu_sched_counters *c = ctr();
 		if (c)
 			__sync_fetch_and_add(&c->map_fail, 1);
 		return NULL;
 	}
-	return bpf_map_lookup_elem(&threads, &tid);
+	return bpf_map_lookup_elem(&threads, &key);
 }
 
 /*
@@ -180,7 +186,8 @@ static __always_inline struct pmu_sched_task *track(struct task_struct *t, __u32
 static __always_inline void root_exec(struct task_struct *p)
 {
 	__u32 tid = BPF_CORE_READ(p, pid);
-	if (!bpf_map_lookup_elem(&threads, &tid))
+	__u64 key = (__u64)p;
+	if (!bpf_map_lookup_elem(&threads, &key))
 		track(p, tid, bpf_ktime_get_ns(), PMU_SCHED_ST_ON, 0);
 }
 
@@ -272,9 +279,10 @@ static __always_inline void switch_out(void *ctx, struct task_struct *prev, bool
 				       __u64 now, __u32 cpu)
 {
 	__u32 tid = BPF_CORE_READ(prev, pid);
+	__u64 key = (__u64)prev;
 	if (!tid || (prev_state & TASK_DEAD))
 		return;
-	struct pmu_sched_task *e = bpf_map_lookup_elem(&threads, &tid);
+	struct pmu_sched_task *e = bpf_map_lookup_elem(&threads, &key);
 	if (e && (e->flags & PMU_SCHED_EXITED)) {
 		stale(prev);
 		return;
@@ -328,9 +336,10 @@ static __always_inline void fill_off(struct pmu_sched_off *r, const struct pmu_s
 static __always_inline void switch_in(struct task_struct *next, __u64 now, __u32 cpu)
 {
 	__u32 tid = BPF_CORE_READ(next, pid);
+	__u64 key = (__u64)next;
 	if (!tid)
 		return;
-	struct pmu_sched_task *e = bpf_map_lookup_elem(&threads, &tid);
+	struct pmu_sched_task *e = bpf_map_lookup_elem(&threads, &key);
 	if (e && (e->flags & PMU_SCHED_EXITED)) {
 		stale(next);
 		return;
@@ -365,7 +374,7 @@ static __always_inline void switch_in(struct task_struct *next, __u64 now, __u32
 		struct pmu_sched_off *r = reserve(sizeof(*r), PMU_SCHED_REC_OFF, now);
 		if (!r)
 			return;
-		fill_off(r, e, tid, out, now, 0);
+		fill_off(r, e, e->tid, out, now, 0);
 		submit(r);
 		return;
 	}
@@ -386,7 +395,7 @@ static __always_inline void switch_in(struct task_struct *next, __u64 now, __u32
 	rc->o.h.time_ns = now;
 	rc->o.h.kind = PMU_SCHED_REC_OFF;
 	rc->o.h.cpu = cpu;
-	fill_off(&rc->o, e, tid, out, now, n);
+	fill_off(&rc->o, e, e->tid, out, now, n);
 	__u32 size = (__u32)sizeof(struct pmu_sched_off) + n * 8;
 	barrier_var(size);
 	if (size > sizeof(struct pmu_sched_off_chain))
@@ -418,8 +427,8 @@ int BPF_PROG(pmu_sched_switch, bool preempt, struct task_struct *prev, struct ta
 SEC("tp_btf/sched_wakeup")
 int BPF_PROG(pmu_sched_wakeup, struct task_struct *p)
 {
-	__u32 tid = BPF_CORE_READ(p, pid);
-	struct pmu_sched_task *e = bpf_map_lookup_elem(&threads, &tid);
+	__u64 key = (__u64)p;
+	struct pmu_sched_task *e = bpf_map_lookup_elem(&threads, &key);
 	if (!e || e->st != PMU_SCHED_ST_WAIT || (e->flags & PMU_SCHED_EXITED))
 		return 0;
 	__u64 now = bpf_ktime_get_ns();
@@ -443,8 +452,8 @@ int BPF_PROG(pmu_sched_wakeup_new, struct task_struct *p)
 SEC("tp_btf/sched_migrate_task")
 int BPF_PROG(pmu_sched_migrate, struct task_struct *p, int dest_cpu)
 {
-	__u32 tid = BPF_CORE_READ(p, pid);
-	struct pmu_sched_task *e = bpf_map_lookup_elem(&threads, &tid);
+	__u64 key = (__u64)p;
+	struct pmu_sched_task *e = bpf_map_lookup_elem(&threads, &key);
 	if (e && !(e->flags & PMU_SCHED_EXITED))
 		__sync_fetch_and_add(&e->migrations, 1);
 	return 0;
@@ -509,9 +518,10 @@ SEC("tp_btf/sched_process_exec")
 int BPF_PROG(pmu_sched_exec, struct task_struct *p, pid_t old_pid, struct linux_binprm *bprm)
 {
 	__u32 tid = BPF_CORE_READ(p, pid), old = old_pid, k = 0;
+	__u64 key = (__u64)p;
 	if (tid == old)
 		return 0;
-	struct pmu_sched_task *e = bpf_map_lookup_elem(&threads, &old);
+	struct pmu_sched_task *e = bpf_map_lookup_elem(&threads, &key);
 	if (!e || (e->flags & PMU_SCHED_EXITED))
 		return 0;
 	__u64 now = bpf_ktime_get_ns();
@@ -519,6 +529,7 @@ int BPF_PROG(pmu_sched_exec, struct task_struct *p, pid_t old_pid, struct linux_
 	struct pmu_sched_task *n = bpf_map_lookup_elem(&task_scratch, &k);
 	if (n) {
 		__builtin_memcpy(n, e, sizeof(*n));
+		n->tid = tid;
 		n->flags = PMU_SCHED_BORN;
 		n->first_ns = n->last_ns = n->first_on_ns = now;
 		n->on_ns = n->runq_ns = n->sleep_ns = n->blocked_ns = n->other_ns = 0;
@@ -527,9 +538,17 @@ int BPF_PROG(pmu_sched_exec, struct task_struct *p, pid_t old_pid, struct linux_
 		n->out_ns = 0;
 		n->nchain = 0;
 	}
-	if (send_thread(e, old))
-		bpf_map_delete_elem(&threads, &old);
-	if (!n || bpf_map_update_elem(&threads, &tid, n, BPF_ANY)) {
+	if (!send_thread(e, old)) {
+		/* parked for user space (PMU_SCHED_EXITED), apart from the
+		 * new life, which takes the task's key */
+		__u64 pk = bpf_get_current_task() | 1; /* p is current (a scalar: no arithmetic on p itself) */
+		if (bpf_map_update_elem(&threads, &pk, e, BPF_ANY)) {
+			struct pmu_sched_counters *c = ctr();
+			if (c)
+				__sync_fetch_and_add(&c->map_fail, 1);
+		}
+	}
+	if (!n || bpf_map_update_elem(&threads, &key, n, BPF_ANY)) {
 		struct pmu_sched_counters *c = ctr();
 		if (c)
 			__sync_fetch_and_add(&c->map_fail, 1);
@@ -541,12 +560,12 @@ int BPF_PROG(pmu_sched_exec, struct task_struct *p, pid_t old_pid, struct linux_
 SEC("tp_btf/sched_process_exit")
 int BPF_PROG(pmu_sched_exit, struct task_struct *p)
 {
-	__u32 tid = BPF_CORE_READ(p, pid);
-	struct pmu_sched_task *e = bpf_map_lookup_elem(&threads, &tid);
+	__u64 key = (__u64)p;
+	struct pmu_sched_task *e = bpf_map_lookup_elem(&threads, &key);
 	if (!e || (e->flags & PMU_SCHED_EXITED))
 		return 0;
 	account(e, bpf_ktime_get_ns());
-	if (send_thread(e, tid))
-		bpf_map_delete_elem(&threads, &tid);
+	if (send_thread(e, e->tid))
+		bpf_map_delete_elem(&threads, &key);
 	return 0;
 }

@@ -91,6 +91,7 @@ struct pmu_sched_thread {
 
 struct pmu_sched_task {
 	__u32 tgid, flags;
+	__u32 tid, pad0;          /* the thread's tid in this life (the map is keyed by its task) */
 	__u64 leader_start_ns;
 	__u64 first_ns, last_ns;  /* first sight; the last transition */
 	__u64 first_on_ns;        /* first time on a CPU (0: not yet) */
