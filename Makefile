@@ -179,7 +179,7 @@ $(BPF_DIR)/follow.min.btf.o: $(BPF_DIR)/follow.min.btf.c
 # that need the running kernel's types anyway.  The collector's C file is
 # built with PMU_BPF_BUILT; without the toolchain, with PMU_BPF_UNBUILT (the
 # reason) instead, and its probe says unavailable.
-$(BPF_DIR)/%.bpf.o: backends/linux/bpf/%.bpf.c backends/linux/bpf/%.h backends/linux/bpf/cohort.bpf.h backends/linux/bpf/cohort.h $(BPF_DIR)/vmlinux.h
+$(BPF_DIR)/%.bpf.o: backends/linux/bpf/%.bpf.c backends/linux/bpf/%.h backends/linux/bpf/cohort.bpf.h backends/linux/bpf/regs.bpf.h backends/linux/bpf/cohort.h $(BPF_DIR)/vmlinux.h
 	$(call msg,BPF,$@)
 	$(Q)$(BPF_CLANG) -target bpf -O2 -g -D__TARGET_ARCH_$(BPF_ARCH) -I$(BPF_DIR) -Ibackends/linux/bpf \
 		-Wall -Werror -c $< -o $@.tmp.o
@@ -321,10 +321,14 @@ $(BUILD)/tests/t-collectors: $(BUILD)/tests/unit/t-collectors.o $(filter-out $(B
 
 # the comparison's verdict and overhead sentences, from pmuanalyze's own object
 $(BUILD)/tests/unit/t-compare.o: ALL_CFLAGS += -Ianalyze
-$(BUILD)/tests/t-compare: $(BUILD)/tests/unit/t-compare.o $(BUILD)/analyze/compare.o $(LIB_A)
+# (compare.c calls the OS-event section's comparison, which needs the rest
+# of the analyzer's objects)
+$(BUILD)/tests/t-compare: $(BUILD)/tests/unit/t-compare.o $(BUILD)/analyze/compare.o $(BUILD)/analyze/oscall.o \
+	$(BUILD)/analyze/symbolize.o $(BUILD)/analyze/model.o $(BUILD)/analyze/profile.o $(BUILD)/analyze/trace.o \
+	$(AN_EXPORT_OBJ) $(LIB_A)
 	$(call msg,LD,$@)
 	@mkdir -p $(dir $@)
-	$(Q)$(CC) $(ALL_CFLAGS) $(LDFLAGS) -o $@ $^ $(LIBS)
+	$(Q)$(CC) $(ALL_CFLAGS) $(LDFLAGS) -o $@ $^ $(AN_EXPORT_LIBS) $(LIBS)
 
 # the symbolizer (libdwfl, libiberty) against the test workload
 $(BUILD)/tests/unit/t-symbolize.o: ALL_CFLAGS += -Ianalyze

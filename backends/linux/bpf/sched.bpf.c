@@ -49,6 +49,7 @@
 static __always_inline void root_exec(struct task_struct *p);
 #define PMU_COHORT_ON_EXEC(p) root_exec(p)
 #include "cohort.bpf.h"
+#include "regs.bpf.h"
 
 char LICENSE[] SEC("license") = "GPL";
 
@@ -224,7 +225,7 @@ static __always_inline __s32 syscall_nr(struct task_struct *t)
 		return -1;
 	return (__s32)BPF_CORE_READ(regs, orig_ax);
 #elif defined(__TARGET_ARCH_arm64)
-	return (__s32)BPF_CORE_READ(regs, syscallno);
+	return BPF_CORE_READ(PMU_ARM64_REGS(regs), syscallno);
 #else
 	return -1;
 #endif
@@ -252,8 +253,8 @@ static __always_inline __u16 user_chain(struct task_struct *t, __u64 *chain)
 	pc = BPF_CORE_READ(regs, ip);
 	fp = BPF_CORE_READ(regs, bp);
 #elif defined(__TARGET_ARCH_arm64)
-	pc = BPF_CORE_READ(regs, pc);
-	fp = BPF_CORE_READ(regs, regs[29]);
+	pc = BPF_CORE_READ(PMU_ARM64_REGS(regs), pc);
+	fp = BPF_CORE_READ(PMU_ARM64_REGS(regs), regs[29]);
 #else
 	return 0;
 #endif

@@ -39,6 +39,7 @@
 
 #include "syscalls.h"
 #include "cohort.bpf.h"
+#include "regs.bpf.h"
 
 char LICENSE[] SEC("license") = "GPL";
 
@@ -50,7 +51,7 @@ char LICENSE[] SEC("license") = "GPL";
 #if defined(__TARGET_ARCH_x86)
 #define ARG6(r) BPF_CORE_READ((r), r9)
 #elif defined(__TARGET_ARCH_arm64)
-#define ARG6(r) BPF_CORE_READ((const struct user_pt_regs *)(r), regs[5])
+#define ARG6(r) BPF_CORE_READ(PMU_ARM64_REGS(r), regs[5])
 #else
 #define ARG6(r) 0
 #endif
@@ -59,7 +60,7 @@ char LICENSE[] SEC("license") = "GPL";
 #if defined(__TARGET_ARCH_x86)
 #define SYSNR(r) BPF_CORE_READ((r), orig_ax)
 #elif defined(__TARGET_ARCH_arm64)
-#define SYSNR(r) BPF_CORE_READ((r), syscallno)
+#define SYSNR(r) BPF_CORE_READ(PMU_ARM64_REGS(r), syscallno)
 #else
 #define SYSNR(r) -1
 #endif
@@ -495,6 +496,13 @@ int BPF_PROG(pmu_sys_enter, struct pt_regs *regs, long id)
 		in->args[3] = rg.r10;
 		in->args[4] = rg.r8;
 		in->args[5] = rg.r9;
+#elif defined(__TARGET_ARCH_arm64)
+		in->args[0] = BPF_CORE_READ(PMU_ARM64_REGS(regs), orig_x0);
+		in->args[1] = BPF_CORE_READ(PMU_ARM64_REGS(regs), regs[1]);
+		in->args[2] = BPF_CORE_READ(PMU_ARM64_REGS(regs), regs[2]);
+		in->args[3] = BPF_CORE_READ(PMU_ARM64_REGS(regs), regs[3]);
+		in->args[4] = BPF_CORE_READ(PMU_ARM64_REGS(regs), regs[4]);
+		in->args[5] = ARG6(regs);
 #else
 		in->args[0] = PT_REGS_PARM1_CORE_SYSCALL(regs);
 		in->args[1] = PT_REGS_PARM2_CORE_SYSCALL(regs);
