@@ -47,6 +47,7 @@
 #include "collector.h"
 #include "corepmu.h"
 #include "error.h"
+#include "heap.h"
 #include "lifecycle.h"
 #include "perfdata.h"
 #include "perfev.h"
@@ -150,8 +151,7 @@ struct samp {
 	uint64_t ring_bytes;
 	unsigned char *rec;    /* one record, copied out of a ring */
 	/* the merge */
-	struct item *h;
-	size_t hn, hcap;
+	struct pmu_heap heap;     /* of struct item, by (t, seq) */
 	uint64_t seq, prev_drain, last_written;
 	bool stopped;
 	/* output */
@@ -389,46 +389,22 @@ static bool before(const struct item *a, const struct item *b)
 	return a->t < b->t || (a->t == b->t && a->seq < b->seq);
 }
 
+static bool item_less(const void *a, const void *b)
+{
+	return before(a, b);
+}
+
 static int heap_push(struct samp *s, struct item it)
 {
-	size_t i;
-
-	if (pmu_grow(&s->h, &s->hcap, s->hn + 1, sizeof(*s->h), 1024))
-		return -1;
 	it.seq = s->seq++;
-	i = s->hn++;
-	while (i > 0) {
-		size_t p = (i - 1) / 2;
-
-		if (!before(&it, &s->h[p]))
-			break;
-		s->h[i] = s->h[p];
-		i = p;
-	}
-	s->h[i] = it;
-	return 0;
+	return pmu_heap_push(&s->heap, &it) ? -1 : 0;
 }
 
 static struct item heap_pop(struct samp *s)
 {
-	struct item top = s->h[0], last = s->h[--s->hn];
-	size_t i = 0;
+	struct item top;
 
-	for (;;) {
-		size_t l = 2 * i + 1, r = l + 1, m = i;
-		const struct item *best = &last;
-
-		if (l < s->hn && before(&s->h[l], best))
-			best = &s->h[m = l];
-		if (r < s->hn && before(&s->h[r], best))
-			m = r;
-		if (m == i)
-			break;
-		s->h[i] = s->h[m];
-		i = m;
-	}
-	if (s->hn)
-		s->h[i] = last;
+	pmu_heap_pop(&s->heap, &top);
 	return top;
 }
 
@@ -758,7 +734,7 @@ static int process(struct samp *s, struct item *it, uint64_t now, bool final)
 	case PERF_RECORD_SAMPLE:
 	case PERF_RECORD_MMAP2:
 		in = pmu_cohort_find(s->env->cohort, (pid_t)r.pid, (pid_t)r.tid, r.t, r.t);
-		if (!in && !final && s->env->stops != PMU_STOPS_BEFORE_RUN && now < r.t + HOLD_NS && s->hn < HOLD_MAX)
+		if (!in && !final && s->env->stops != PMU_STOPS_BEFORE_RUN && now < r.t + HOLD_NS && s->heap.n < HOLD_MAX)
 			return 1;
 		if (r.type == PERF_RECORD_SAMPLE && it->t < s->last_written) {
 			s->late++;
@@ -839,7 +815,7 @@ static int process(struct samp *s, struct item *it, uint64_t now, bool final)
 /* Write what is older than wm, in time order. */
 static void flush(struct samp *s, uint64_t wm, uint64_t now, bool final)
 {
-	while (s->hn && s->h[0].t <= wm) {
+	while (s->heap.n && ((const struct item *)pmu_heap_top(&s->heap))->t <= wm) {
 		struct item it = heap_pop(s);
 
 		if (process(s, &it, now, final)) {
@@ -850,7 +826,7 @@ static void flush(struct samp *s, uint64_t wm, uint64_t now, bool final)
 		free(it.path);
 		json_decref(it.map);
 	}
-	if (!s->hn || s->h[0].t > wm)
+	if (!s->heap.n || ((const struct item *)pmu_heap_top(&s->heap))->t > wm)
 		s->frontier = wm;
 }
 
@@ -1298,6 +1274,7 @@ static int samp_probe(struct pmu_collector_env *env, json_t *caps, void **state)
 		return pmu_error(PMU_ERR_NOMEM, "out of memory");
 	*state = s;
 	s->env = env;
+	s->heap = (struct pmu_heap)PMU_HEAP_INIT(struct item, item_less);
 	s->mode = cfg->mode;
 	if (cfg->sampling)
 		s->o = *cfg->sampling;
@@ -1919,14 +1896,14 @@ static void samp_release(void *state)
 	if (s->ms)
 		s->env->out->close(s->ms);
 	close_rings(s);
-	while (s->hn) {
+	while (s->heap.n) {
 		struct item it = heap_pop(s);
 
 		free(it.raw);
 		free(it.path);
 		json_decref(it.map);
 	}
-	free(s->h);
+	pmu_heap_free(&s->heap);
 	for (size_t i = 0; i < s->nxo; i++)
 		free(s->xo[i].path);
 	free(s->xo);

@@ -41,6 +41,7 @@
 #include "backend.h"
 #include "collector.h"
 #include "error.h"
+#include "heap.h"
 #include "lifecycle.h"
 #include "linux/sampling.h"
 #include "linux/schedrec.h"
@@ -84,8 +85,7 @@ struct sched {
 	uint64_t open_t;
 	struct pmu_stream *ss;
 	int err;
-	struct item *h;
-	size_t hn, hcap;        /* hn: at most HEAP_MAX ring records (+ the threads at the stop) */
+	struct pmu_heap heap;   /* of struct item, by (t, seq): at most HEAP_MAX ring records (+ the threads at the stop) */
 	bool stalled;           /* full, and its oldest waits for its task */
 	uint64_t stop_t;
 	uint64_t live_seq;      /* seqs of the map's thread items, after the kernel's */
@@ -123,49 +123,19 @@ static bool before(const struct item *a, const struct item *b)
 	return a->t < b->t || (a->t == b->t && a->seq < b->seq);
 }
 
-static __attribute__((unused)) int heap_push(struct sched *s, const struct item *it)
+static bool item_less(const void *a, const void *b)
 {
-	size_t i;
+	return before(a, b);
+}
 
-	if (s->hn == s->hcap) {
-		size_t nc = s->hcap ? 2 * s->hcap : 1024;
-		struct item *nh = realloc(s->h, nc * sizeof(*nh));
-
-		if (!nh)
-			return pmu_error(PMU_ERR_NOMEM, "out of memory");
-		s->h = nh;
-		s->hcap = nc;
-	}
-	i = s->hn++;
-	while (i && before(it, &s->h[(i - 1) / 2])) {
-		s->h[i] = s->h[(i - 1) / 2];
-		i = (i - 1) / 2;
-	}
-	s->h[i] = *it;
-	return 0;
+static int heap_push(struct sched *s, const struct item *it)
+{
+	return pmu_heap_push(&s->heap, it);
 }
 
 static void heap_pop(struct sched *s)
 {
-	struct item last = s->h[--s->hn];
-	size_t i = 0;
-
-	if (!s->hn)
-		return;
-	for (;;) {
-		size_t l = 2 * i + 1, r = l + 1, m = i;
-		const struct item *best = &last;
-
-		if (l < s->hn && before(&s->h[l], best))
-			best = &s->h[m = l];
-		if (r < s->hn && before(&s->h[r], best))
-			m = r;
-		if (m == i)
-			break;
-		s->h[i] = s->h[m];
-		i = m;
-	}
-	s->h[i] = last;
+	pmu_heap_pop(&s->heap, NULL);
 }
 
 /* ---- output ------------------------------------------------------------------ */
@@ -436,8 +406,8 @@ static int release_one(struct sched *s, const struct item *it, uint64_t now, boo
  * waits for its task). */
 static void release(struct sched *s, uint64_t limit, uint64_t now, bool final, size_t max)
 {
-	while (s->hn && s->h[0].t <= limit && max--) {
-		if (release_one(s, &s->h[0], now, final))
+	while (s->heap.n && ((const struct item *)pmu_heap_top(&s->heap))->t <= limit && max--) {
+		if (release_one(s, pmu_heap_top(&s->heap), now, final))
 			break;
 		heap_pop(s);
 	}
@@ -506,7 +476,7 @@ static int on_sample(void *ctx, void *data, size_t len)
 	if (heap_push(s, &it))
 		s->err = s->err ? s->err : PMU_ERR_NOMEM;
 	/* full: the ring keeps the rest (libbpf stops after this record) */
-	return s->hn >= HEAP_MAX ? RING_HELD : 0;
+	return s->heap.n >= HEAP_MAX ? RING_HELD : 0;
 }
 
 /* Take what the heap has room for out of the ring: true when records were
@@ -517,7 +487,7 @@ static bool take(struct sched *s)
 
 	if (!s->ring)
 		return false;
-	if (s->hn >= HEAP_MAX)
+	if (s->heap.n >= HEAP_MAX)
 		return true;
 	n = ring_buffer__consume(s->ring);
 	if (n == RING_HELD)
@@ -674,11 +644,11 @@ static int sched_drain(void *state, uint64_t now)
 		held = take(s);
 		if (__atomic_load_n(&s->skel->bss->parked, __ATOMIC_ACQUIRE) != s->parked_seen)
 			read_map(s, now, true);
-		had = s->hn;
+		had = s->heap.n;
 		release(s, now > REORDER_NS ? now - REORDER_NS : 0, now, false, SIZE_MAX);
-		if (held && s->hn >= HEAP_MAX && s->hn == had) {
+		if (held && s->heap.n >= HEAP_MAX && s->heap.n == had) {
 			release(s, UINT64_MAX, now, false, 2048);
-			if (s->hn == had) {
+			if (s->heap.n == had) {
 				s->stalled = true;
 				break;
 			}
@@ -859,6 +829,7 @@ static int sched_probe(struct pmu_collector_env *env, json_t *caps, void **state
 		return pmu_error(PMU_ERR_NOMEM, "out of memory");
 	*state = s;
 	s->env = env;
+	s->heap = (struct pmu_heap)PMU_HEAP_INIT(struct item, item_less);
 	s->filter = "members";
 	/* one record per off interval: every interval is kept (volume is one
 	 * ~80-byte record per switch of a cohort thread, none for others) */
@@ -989,7 +960,7 @@ static void sched_release(void *state)
 		s->env->out->close(s->ss);
 	close_bpf(s);
 	free(s->clip);
-	free(s->h);
+	pmu_heap_free(&s->heap);
 	free(s);
 }
 

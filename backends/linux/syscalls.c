@@ -38,6 +38,7 @@
 
 #include "collector.h"
 #include "error.h"
+#include "heap.h"
 #include "lifecycle.h"
 #include "linux/sampling.h"
 #include "sysname.h"
@@ -181,8 +182,7 @@ struct sysc {
 	struct pmu_stream *ys;      /* syscalls.jsonl, open from open to emit */
 	int err;
 	/* the reorder heap: at most HEAP_MAX records */
-	struct item *h;
-	size_t hn, hcap;
+	struct pmu_heap heap;     /* of struct item, by (t, seq) */
 	bool stalled;               /* full, and its oldest waits for its task */
 	uint64_t hseq;
 	uint64_t last_written;
@@ -350,45 +350,21 @@ static bool before(const struct item *a, const struct item *b)
 	return a->t < b->t || (a->t == b->t && a->seq < b->seq);
 }
 
+static bool item_less(const void *a, const void *b)
+{
+	return before(a, b);
+}
+
 static int heap_push(struct sysc *s, struct item it)
 {
-	size_t i;
-
-	if (pmu_grow(&s->h, &s->hcap, s->hn + 1, sizeof(*s->h), 1024))
-		return -1;
-	i = s->hn++;
-	while (i > 0) {
-		size_t p = (i - 1) / 2;
-
-		if (!before(&it, &s->h[p]))
-			break;
-		s->h[i] = s->h[p];
-		i = p;
-	}
-	s->h[i] = it;
-	return 0;
+	return pmu_heap_push(&s->heap, &it) ? -1 : 0;
 }
 
 static struct item heap_pop(struct sysc *s)
 {
-	struct item top = s->h[0], last = s->h[--s->hn];
-	size_t i = 0;
+	struct item top;
 
-	for (;;) {
-		size_t l = 2 * i + 1, r = l + 1, m = i;
-		const struct item *best = &last;
-
-		if (l < s->hn && before(&s->h[l], best))
-			best = &s->h[m = l];
-		if (r < s->hn && before(&s->h[r], best))
-			m = r;
-		if (m == i)
-			break;
-		s->h[i] = s->h[m];
-		i = m;
-	}
-	if (s->hn)
-		s->h[i] = last;
+	pmu_heap_pop(&s->heap, &top);
 	return top;
 }
 
@@ -421,7 +397,7 @@ static int on_sample(void *ctx, void *data, size_t len)
 		return -ENOMEM;
 	}
 	/* full: the ring keeps the rest (libbpf stops after this record) */
-	return s->hn >= HEAP_MAX ? RING_HELD : 0;
+	return s->heap.n >= HEAP_MAX ? RING_HELD : 0;
 }
 
 /* Take what the heap has room for out of the ring: 1 when records were
@@ -430,7 +406,7 @@ static int take(struct sysc *s)
 {
 	int n;
 
-	if (s->hn >= HEAP_MAX)
+	if (s->heap.n >= HEAP_MAX)
 		return 1;
 	n = ring_buffer__consume(s->ring);
 	if (n == RING_HELD)
@@ -654,7 +630,7 @@ static int process(struct sysc *s, struct item *it, uint64_t now, bool final)
  * when some that could be written are left. */
 static bool flush(struct sysc *s, uint64_t wm, uint64_t now, bool final, size_t max)
 {
-	while (s->hn && s->h[0].t <= wm) {
+	while (s->heap.n && ((const struct item *)pmu_heap_top(&s->heap))->t <= wm) {
 		struct item it;
 
 		if (!max--)
@@ -696,10 +672,10 @@ static int sys_drain(void *state, uint64_t now)
 		int held = take(s);
 
 		more = flush(s, now > REORDER_NS ? now - REORDER_NS : 0, now, false, 2048);
-		if (!more && held && s->hn >= HEAP_MAX) {
-			had = s->hn;
+		if (!more && held && s->heap.n >= HEAP_MAX) {
+			had = s->heap.n;
 			more = flush(s, UINT64_MAX, now, false, 2048);
-			if (s->hn == had) {
+			if (s->heap.n == had) {
 				s->stalled = true;
 				break;
 			}
@@ -749,6 +725,7 @@ static int sys_probe(struct pmu_collector_env *env, json_t *caps, void **state)
 		return pmu_error(PMU_ERR_NOMEM, "out of memory");
 	*state = s;
 	s->env = env;
+	s->heap = (struct pmu_heap)PMU_HEAP_INIT(struct item, item_less);
 	if (access("/sys/kernel/btf/vmlinux", R_OK)) {
 		snprintf(why, sizeof(why), "the running kernel has no BTF: '/sys/kernel/btf/vmlinux': %s", strerror(errno));
 		s->unusable = true;
@@ -1285,9 +1262,9 @@ static void sys_release(void *state)
 
 	if (!s)
 		return;
-	while (s->hn)
+	while (s->heap.n)
 		free(heap_pop(s).r);
-	free(s->h);
+	pmu_heap_free(&s->heap);
 	if (s->ys)
 		s->env->out->close(s->ys);
 	ring_buffer__free(s->ring);

@@ -176,7 +176,7 @@ print(abs(cpu - on) <= 0.05 * cpu + 2e6 * n, cpu, on)' "$B/data/cohort.jsonl" "$
 }
 
 @test "--pid: a running process is tracked from its first switch, the time before is unobserved" {
-	sh -c 'sleep 0.4; spin-threads 1 30' &
+	sh -c 'sleep 2; spin-threads 1 30' &
 	p=$!
 	sleep 0.1
 	rec --pid "$p"
