@@ -739,14 +739,21 @@ static int sys_probe(struct pmu_collector_env *env, json_t *caps, void **state)
 		pmu_lc_unavailable_at(env->lc, t, why, REMEDY_PRIV);
 		return 0;
 	}
-	pmu_lc_probed_ok(env->lc, t);
+	/* the host's kernel refusing the programs (its verifier, a map type
+	 * or helper it lacks) is what this host cannot do: unavailable, with
+	 * the kernel's say, and the bundle stays valid */
 	if ((s->load_err = sys_load(s)) < 0) {
 		if (s->load_err == PMU_ERR_NOMEM)
 			return s->load_err;
 		snprintf(s->load_why, sizeof(s->load_why), "%s", pmu_error_detail());
-	} else {
-		s->load_err = 0;
+		s->unusable = true;
+		pmu_lc_unavailable_at(env->lc, pmu_now_mono_ns(), s->load_why,
+				      "run with PMU_BPF_LOG=1 to see the verifier's whole log; a kernel with BPF ring "
+				      "buffers, task storage, bpf_loop and BTF (Linux 5.17 or later)");
+		return 0;
 	}
+	s->load_err = 0;
+	pmu_lc_probed_ok(env->lc, t);
 	return 0;
 }
 
@@ -756,7 +763,7 @@ static bool sys_usable(void *state)
 }
 
 /* libbpf's messages: the last one kept for the reason, none printed */
-static char lb_last[300];
+static char lb_last[600];
 
 static int lb_print(enum libbpf_print_level level, const char *fmt, va_list ap)
 {
@@ -778,8 +785,14 @@ static int lb_print(enum libbpf_print_level level, const char *fmt, va_list ap)
 		n = sizeof(line) - 1;
 	while (n > 0 && line[n - 1] == '\n')
 		line[--n] = 0;
-	if (n > 0)
-		snprintf(lb_last, sizeof(lb_last), "%.299s", line);
+	/* the first messages say what failed (the program, the verifier's
+	 * first lines); the last ones only that the skeleton did not load */
+	if (n > 0) {
+		size_t used = strlen(lb_last);
+
+		if (used + 3 < sizeof(lb_last))
+			snprintf(lb_last + used, sizeof(lb_last) - used, "%s%.590s", used ? " | " : "", line);
+	}
 	return 0;
 }
 
