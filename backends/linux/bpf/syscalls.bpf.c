@@ -165,14 +165,11 @@ static __always_inline struct file *fd_file(long fd)
 	return f;
 }
 
-extern void *bpf_rdonly_cast(const void *obj, __u32 btf_id) __ksym;
-
 /*
  * The identity of the current task's fd, the fast way (the hot path: every
- * read, write and close): the task from bpf_get_current_task_btf() and the
- * file cast to its BTF type are read with plain loads (the verifier makes
- * them fault-safe), not a helper call per field; one probe read takes the
- * fd table's slot.
+ * read, write and close): the task from bpf_get_current_task_btf() is
+ * read with plain loads (the verifier makes them fault-safe), one probe
+ * read takes the fd table's slot, and the file's fields are CO-RE reads.
  */
 static __always_inline bool fd_id(long fd, __u32 *dev, __u32 *mode, __u64 *ino)
 {
@@ -185,13 +182,15 @@ static __always_inline bool fd_id(long fd, __u32 *dev, __u32 *mode, __u64 *ino)
 		return false;
 	if (bpf_probe_read_kernel(&f, sizeof(f), (void *)((__u64)fdt->fd + fd * sizeof(f))) || !f)
 		return false;
-	f = bpf_rdonly_cast(f, bpf_core_type_id_kernel(struct file));
-	i = f->f_inode;
+	/* the file and its inode through CO-RE reads: the bpf_rdonly_cast()
+	 * kfunc that would make them plain loads is Linux 6.2 and later, and
+	 * Debian 12's kernel is 6.1 */
+	i = BPF_CORE_READ(f, f_inode);
 	if (!i)
 		return false;
-	*dev = i->i_sb->s_dev;
-	*mode = i->i_mode;
-	*ino = i->i_ino;
+	*dev = BPF_CORE_READ(i, i_sb, s_dev);
+	*mode = BPF_CORE_READ(i, i_mode);
+	*ino = BPF_CORE_READ(i, i_ino);
 	return true;
 }
 
@@ -425,9 +424,16 @@ static __always_inline void stat_add(struct pmu_sys_stat_key *k, __u64 dur, __u6
 	__sync_fetch_and_add(&v->total_ns, dur);
 	if (bytes)
 		__sync_fetch_and_add(&v->bytes, bytes);
-	if (b >= PMU_SYS_HIST)
-		b = PMU_SYS_HIST - 1;
-	__sync_fetch_and_add(&v->hist[b], 1);
+	/* the bound checked on the very register that indexes (a 64-bit
+	 * copy): Linux 6.1's verifier does not carry a check made on a
+	 * zero-extended copy of a 32-bit value over to the value itself */
+	__u64 bi = b;
+	barrier_var(bi);
+	if (bi >= PMU_SYS_HIST)
+		bi = PMU_SYS_HIST - 1;
+	barrier_var(bi);
+	if (bi < PMU_SYS_HIST)
+		__sync_fetch_and_add(&v->hist[bi], 1);
 	/* min and max: a compare-and-swap, a few tries against other threads */
 	for (int i = 0; i < 4; i++) {
 		__u64 o = v->min_ns;
