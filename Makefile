@@ -99,9 +99,12 @@ BE_A     := $(BUILD)/libbackend-$(BACKEND).a
 BE_UNIT_SRC := $(sort $(wildcard tests/unit/$(BACKEND)/t-*.c))
 BE_UNITS := $(BE_UNIT_SRC:tests/unit/%.c=$(BUILD)/tests/%)
 
+# examples/ (issue 18): the probes' example, with the header and with its
+# macros empty (bench/probe holds one against the other)
+EXAMPLES := $(BUILD)/pmu-example $(BUILD)/pmu-example-nohdr
 TOOLS    := $(BUILD)/pmurec $(BUILD)/pmuvalidate $(BUILD)/pmuanalyze
 HELPERS  := $(BUILD)/mkfixture $(BUILD)/failing-collector $(BUILD)/specgen $(BUILD)/test-collector $(BUILD)/test-marker $(BUILD)/spin-threads $(BUILD)/hw-loop $(BUILD)/thread-exec $(BUILD)/sync-writes $(BUILD)/writer $(BUILD)/bench-sideband $(BUILD)/bench-rdpmc \
-	    $(BUILD)/libhot.so $(BUILD)/hot $(BUILD)/hot-nofp $(BUILD)/sym-dump
+	    $(BUILD)/libhot.so $(BUILD)/hot $(BUILD)/hot-nofp $(BUILD)/sym-dump $(EXAMPLES)
 HELPERS_linux := $(BUILD)/cg-smoke
 HELPERS  += $(HELPERS_$(BACKEND))
 UNIT_SRC := $(sort $(wildcard tests/unit/t-*.c))
@@ -306,7 +309,18 @@ $(BUILD)/hot-nofp: tests/helpers/hot.c $(BUILD)/libhot.so
 	$(call msg,CC,$@)
 	$(Q)$(CC) -std=gnu11 $(WARN) -g -O2 -fomit-frame-pointer -Wl,--build-id -o $@ $< -L$(BUILD) -lhot -Wl,-rpath,'$$ORIGIN'
 
-$(filter-out $(BUILD)/spin-threads $(BUILD)/hw-loop $(BUILD)/thread-exec $(BUILD)/sync-writes $(BUILD)/writer $(BUILD)/libhot.so $(BUILD)/hot $(BUILD)/hot-nofp,$(TOOLS) $(HELPERS)):
+# the example (examples/pmu-example.c): never sanitized, frame pointers and
+# debug information for the profiles and allocation chains
+$(BUILD)/pmu-example: examples/pmu-example.c include/pmu/probe.h include/pmu/mark.h
+	$(call msg,CC,$@)
+	@mkdir -p $(dir $@)
+	$(Q)$(CC) -std=gnu11 $(WARN) -g -O2 -fno-omit-frame-pointer -Iinclude -pthread -Wl,--build-id -o $@ $<
+$(BUILD)/pmu-example-nohdr: examples/pmu-example.c
+	$(call msg,CC,$@)
+	@mkdir -p $(dir $@)
+	$(Q)$(CC) -std=gnu11 $(WARN) -g -O2 -fno-omit-frame-pointer -DPMU_EXAMPLE_NO_HEADER -pthread -Wl,--build-id -o $@ $<
+
+$(filter-out $(BUILD)/spin-threads $(BUILD)/hw-loop $(BUILD)/thread-exec $(BUILD)/sync-writes $(BUILD)/writer $(BUILD)/libhot.so $(BUILD)/hot $(BUILD)/hot-nofp $(EXAMPLES),$(TOOLS) $(HELPERS)):
 	$(call msg,LD,$@)
 	@mkdir -p $(dir $@)
 	$(Q)$(CC) $(ALL_CFLAGS) $(LDFLAGS) -o $@ $^ $(LIBS)

@@ -103,6 +103,9 @@ struct pmu_run_window {
 
 enum pmu_cohort_scope { PMU_SCOPE_AUTO, PMU_SCOPE_INHERIT, PMU_SCOPE_CGROUP };
 
+/* --alloc: the allocation sampler's mean interval, bytes */
+#define PMU_ALLOC_SAMPLE_DEFAULT (512u * 1024u)
+
 /* What the run asked for, the same for every collector (read-only). */
 struct pmu_run_config {
 	int mode;                      /* 0 none, 1 light, 2 full */
@@ -122,6 +125,18 @@ struct pmu_run_config {
 	uint64_t max_output_bytes;
 	/* --syscall-ring-kb: the syscalls collector's BPF ring (0: its default) */
 	unsigned syscall_ring_kb;
+	/* the command as given (argv[0] not resolved; the probes collector
+	 * resolves it as execvp would); NULL in attach mode */
+	char *const *argv;
+	/* --probe PROVIDER:NAME (repeatable): probes the probes collector
+	 * records raw, beyond its probe map */
+	const char *const *probes;
+	size_t nprobes;
+	/* --alloc / --alloc-sample BYTES: the allocation sampler's mean
+	 * interval in bytes; 0: allocation sampling not asked for */
+	uint64_t alloc_sample_bytes;
+	/* --alloc-via */
+	enum pmu_alloc_via { PMU_ALLOC_AUTO, PMU_ALLOC_UPROBE, PMU_ALLOC_PRELOAD } alloc_via;
 };
 
 /* Whether the follower in use holds each new task before it runs
@@ -172,6 +187,9 @@ struct pmu_task_event {
 struct pmu_collector_ops {
 	const char *name;              /* its directory in the bundle: data/collectors/<name>/ */
 	unsigned modes;                /* requested in these modes: bit 0 none, 1 light, 2 full */
+	/* Optional: whether the run asks for it at all (e.g. alloc: only with
+	 * --alloc); NULL: in every run of its modes.  Not wanted: not-requested. */
+	bool (*wanted)(const struct pmu_run_config *cfg);
 	/* Returns 0 (state set, possibly to a state that says "unavailable")
 	 * or a negative pmu_err when the recorder itself failed. */
 	int (*probe)(struct pmu_collector_env *env, json_t *caps, void **state);

@@ -68,6 +68,10 @@ const char *const pmu_resource_fields[] = { "cpu_user_ns", "cpu_system_ns", "max
 #define F17(k, t, req, doc) { k, PMU_FT_##t, req, NULL, NULL, NULL, doc, 7 }
 #define N17(k, req, unit, doc) { k, PMU_FT_INT, req, unit, NULL, NULL, doc, 7 }
 #define E17(k, req, ev, doc) { k, PMU_FT_ENUM, req, NULL, NULL, ev, doc, 7 }
+/* fields added in spec 1.8 */
+#define F18(k, t, req, doc) { k, PMU_FT_##t, req, NULL, NULL, NULL, doc, 8 }
+#define N18(k, req, unit, doc) { k, PMU_FT_INT, req, unit, NULL, NULL, doc, 8 }
+#define E18(k, req, ev, doc) { k, PMU_FT_ENUM, req, NULL, NULL, ev, doc, 8 }
 #define OBJ(name, arr) static const struct pmu_objdef name = { #name, arr, PMU_ARRAY_SIZE(arr) }
 #define DOCHEAD F("spec", STR, true, "spec version, \"" PMU_SPEC_VERSION "\""), \
 		F("type", STR, true, "document type"), \
@@ -302,6 +306,8 @@ static const struct pmu_field header_f[] = {
 };
 OBJ(header, header_f);
 
+static const char *const span_vias[] = { "ctl", "usdt", NULL };
+
 static const struct pmu_field span_f[] = {
 	F("type", STR, true, "\"span\""),
 	F("id", STR, true, "span id, unique in the bundle"),
@@ -311,6 +317,7 @@ static const struct pmu_field span_f[] = {
 	F("name", STR, true, "span name"),
 	N("begin_ns", true, "ns", "CLOCK_MONOTONIC at begin"),
 	N("end_ns", true, "ns", "CLOCK_MONOTONIC at end; records are ordered by it"),
+	E18("via", false, span_vias, "the path that delivered it: ctl (the control channel, PMUREC_CTL_FD); spans the probes collector saw through USDT probes are in its stream (section 24)"),
 };
 OBJ(span, span_f);
 
@@ -936,6 +943,280 @@ static const struct pmu_recdef sched_recs[] = {
 	{ "summary", &sc_summary, 7 },
 };
 
+
+/* ---- probes and alloc (spec 1.8): runtime evidence (section 24) ------------ */
+
+static const char *const pr_roles[] = { "runtime", "mark", "span_begin", "span_end", "gc_begin", "gc_end", "alloc",
+					"startup_end", "thread_start", "thread_stop", "jit_begin", "jit_end", "raw", NULL };
+static const char *const pr_runtimes[] = { "pmu", "python", "hotspot", NULL };
+static const char *const pr_loss_whats[] = { "reserve", "open-map", "inc-map", NULL };
+static const char *const pr_unended_whats[] = { "span", "gc", "jit", "thread", NULL };
+static const char *const al_vias[] = { "uprobe", "preload", NULL };
+static const char *const al_funcs[] = { "malloc", "calloc", "realloc", "aligned_alloc", "posix_memalign", "memalign", "valloc", "pvalloc", "mmap", NULL };
+static const char *const al_loss_whats[] = { "reserve", "pending-map", "live-map", "channel", NULL };
+
+static const struct pmu_field pr_config_f[] = {
+	F18("type", STR, true, "\"config\""),
+	F18("mechanism", STR, true, "how probes are seen, e.g. \"USDT uprobes (eBPF, libbpf)\""),
+	E18("filter", true, os_filters, "the in-kernel cohort filter, as in syscalls (section 23)"),
+	F18("providers", STR, true, "the providers whose probes the probe map (section 24.2) turns into records, separated by one space"),
+	F18("requested", STR, false, "the probes named with --probe PROVIDER:NAME, separated by one space; absent: none"),
+	N18("abi", true, "count", "the pmu provider's probe ABI version this recorder reads (include/pmu/probe.h: PMU_PROBE_ABI)"),
+	N18("ring_bytes", true, "bytes", "the BPF ring buffer's size"),
+	N18("ncpus", true, "count", "possible CPUs (loss is counted per CPU)"),
+	E18("clock", true, clocks, "the clock of t_ns: monotonic"),
+};
+OBJ(pr_config, pr_config_f);
+
+static const struct pmu_field pr_probe_f[] = {
+	F18("type", STR, true, "\"probe\""),
+	N18("t_ns", true, "ns", "when its hits were read: the collector's stop (probe records come last, before the summary)"),
+	F18("binary", STR, true, "the ELF file that carries it (.note.stapsdt), as opened"),
+	F18("build_id", STR, false, "that file's GNU build-id, lowercase hex"),
+	F18("provider", STR, true, "its provider"),
+	F18("name", STR, true, "its name"),
+	F18("args", STR, false, "its argument layout from the note (e.g. \"-4@%eax 8@%rdx\"); absent: no arguments"),
+	F18("semaphore", BOOL, true, "whether it has a semaphore (raised by the kernel only while attached)"),
+	E18("role", true, pr_roles, "what the probe map makes of it (section 24.2): raw for a probe named with --probe and not in the map"),
+	F18("attached", BOOL, true, "whether it was attached"),
+	N18("attached_ns", false, "ns", "when it was attached (with attached): hits before are not seen"),
+	F18("reason", STR, false, "why it was not attached (required when attached is false)"),
+	N18("hits", true, "count", "its hits by cohort threads while attached (0 with attached false)"),
+};
+OBJ(pr_probe, pr_probe_f);
+
+static const struct pmu_field pr_runtime_f[] = {
+	F18("type", STR, true, "\"runtime\""),
+	N18("t_ns", true, "ns", "when it declared itself (pmu:runtime)"),
+	F18("inc", STR, true, "incarnation id"),
+	N18("pid", true, "id", "process id"),
+	N18("tid", true, "id", "thread id"),
+	F18("name", STR, true, "the runtime's name as the program gave it"),
+	N18("abi", true, "count", "the probe ABI version the program was built with"),
+};
+OBJ(pr_runtime, pr_runtime_f);
+
+static const struct pmu_field pr_mark_f[] = {
+	F18("type", STR, true, "\"mark\""),
+	N18("t_ns", true, "ns", "when the probe fired"),
+	F18("inc", STR, true, "incarnation id"),
+	N18("pid", true, "id", "process id"),
+	N18("tid", true, "id", "thread id"),
+	F18("name", STR, true, "the mark's name: the program's (pmu:mark), or startup-end for a runtime's startup boundary (hotspot:vm__init__end)"),
+	F18("source", STR, true, "the probe that made it, PROVIDER:NAME"),
+	E18("via", true, span_vias, "usdt"),
+};
+OBJ(pr_mark, pr_mark_f);
+
+static const struct pmu_field pr_span_f[] = {
+	F18("type", STR, true, "\"span\""),
+	N18("t_ns", true, "ns", "its end (end_ns): records are ordered by it"),
+	F18("id", STR, true, "the span id as the program gave it, in decimal; unique per incarnation"),
+	F18("parent", STR, false, "the parent span's id, a span of the same incarnation begun on any thread; absent: none (the probe's parent 0)"),
+	F18("inc", STR, true, "incarnation id"),
+	N18("pid", true, "id", "process id"),
+	N18("tid", true, "id", "thread that began it"),
+	N18("end_tid", true, "id", "thread that ended it"),
+	F18("name", STR, true, "span name"),
+	N18("begin_ns", true, "ns", "CLOCK_MONOTONIC at span_begin"),
+	N18("end_ns", true, "ns", "CLOCK_MONOTONIC at span_end"),
+	E18("via", true, span_vias, "usdt"),
+};
+OBJ(pr_span, pr_span_f);
+
+static const struct pmu_field pr_gc_f[] = {
+	F18("type", STR, true, "\"gc\""),
+	N18("t_ns", true, "ns", "the pause's end: records are ordered by it"),
+	N18("begin_ns", true, "ns", "the pause's begin"),
+	N18("dur_ns", true, "ns", "t_ns - begin_ns"),
+	F18("inc", STR, true, "incarnation id"),
+	N18("pid", true, "id", "process id"),
+	N18("tid", true, "id", "thread that began it"),
+	E18("runtime", true, pr_runtimes, "whose probes: pmu (gc_begin/gc_end), python (gc__start/gc__done), hotspot (gc__begin/gc__end, mem__pool__gc__begin/end)"),
+	F18("kind", STR, true, "pmu: the program's kind; python: gen0, gen1 or gen2; hotspot: full or minor (gc__begin's argument), or pool for a memory pool's collection"),
+	F18("pool", STR, false, "hotspot: the memory pool and its manager, MANAGER/POOL (with kind pool)"),
+	N18("collected", false, "count", "python: objects collected (gc__done's argument)"),
+	F18("source", STR, true, "the begin probe, PROVIDER:NAME"),
+};
+OBJ(pr_gc, pr_gc_f);
+
+static const struct pmu_field pr_thread_f[] = {
+	F18("type", STR, true, "\"thread\""),
+	N18("t_ns", true, "ns", "its thread__stop, or the collector's stop"),
+	N18("begin_ns", true, "ns", "its thread__start"),
+	F18("inc", STR, true, "incarnation id"),
+	N18("pid", true, "id", "process id"),
+	N18("tid", true, "id", "the native thread id the runtime gave"),
+	E18("runtime", true, pr_runtimes, "hotspot"),
+	F18("name", STR, true, "the runtime's thread name"),
+	F18("daemon", BOOL, false, "a daemon thread"),
+	F18("ended", BOOL, true, "true: t_ns is its thread__stop; false: it was alive at the stop"),
+};
+OBJ(pr_thread, pr_thread_f);
+
+static const struct pmu_field pr_jit_f[] = {
+	F18("type", STR, true, "\"jit\""),
+	N18("t_ns", true, "ns", "the compile's end"),
+	N18("begin_ns", true, "ns", "the compile's begin"),
+	N18("dur_ns", true, "ns", "t_ns - begin_ns"),
+	F18("inc", STR, true, "incarnation id"),
+	N18("pid", true, "id", "process id"),
+	N18("tid", true, "id", "the compiler thread"),
+	E18("runtime", true, pr_runtimes, "hotspot"),
+	F18("compiler", STR, true, "the compiler's name (C1, C2 ...)"),
+	F18("method", STR, true, "CLASS.METHOD SIGNATURE, each cut at 127 bytes"),
+	F18("success", BOOL, true, "whether the compile succeeded"),
+};
+OBJ(pr_jit, pr_jit_f);
+
+static const struct pmu_field pr_hit_f[] = {
+	F18("type", STR, true, "\"hit\""),
+	N18("t_ns", true, "ns", "when the probe fired"),
+	F18("inc", STR, true, "incarnation id"),
+	N18("pid", true, "id", "process id"),
+	N18("tid", true, "id", "thread id"),
+	F18("provider", STR, true, "the probe's provider (named with --probe)"),
+	F18("name", STR, true, "the probe's name"),
+	N18("nargs", true, "count", "its argument count"),
+	F18("args", STR, false, "its arguments' values in decimal as the note's sizes and signs give them, separated by one space (absent: none)"),
+};
+OBJ(pr_hit, pr_hit_f);
+
+static const struct pmu_field pr_allocs_f[] = {
+	F18("type", STR, true, "\"allocs\""),
+	N18("t_ns", true, "ns", "the incarnation's end, or the collector's stop"),
+	F18("inc", STR, true, "incarnation id"),
+	N18("pid", true, "id", "process id"),
+	N18("count", true, "count", "pmu:alloc hits, exact"),
+	N18("bytes", true, "bytes", "the bytes they reported, summed, exact"),
+};
+OBJ(pr_allocs, pr_allocs_f);
+
+static const struct pmu_field pr_unended_f[] = {
+	F18("type", STR, true, "\"unended\""),
+	N18("t_ns", true, "ns", "the incarnation's end, or the collector's stop"),
+	E18("what", true, pr_unended_whats, "what began and never ended: a span, a GC pause, a JIT compile or a thread (hotspot threads alive at the stop are thread records)"),
+	F18("inc", STR, true, "incarnation id"),
+	N18("pid", true, "id", "process id"),
+	N18("tid", true, "id", "thread that began it"),
+	F18("id", STR, false, "the span's id (what span)"),
+	F18("name", STR, true, "its name (span name, GC kind, method)"),
+	N18("begin_ns", true, "ns", "when it began"),
+};
+OBJ(pr_unended, pr_unended_f);
+
+static const struct pmu_field pr_loss_f[] = {
+	F18("type", STR, true, "\"loss\""),
+	N18("t_ns", true, "ns", "when the loss was read"),
+	N18("cpu", true, "id", "the CPU that counted it"),
+	N18("lost", true, "count", "how many were lost since the previous loss record of that CPU and what"),
+	E18("what", true, pr_loss_whats, "reserve (a hit found the ring full), open-map (a begin could not be kept: its end pairs with nothing), inc-map (a pmu:alloc hit could not be summed)"),
+};
+OBJ(pr_loss, pr_loss_f);
+
+static const struct pmu_field pr_summary_f[] = {
+	F18("type", STR, true, "\"summary\""),
+	N18("probes", true, "count", "probe records in the stream"),
+	N18("attached", true, "count", "of them attached"),
+	N18("hits", true, "count", "the sum of their hits"),
+	N18("spans", true, "count", "span records"),
+	N18("marks", true, "count", "mark records"),
+	N18("gcs", true, "count", "gc records"),
+	N18("raw_hits", true, "count", "hit records"),
+	N18("unended", true, "count", "unended records"),
+	N18("unmatched", true, "count", "ends that paired with no begin (span_end of an unknown id, gc_end with no gc_begin), left out"),
+	N18("unattributed", true, "count", "hits of no cohort incarnation, left out"),
+	N18("lost", true, "count", "the sum of the stream's loss records"),
+	N18("malformed", true, "count", "records from the kernel that could not be decoded"),
+};
+OBJ(pr_summary, pr_summary_f);
+
+static const struct pmu_recdef probes_recs[] = {
+	{ "config", &pr_config, 8 }, { "runtime", &pr_runtime, 8 }, { "mark", &pr_mark, 8 }, { "span", &pr_span, 8 },
+	{ "gc", &pr_gc, 8 }, { "thread", &pr_thread, 8 }, { "jit", &pr_jit, 8 }, { "hit", &pr_hit, 8 },
+	{ "allocs", &pr_allocs, 8 }, { "unended", &pr_unended, 8 }, { "loss", &pr_loss, 8 }, { "probe", &pr_probe, 8 },
+	{ "summary", &pr_summary, 8 },
+};
+
+static const struct pmu_field al_config_f[] = {
+	F18("type", STR, true, "\"config\""),
+	E18("via", true, al_vias, "uprobe (uprobes on the C library in use, eBPF; root) or preload (pmurec's LD_PRELOAD interposer; dynamically linked targets)"),
+	F18("library", STR, true, "the C library probed (uprobe) or the interposer loaded (preload), as opened"),
+	F18("functions", STR, true, "the functions sampled, separated by one space"),
+	N18("sample_bytes", true, "bytes", "the mean sampling interval: each thread samples the allocation in which its byte count crosses a threshold drawn from an exponential distribution of this mean (a Poisson process over bytes)"),
+	F18("chains", BOOL, true, "whether samples carry the user call chain (with sampling call chains, --call-graph fp)"),
+	N18("ring_bytes", false, "bytes", "the BPF ring buffer's size (uprobe)"),
+	N18("ncpus", true, "count", "possible CPUs"),
+	E18("clock", true, clocks, "the clock of t_ns: monotonic"),
+};
+OBJ(al_config, al_config_f);
+
+static const struct pmu_field al_sample_f[] = {
+	F18("type", STR, true, "\"sample\""),
+	N18("t_ns", true, "ns", "when the allocation returned"),
+	N18("seq", true, "count", "the sample's number in the stream (1, 2, ...); free records name it"),
+	F18("inc", STR, true, "incarnation id"),
+	N18("pid", true, "id", "process id"),
+	N18("tid", true, "id", "thread id"),
+	E18("func", true, al_funcs, "the allocating function"),
+	N18("size", true, "bytes", "the bytes asked for"),
+	F18("addr", STR, false, "the address returned, 0x-prefixed hex (absent: the allocation failed)"),
+	N18("est_bytes", true, "bytes", "estimate: the bytes this sample stands for, size / (1 - exp(-size / sample_bytes)), rounded"),
+	N18("est_objects_milli", true, "count", "estimate: the allocations it stands for, 1 / (1 - exp(-size / sample_bytes)), in thousandths, rounded"),
+	F18("chain", STR, false, "the user call chain at the allocation, innermost first, 0x-prefixed hex separated by one space (chains true)"),
+};
+OBJ(al_sample, al_sample_f);
+
+static const struct pmu_field al_free_f[] = {
+	F18("type", STR, true, "\"free\""),
+	N18("t_ns", true, "ns", "when it was freed (free, or realloc moving it)"),
+	N18("sample_seq", true, "count", "the sample whose allocation this frees"),
+	F18("inc", STR, true, "incarnation id"),
+	N18("pid", true, "id", "process id"),
+	N18("tid", true, "id", "thread id"),
+};
+OBJ(al_free, al_free_f);
+
+static const struct pmu_field al_inc_f[] = {
+	F18("type", STR, true, "\"inc\""),
+	N18("t_ns", true, "ns", "the incarnation's end (exited true), or the collector's stop"),
+	F18("inc", STR, true, "incarnation id"),
+	N18("pid", true, "id", "process id"),
+	F18("exited", BOOL, true, "whether it ended before the stop"),
+	N18("samples", true, "count", "sample records of it"),
+	N18("est_bytes", true, "bytes", "estimate: bytes allocated, the sum of its samples' est_bytes"),
+	N18("est_objects", true, "count", "estimate: allocations, the sum of its samples' est_objects_milli / 1000, rounded"),
+	N18("live_samples", true, "count", "its samples not freed at t_ns"),
+	N18("live_est_bytes", true, "bytes", "estimate: bytes live at t_ns (at exit, when exited), the sum of those samples' est_bytes"),
+	N18("dropped", true, "count", "samples it took that are not in the stream (the ring was full, a map was full): in no estimate"),
+};
+OBJ(al_inc, al_inc_f);
+
+static const struct pmu_field al_loss_f[] = {
+	F18("type", STR, true, "\"loss\""),
+	N18("t_ns", true, "ns", "when the loss was read"),
+	N18("cpu", false, "id", "the CPU that counted it (uprobe)"),
+	N18("lost", true, "count", "how many were lost since the previous loss record of that CPU and what"),
+	E18("what", true, al_loss_whats, "reserve (a sample found the ring full), pending-map (an allocation's entry could not be kept until its return), live-map (a sampled address could not be kept: its free is not seen), channel (preload: the interposer could not send)"),
+};
+OBJ(al_loss, al_loss_f);
+
+static const struct pmu_field al_summary_f[] = {
+	F18("type", STR, true, "\"summary\""),
+	N18("samples", true, "count", "sample records"),
+	N18("frees", true, "count", "free records"),
+	N18("est_bytes", true, "bytes", "estimate: the sum of the samples' est_bytes"),
+	N18("unattributed", true, "count", "samples of no cohort incarnation, left out"),
+	N18("lost", true, "count", "the sum of the stream's loss records"),
+	N18("malformed", true, "count", "records that could not be decoded"),
+};
+OBJ(al_summary, al_summary_f);
+
+static const struct pmu_recdef alloc_recs[] = {
+	{ "config", &al_config, 8 }, { "sample", &al_sample, 8 }, { "free", &al_free, 8 }, { "inc", &al_inc, 8 },
+	{ "loss", &al_loss, 8 }, { "summary", &al_summary, 8 },
+};
+
 /* Spans and marks share one stream, ordered by end_ns (span) and t_ns (mark). */
 static const struct pmu_recdef span_recs[] = { { "span", &span, 0 }, { "mark", &mark, 1 } };
 static const struct pmu_recdef lifecycle_recs[] = { { "lifecycle", &lifecycle } };
@@ -954,6 +1235,8 @@ const struct pmu_streamdef pmu_streams[] = {
 	{ "syscalls", "syscalls.jsonl", true, false, syscalls_recs, PMU_ARRAY_SIZE(syscalls_recs), &header, 7 },
 	{ "syscall-stats", "syscall-stats.jsonl", true, false, syscall_stats_recs, PMU_ARRAY_SIZE(syscall_stats_recs), &header, 7 },
 	{ "sched", "sched.jsonl", true, false, sched_recs, PMU_ARRAY_SIZE(sched_recs), &header, 7 },
+	{ "probes", "probes.jsonl", true, false, probes_recs, PMU_ARRAY_SIZE(probes_recs), &header, 8 },
+	{ "alloc", "alloc.jsonl", true, false, alloc_recs, PMU_ARRAY_SIZE(alloc_recs), &header, 8 },
 };
 const size_t pmu_nstreams = PMU_ARRAY_SIZE(pmu_streams);
 

@@ -14,8 +14,8 @@
 
 #define PMU_SPEC_MAJOR 1
 #ifndef PMU_WRITES_SPEC_1_2
-#define PMU_SPEC_VERSION "1.7"
-#define PMU_SPEC_MINOR 7     /* readers accept 1.0 .. 1.PMU_SPEC_MINOR */
+#define PMU_SPEC_VERSION "1.8"
+#define PMU_SPEC_MINOR 8     /* readers accept 1.0 .. 1.PMU_SPEC_MINOR */
 #else
 /* Transitional (issue 12): pmurec writes 1.2 (cohort.json) until it writes
  * the cohort stream; the Makefile builds record/ with PMU_WRITES_SPEC_1_2.

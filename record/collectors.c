@@ -15,7 +15,7 @@
 #include "util.h"
 
 extern const struct pmu_collector_ops pmu_cohort_collector, pmu_control_collector, pmu_counting_collector,
-	pmu_sampling_collector, pmu_syscalls_collector, pmu_sched_collector;
+	pmu_sampling_collector, pmu_syscalls_collector, pmu_sched_collector, pmu_probes_collector, pmu_alloc_collector;
 
 const struct pmu_collector_ops *const pmu_collectors[] = {
 	&pmu_cohort_collector,
@@ -24,6 +24,8 @@ const struct pmu_collector_ops *const pmu_collectors[] = {
 	&pmu_sampling_collector,
 	&pmu_syscalls_collector,
 	&pmu_sched_collector,
+	&pmu_probes_collector,
+	&pmu_alloc_collector,
 	NULL,
 };
 
@@ -100,7 +102,7 @@ int pmurec_colls_new(const struct pmu_collector_ops *const *table, const struct 
 			break;
 		}
 		cs->n++;
-		c->requested = c->ops->modes & (1u << cfg->mode);
+		c->requested = (c->ops->modes & (1u << cfg->mode)) && (!c->ops->wanted || c->ops->wanted(cfg));
 		if (!c->requested)
 			continue;
 		pmu_lc_step(c->env.lc, "requested", pmu_now_mono_ns());

@@ -358,6 +358,7 @@ json_t *pmu_ctl_records(struct pmu_ctl *c, const struct pmu_cohort *co, uint64_t
 		json_object_set_new(o[n].rec, "name", pmu_json_text(s->name));
 		json_object_set_new(o[n].rec, "begin_ns", json_integer((json_int_t)s->begin));
 		json_object_set_new(o[n].rec, "end_ns", json_integer((json_int_t)s->end));
+		json_object_set_new(o[n].rec, "via", json_string("ctl"));
 		n++;
 	}
 	if (o) {

@@ -10,6 +10,7 @@
  * scheduling) are recorded as unavailable, with that reason, when the
  * mode asks for them.
  */
+#include <ctype.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <fnmatch.h>
@@ -43,6 +44,7 @@
 #include "events.h"
 #include "hostload.h"
 #include "progress.h"
+#include "sdtnote.h"
 #include <sys/resource.h>
 
 /* Exit codes of the recorder itself (pmurec(1)); otherwise the command's. */
@@ -126,9 +128,21 @@ static const char usage[] =
 	"      --retain-binaries[=sampled|all]\n"
 	"                          copy the objects with samples (all: every mapped object),\n"
 	"                          their debug files and JIT maps into the bundle by build-id\n"
+	"      --probe PROVIDER:NAME  also record this USDT probe's hits raw, with their\n"
+	"                          arguments (repeatable; full mode, root: the probes\n"
+	"                          collector)\n"
+	"      --alloc             sample the cohort's native allocations (malloc, calloc,\n"
+	"                          realloc, free) every 512 KiB allocated on average\n"
+	"      --alloc-sample BYTES  the same, every BYTES on average (suffix k or m)\n"
+	"      --alloc-via HOW     auto (default: uprobe as root, else preload), uprobe (eBPF\n"
+	"                          uprobes on the C library) or preload (pmurec's LD_PRELOAD\n"
+	"                          interposer; dynamically linked commands)\n"
 	"      --list-events       print the perf event names pmurec knows; run nothing\n"
+	"      --list-probes BINARY  print the USDT probes BINARY and the shared objects it\n"
+	"                          would load carry, and whether this host can attach to\n"
+	"                          them; run nothing\n"
 	"      --probe             print what this host can measure, and why not; run nothing\n"
-	"      --json              with --probe: print JSON\n"
+	"      --json              with --probe or --list-probes: print JSON\n"
 	"  -h, --help              show this help\n"
 	"  -V, --version           show the version\n"
 	"\n"
@@ -136,7 +150,9 @@ static const char usage[] =
 	"baseline; the cohort is the command alone, with wait4 totals). light follows\n"
 	"every process of the tree (fork, exec, exit: eBPF as root, else ptrace) and\n"
 	"records each one's totals at exit; it also asks for counting and sampling, and full adds\n"
-	"call-chain sampling, system calls and scheduling. Collectors this version does\n"
+	"call-chain sampling, system calls, scheduling and the USDT probes of the pmu,\n"
+	"python and hotspot providers (include/pmu/probe.h); --alloc adds allocation\n"
+	"sampling in light and full. Collectors this version does\n"
 	"not have are recorded as unavailable, with that reason.\n"
 	"\n"
 	"On a terminal, a campaign or a run of --repeat N > 1 shows on stderr which run\n"
@@ -170,6 +186,11 @@ struct opts {
 	int delay_ms;
 	unsigned long long max_output;
 	unsigned syscall_ring_kb;     /* --syscall-ring-kb, 0: the collector's default */
+	const char *probes[64];       /* --probe PROVIDER:NAME, as given */
+	size_t nprobes;
+	const char *list_probes;      /* --list-probes BINARY */
+	unsigned long long alloc_sample; /* --alloc / --alloc-sample, 0: not asked */
+	enum pmu_alloc_via alloc_via;
 	pid_t attach;
 	const char **ext_specs;
 	size_t next_specs;
@@ -651,6 +672,19 @@ static bool over_bound(void *ctx, char *why, size_t n)
 }
 
 /* A decimal option value in [min, max]; -1 with a message otherwise. */
+/* PROVIDER:NAME, each a C identifier of at most 100 bytes */
+static bool probe_spec_ok(const char *s)
+{
+	const char *colon = strchr(s, ':');
+
+	if (!colon || colon == s || !colon[1] || strchr(colon + 1, ':') || strlen(s) > 201)
+		return false;
+	for (const char *p = s; *p; p++)
+		if (p != colon && !(isalnum((unsigned char)*p) || *p == '_'))
+			return false;
+	return !isdigit((unsigned char)s[0]) && !isdigit((unsigned char)colon[1]);
+}
+
 static int num_opt(const char *arg, const char *opt, long long min, long long max, long long *out)
 {
 	char *end;
@@ -797,7 +831,7 @@ static int parse(int argc, char **argv, struct opts *o)
 		{ "output", required_argument, NULL, 'o' },      { "force", no_argument, NULL, 'f' },
 		{ "mode", required_argument, NULL, 'm' },        { "max-duration", required_argument, NULL, 'D' },
 		{ "env-allow", required_argument, NULL, 'E' },   { "seed", required_argument, NULL, 'S' },
-		{ "probe", no_argument, NULL, 'P' },             { "json", no_argument, NULL, 'j' },
+		{ "probe", optional_argument, NULL, 'P' },             { "json", no_argument, NULL, 'j' },
 		{ "collector", required_argument, NULL, 'C' },   { "collector-timeout", required_argument, NULL, 'T' },
 		{ "delay", required_argument, NULL, 'd' },    { "max-output-bytes", required_argument, NULL, 'B' },
 		{ "pid", required_argument, NULL, 'p' },         { "file-mode", required_argument, NULL, 'M' },
@@ -812,6 +846,8 @@ static int parse(int argc, char **argv, struct opts *o)
 		{ "sample-ring-kb", required_argument, NULL, 1005 }, { "allow-loss", no_argument, NULL, 1006 },
 		{ "retain-binaries", optional_argument, NULL, 1007 },
 		{ "syscall-ring-kb", required_argument, NULL, 1008 },
+		{ "list-probes", required_argument, NULL, 1009 }, { "alloc", no_argument, NULL, 1010 },
+		{ "alloc-sample", required_argument, NULL, 1011 }, { "alloc-via", required_argument, NULL, 1012 },
 		{ NULL, 0, NULL, 0 },
 	};
 	int c;
@@ -1031,7 +1067,62 @@ static int parse(int argc, char **argv, struct opts *o)
 				return -1;
 			}
 			break;
-		case 'P': o->probe = true; break;
+		case 'P': {
+			/* --probe alone: the host's capabilities; --probe PROVIDER:NAME
+			 * (or --probe=PROVIDER:NAME): a USDT probe to record */
+			const char *spec = optarg;
+
+			if (!spec && optind < argc && probe_spec_ok(argv[optind]))
+				spec = argv[optind++];
+			if (!spec) {
+				o->probe = true;
+				break;
+			}
+			if (!probe_spec_ok(spec)) {
+				fprintf(stderr, "pmurec: --probe '%s': PROVIDER:NAME, each a C identifier (e.g. python:function__entry)\n", spec);
+				return -1;
+			}
+			if (o->nprobes == PMU_ARRAY_SIZE(o->probes)) {
+				fprintf(stderr, "pmurec: --probe: at most %zu probes\n", PMU_ARRAY_SIZE(o->probes));
+				return -1;
+			}
+			o->probes[o->nprobes++] = spec;
+			break;
+		}
+		case 1009: o->list_probes = optarg; break;
+		case 1010:
+			if (!o->alloc_sample)
+				o->alloc_sample = PMU_ALLOC_SAMPLE_DEFAULT;
+			break;
+		case 1011: {
+			char *end;
+			unsigned long long v;
+
+			errno = 0;
+			v = strtoull(optarg, &end, 10);
+			if (!errno && end != optarg && (*end == 'k' || *end == 'K') && !end[1])
+				v <<= 10, end++;
+			else if (!errno && end != optarg && (*end == 'm' || *end == 'M') && !end[1])
+				v <<= 20, end++;
+			if (errno || end == optarg || *end || v < 1 || v > (1ull << 40) || optarg[0] == '-') {
+				fprintf(stderr, "pmurec: --alloc-sample needs a byte count from 1 to 1T (suffix k or m), not '%s'\n", optarg);
+				return -1;
+			}
+			o->alloc_sample = v;
+			break;
+		}
+		case 1012:
+			if (!strcmp(optarg, "auto"))
+				o->alloc_via = PMU_ALLOC_AUTO;
+			else if (!strcmp(optarg, "uprobe"))
+				o->alloc_via = PMU_ALLOC_UPROBE;
+			else if (!strcmp(optarg, "preload"))
+				o->alloc_via = PMU_ALLOC_PRELOAD;
+			else {
+				fprintf(stderr, "pmurec: --alloc-via: '%s' is not auto, uprobe or preload\n", optarg);
+				return -1;
+			}
+			break;
 		case 'j': o->json = true; break;
 		case 'h':
 			fputs(usage, stdout);
@@ -1222,7 +1313,8 @@ static int record_repetition(struct opts *o, struct bundle_out *b, int k, int po
 	}
 	cfg = (struct pmu_run_config){ o->mode, o->attach, o->ev, o->nev, o->scaled, o->cohort,
 				       o->collector_timeout_ms, o->delay_ms, &o->sampling, o->max_output,
-				       o->syscall_ring_kb };
+				       o->syscall_ring_kb, o->attach ? NULL : b->argv, o->probes, o->nprobes,
+				       o->alloc_sample, o->alloc_via };
 	err = pmurec_colls_new(NULL, &cfg, &cohort, &out, (void **)ext, next, NULL, &colls);
 	if (err) {
 		fprintf(stderr, "pmurec: %s\n", pmu_error_detail());
@@ -1521,6 +1613,8 @@ int main(int argc, char **argv)
 	}
 	if (o.probe)
 		return pmu_cli_finish("pmurec", probe(o.json));
+	if (o.list_probes)
+		return pmu_cli_finish("pmurec", pmu_sdt_list_main(o.list_probes, o.json, stdout, stderr));
 	if (o.list_events) {
 		for (size_t i = 0; i < pmu_evtable_count(); i++) {
 			const struct pmu_evdef *d = pmu_evtable_get(i);

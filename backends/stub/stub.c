@@ -259,3 +259,20 @@ const struct pmu_collector_ops pmu_sched_collector = {
 	.name = "sched", .modes = 4, .probe = counting_probe, .emit = counting_emit,
 	.release = counting_release,
 };
+
+/* ---- probes and alloc: the collectors, unavailable ------------------------- */
+
+static bool alloc_wanted(const struct pmu_run_config *cfg)
+{
+	return cfg->alloc_sample_bytes > 0;
+}
+
+const struct pmu_collector_ops pmu_probes_collector = {
+	.name = "probes", .modes = 4, .probe = counting_probe, .emit = counting_emit,
+	.release = counting_release,
+};
+
+const struct pmu_collector_ops pmu_alloc_collector = {
+	.name = "alloc", .modes = 2 | 4, .wanted = alloc_wanted, .probe = counting_probe, .emit = counting_emit,
+	.release = counting_release,
+};

@@ -18,7 +18,7 @@ load helpers
 	cp -r "$b" "$BATS_TEST_TMPDIR/copy"
 	run pmuvalidate "$BATS_TEST_TMPDIR/copy"
 	assert_success
-	assert_output --partial "valid (spec 1.7, 11 payload files"
+	assert_output --partial "valid (spec 1.8, 11 payload files"
 }
 
 @test "a bundle packed and unpacked with tar still validates" {

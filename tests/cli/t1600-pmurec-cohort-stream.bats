@@ -30,7 +30,7 @@ peak_kib() {
 	[ ! -e r.bundle/data/cohort.json ]
 	f=r.bundle/data/cohort.jsonl
 	run jq -r 'select(.type == "header") | .stream + " " + .spec' "$f"
-	assert_output "cohort 1.7"
+	assert_output "cohort 1.8"
 	# one incarnation record per id, and exactly one end for each
 	run jq -rs '[.[] | select(.type == "incarnation") | .id] | (length == (unique | length)) and length == 4' "$f"
 	assert_output true

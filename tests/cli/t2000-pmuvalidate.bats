@@ -121,7 +121,7 @@ print(bad, good, "ARCHIVE-PATH" in skip)' "$BATS_TEST_TMPDIR/j.xml" "$(pmuvalida
 
 @test "a bundle of a newer spec major version is refused for SPEC-VERSION" {
 	b=$(mk b minimal)
-	sed -i 's/^PMU-Spec-Version: 1.7/PMU-Spec-Version: 2.0/' "$b/bag-info.txt"
+	sed -i 's/^PMU-Spec-Version: 1.8/PMU-Spec-Version: 2.0/' "$b/bag-info.txt"
 	(cd "$b" && sha256sum bag-info.txt bagit.txt manifest-sha256.txt >tagmanifest-sha256.txt)
 	run pmuvalidate "$b"
 	assert_failure 1

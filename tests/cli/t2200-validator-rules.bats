@@ -208,11 +208,11 @@ open(p, 'w').write(''.join(L))"
 
 @test "SPEC-VERSION: a newer minor version is refused, not half-checked" {
 	b=$(mk b minimal)
-	sed -i "s/^PMU-Spec-Version: 1.7/PMU-Spec-Version: 1.8/" "$b/bag-info.txt"
+	sed -i "s/^PMU-Spec-Version: 1.8/PMU-Spec-Version: 1.9/" "$b/bag-info.txt"
 	rebag "$b"
 	run pmuvalidate "$b"
 	assert_failure 1
-	assert_output --partial "newer than this validator's 1.7"
+	assert_output --partial "newer than this validator's 1.8"
 }
 
 @test "SPEC-VERSION: malformed version strings are refused" {

@@ -78,7 +78,7 @@ refused() {
 @test "JSON-SYNTAX: the same document in a bundle of spec 1.3 or later is refused by the 4 MiB limit, unread" {
 	need_tools
 	b=$(amp current)
-	grep -qx 'PMU-Spec-Version: 1.7' "$b/bag-info.txt"
+	grep -qx 'PMU-Spec-Version: 1.8' "$b/bag-info.txt"
 	refused "$b" "$b.tar.zst" -- "62914568 bytes" "4 MiB limit"
 }
 

@@ -23,7 +23,7 @@ scale() {
 @test "100,000 incarnations in a cohort stream (1.3) validate, under 64 MiB" {
 	scale wide13
 	assert_success
-	assert_output --partial "valid (spec 1.7, 5 payload files"
+	assert_output --partial "valid (spec 1.8, 5 payload files"
 	[ "$(grep -c '"type":"incarnation"' "$b/data/cohort.jsonl")" -eq 100000 ]
 	echo "peak RSS $rss KiB"
 	rss_under "$rss"
@@ -32,7 +32,7 @@ scale() {
 @test "a 100,000-deep parent chain in a cohort stream (1.3) validates, under 64 MiB" {
 	scale chain13 --chain
 	assert_success
-	assert_output --partial "valid (spec 1.7, 5 payload files"
+	assert_output --partial "valid (spec 1.8, 5 payload files"
 	echo "peak RSS $rss KiB"
 	rss_under "$rss"
 }
@@ -96,7 +96,7 @@ EOF
 	mkfixture cohort "$b" --incarnations 262145 >/dev/null
 	run timeout 120 /usr/bin/time -f '%M' -o "$BATS_TEST_TMPDIR/rss" pmuvalidate "$b"
 	assert_failure 1
-	assert_output --partial "error   COHORT             data/cohort.jsonl:1048576: more than 262144 incarnations: the limit of spec 1.7"
+	assert_output --partial "error   COHORT             data/cohort.jsonl:1048576: more than 262144 incarnations: the limit of spec 1.8"
 	assert_output --partial "INVALID (1 error)"
 	rss_under "$(tail -1 "$BATS_TEST_TMPDIR/rss")"
 }

@@ -223,8 +223,8 @@ R[m[0]], R[m[-1]] = R[m[-1]], R[m[0]]"
 
 @test "FILE-UNKNOWN: the sampling files in a spec 1.5 bundle are refused" {
 	b=$(mk b sampled)
-	for f in $(grep -rl '"spec"' "$b/data"); do sed -i 's/"spec": *"1.7"/"spec": "1.5"/; s/"spec":"1.7"/"spec":"1.5"/' "$f"; done
-	sed -i 's/^PMU-Spec-Version: 1.7/PMU-Spec-Version: 1.5/' "$b/bag-info.txt"
+	for f in $(grep -rl '"spec"' "$b/data"); do sed -i 's/"spec": *"1.8"/"spec": "1.5"/; s/"spec":"1.8"/"spec":"1.5"/' "$f"; done
+	sed -i 's/^PMU-Spec-Version: 1.8/PMU-Spec-Version: 1.5/' "$b/bag-info.txt"
 	rebag "$b"
 	run pmuvalidate "$b"
 	assert_failure
@@ -248,7 +248,7 @@ R[m[0]], R[m[-1]] = R[m[-1]], R[m[0]]"
 	/usr/bin/time -f %M -o "$BATS_TEST_TMPDIR/rss0" pmuvalidate "$small" >/dev/null
 	run /usr/bin/time -f %M -o "$BATS_TEST_TMPDIR/rss1" pmuvalidate "$big"
 	assert_success
-	assert_output --partial "valid (spec 1.7"
+	assert_output --partial "valid (spec 1.8"
 	r0=$(tail -1 "$BATS_TEST_TMPDIR/rss0") r1=$(tail -1 "$BATS_TEST_TMPDIR/rss1")
 	echo "# peak RSS: fixture $r0 KiB, 300,000 samples $r1 KiB" >&3
 	rss_under "$r1" $((r0 + 16384))

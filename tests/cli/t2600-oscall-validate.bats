@@ -391,7 +391,7 @@ R.insert(at(R, t_ns=1002700000), a); R[-1]['threads'] = 3"
 	/usr/bin/time -f %M -o "$BATS_TEST_TMPDIR/rss0" pmuvalidate "$small" >/dev/null
 	run /usr/bin/time -f %M -o "$BATS_TEST_TMPDIR/rss1" pmuvalidate "$big"
 	assert_success
-	assert_output --partial "valid (spec 1.7"
+	assert_output --partial "valid (spec 1.8"
 	r0=$(tail -1 "$BATS_TEST_TMPDIR/rss0") r1=$(tail -1 "$BATS_TEST_TMPDIR/rss1")
 	echo "# peak RSS: fixture $r0 KiB, 199,000 raw calls $r1 KiB" >&3
 	rss_under "$r1" $((r0 + 16384))
