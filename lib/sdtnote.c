@@ -95,10 +95,11 @@ static int count_args(const char *s)
 	return n;
 }
 
-static int walk_elf(Elf *elf, const char *file, int (*fn)(void *, const struct pmu_sdt_probe *), void *ctx)
+static int walk_elf(Elf *elf, uint64_t size, const char *file, int (*fn)(void *, const struct pmu_sdt_probe *),
+		    void *ctx)
 {
 	GElf_Ehdr eh;
-	size_t shstrndx, asz;
+	size_t shstrndx, asz, shnum = 0;
 	Elf_Scn *scn = NULL;
 	uint64_t base = 0, mask;
 	bool have_base = false, msb;
@@ -112,6 +113,19 @@ static int walk_elf(Elf *elf, const char *file, int (*fn)(void *, const struct p
 	asz = eh.e_ident[EI_CLASS] == ELFCLASS64 ? 8 : 4;
 	mask = asz == 8 ? UINT64_MAX : UINT32_MAX;
 	msb = eh.e_ident[EI_DATA] == ELFDATA2MSB;
+	/* libelf drops a section header table that lies past the end of the
+	 * file without a word (no sections): a file cut short is corrupt */
+	if (eh.e_shoff) {
+		size_t want = asz == 8 ? sizeof(Elf64_Shdr) : sizeof(Elf32_Shdr);
+
+		if (eh.e_shentsize != want)
+			return pmu_error(PMU_ERR_CORRUPT, "'%s': section headers of %u bytes (%zu expected)", file,
+					 (unsigned)eh.e_shentsize, want);
+		if (eh.e_shoff > size || size - eh.e_shoff < want || elf_getshdrnum(elf, &shnum) || !shnum ||
+		    shnum > (size - eh.e_shoff) / want)
+			return pmu_error(PMU_ERR_CORRUPT, "'%s': the section header table at offset %llu lies outside the file's %llu bytes",
+					 file, (unsigned long long)eh.e_shoff, (unsigned long long)size);
+	}
 	if (elf_getshdrstrndx(elf, &shstrndx))
 		return pmu_error(PMU_ERR_CORRUPT, "'%s': no section name table: %s", file, elf_errmsg(-1));
 
@@ -142,6 +156,10 @@ static int walk_elf(Elf *elf, const char *file, int (*fn)(void *, const struct p
 		nm = elf_strptr(elf, shstrndx, sh.sh_name);
 		if (sh.sh_type != SHT_NOTE || !nm || strcmp(nm, ".note.stapsdt"))
 			continue;
+		if (sh.sh_offset > size || sh.sh_size > size - sh.sh_offset)
+			return pmu_error(PMU_ERR_CORRUPT, "'%s': .note.stapsdt at offset %llu (%llu bytes) lies outside the file's %llu bytes",
+					 file, (unsigned long long)sh.sh_offset, (unsigned long long)sh.sh_size,
+					 (unsigned long long)size);
 		data = elf_getdata(scn, NULL);
 		if (!data)
 			return pmu_error(PMU_ERR_CORRUPT, "'%s': cannot read .note.stapsdt: %s", file, elf_errmsg(-1));
@@ -218,7 +236,7 @@ int pmu_sdt_read(const char *path, int (*fn)(void *ctx, const struct pmu_sdt_pro
 	if (!elf) {
 		err = pmu_error(PMU_ERR_CORRUPT, "'%s' is not an ELF file: %s", path, elf_errmsg(-1));
 	} else {
-		err = walk_elf(elf, path, fn, ctx);
+		err = walk_elf(elf, (uint64_t)st.st_size, path, fn, ctx);
 		elf_end(elf);
 	}
 	close(fd);
@@ -243,7 +261,7 @@ int pmu_sdt_read_mem(const void *buf, size_t len, int (*fn)(void *ctx, const str
 	if (!elf) {
 		err = pmu_error(PMU_ERR_CORRUPT, "'<memory>' is not an ELF file: %s", elf_errmsg(-1));
 	} else {
-		err = walk_elf(elf, "<memory>", fn, ctx);
+		err = walk_elf(elf, len, "<memory>", fn, ctx);
 		elf_end(elf);
 	}
 	free(copy);
