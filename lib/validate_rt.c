@@ -464,10 +464,16 @@ static void probes_end(struct v *v, struct stream_state *s)
 
 /* ---- alloc --------------------------------------------------------------------- */
 
-static struct rt_inc *per_inc(struct v *v, struct rt_state *rt, const struct inc *in)
+/* The incarnation record r names, for the stream's sums: the one attribution
+ * found (in), else the one the record names (its thread or time refused:
+ * reported as ATTRIBUTION, not again as a sum that does not add up). */
+static struct rt_inc *per_inc(struct v *v, struct rt_state *rt, const struct inc *in, const struct pmu_jrec *r)
 {
+	const struct pmu_jfield *f;
 	size_t ix;
 
+	if (!in && v->cohort_ok && (f = rf(r, "inc")) && f->type == PMU_JV_STR)
+		in = pmu_v_find_inc(v, f->s, f->slen);
 	if (!in || !rt->per)
 		return NULL;
 	ix = (size_t)(in - v->incs);
@@ -521,9 +527,10 @@ static void sample_rec(struct v *v, struct stream_state *s, uint64_t rec, const 
 			       (unsigned long long)size, (unsigned long long)rt->sample_bytes);
 	}
 	in = pmu_v_attribute(v, s->file, rec, r, true, t, t);
-	if ((pi = per_inc(v, rt, in))) {
+	if ((pi = per_inc(v, rt, in, r))) {
 		if (pi->inc_line)
-			report(v, C, s->file, rec, "a sample of incarnation '%s' after its inc record", in->id);
+			report(v, C, s->file, rec, "a sample of incarnation '%s' after its inc record",
+			       v->incs[pi - rt->per].id);
 		pi->samples++;
 		pi->est_bytes += eb;
 		pi->est_milli += em;
@@ -535,7 +542,7 @@ static void inc_rec(struct v *v, struct stream_state *s, uint64_t rec, const str
 	struct rt_state *rt = s->rt;
 	enum pmu_check C = PMU_CHECK_ALLOC_SHAPE;
 	struct inc *in = pmu_v_attribute_proc(v, s->file, rec, r, t, t, true);
-	struct rt_inc *pi = per_inc(v, rt, in);
+	struct rt_inc *pi = per_inc(v, rt, in, r);
 	uint64_t n = ri(r, "samples"), eb = ri(r, "est_bytes"), eo = ri(r, "est_objects"), live = ri(r, "live_samples"),
 		 leb = ri(r, "live_est_bytes");
 	bool exited = fbool(rf(r, "exited"));
@@ -557,14 +564,16 @@ static void inc_rec(struct v *v, struct stream_state *s, uint64_t rec, const str
 		report(v, PMU_CHECK_ALLOC_ESTIMATE, s->file, rec, "live_est_bytes is 0 exactly when live_samples is");
 	if (!pi)
 		return;
+	const char *id = v->incs[pi - rt->per].id;
+
 	if (pi->inc_line) {
-		report(v, C, s->file, rec, "a second inc record of incarnation '%s'", in->id);
+		report(v, C, s->file, rec, "a second inc record of incarnation '%s'", id);
 		return;
 	}
 	pi->inc_line = rec;
 	if (n != pi->samples)
 		report(v, C, s->file, rec, "samples %llu, the stream has %llu of incarnation '%s'", (unsigned long long)n,
-		       (unsigned long long)pi->samples, in->id);
+		       (unsigned long long)pi->samples, id);
 	if (live != pi->samples - (pi->frees < pi->samples ? pi->frees : pi->samples))
 		report(v, C, s->file, rec, "live_samples %llu is not its %llu samples less its %llu frees",
 		       (unsigned long long)live, (unsigned long long)pi->samples, (unsigned long long)pi->frees);
@@ -630,7 +639,7 @@ static void on_alloc(struct v *v, struct stream_state *s, uint64_t rec, const st
 			report(v, C, s->file, rec, "a free of sample %llu, which is not an earlier sample",
 			       (unsigned long long)sq);
 		in = pmu_v_attribute(v, s->file, rec, r, true, t, t);
-		if ((pi = per_inc(v, rt, in)))
+		if ((pi = per_inc(v, rt, in, r)))
 			pi->frees++;
 	} else if (!strcmp(type, "inc")) {
 		inc_rec(v, s, rec, r, t);
