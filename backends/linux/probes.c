@@ -20,8 +20,9 @@
  * Open (the root held behind the launch barrier): each probe attached with
  * pid -1 (every process mapping the file: the in-kernel cohort filter
  * keeps the cohort's hits) and its index as cookie.  An image the cohort
- * execs later is read and attached then (its probes' attached_ns say from
- * when).
+ * execs later (the program's exec record through the ring: the recorder's
+ * task events have no leader exec) is read and attached then; its probes'
+ * attached_ns say from when.
  *
  * The ring is consumed on the loop's timer (drain); its records go into a
  * reorder heap by t_ns and are paired and written once older than now -
@@ -714,6 +715,8 @@ static bool item_less(const void *a, const void *b)
 	return x->t < y->t || (x->t == y->t && x->seq < y->seq);
 }
 
+static void late_exec(struct prs *s, pid_t pid, uint64_t t);
+
 static int on_sample(void *ctx, void *data, size_t len)
 {
 	struct prs *s = ctx;
@@ -721,6 +724,12 @@ static int on_sample(void *ctx, void *data, size_t len)
 
 	if (pmu_prb_decode(data, len, (uint32_t)s->np, &d)) {
 		refuse(s, pmu_error_detail());
+		return 0;
+	}
+	if (d.h.kind == PMU_PRB_REC_EXEC) {
+		/* a new image: its probes now (a leader's exec is no task event) */
+		if (!s->stopped)
+			late_exec(s, (pid_t)d.exec.tgid, d.h.time_ns);
 		return 0;
 	}
 	if (!(r = malloc(len))) {
@@ -1346,7 +1355,7 @@ static void prb_task(void *state, const struct pmu_task_event *ev)
 			bpf_map__update_elem(s->skel->maps.pmu_members, &k, sizeof(k), &any, sizeof(any), BPF_NOEXIST);
 		}
 		break;
-	case PMU_TASK_EXEC:
+	case PMU_TASK_EXEC: /* a thread's exec (the leader's come through the ring) */
 		if (!s->stopped)
 			late_exec(s, ev->pid, ev->t);
 		break;

@@ -1,5 +1,6 @@
 /*
- * Decoding of the probes collector's ring records (probesrec.h).  A hit is
+ * Decoding of the probes collector's ring records (probesrec.h).  An exec
+ * record is its struct exactly, with a seq, a tgid and a tid.  A hit is
  * the bare struct followed by exactly nstr string slots, nstr <= 4, its
  * size in the header the sample's length; a zero seq, a zero tgid or tid,
  * a probe index outside the loader's table, more arguments than 12, flags
@@ -24,9 +25,21 @@ int pmu_prb_decode(const void *data, size_t len, uint32_t nprobes, union pmu_prb
 		return pmu_error(PMU_ERR_CORRUPT, "probe record of %zu bytes is shorter than its header", len);
 	if (len < sizeof(h)) {
 		struct pmu_prb_hdr hd;
+		struct pmu_prb_exec x;
 
 		memcpy(&hd, data, sizeof(hd));
-		return bad(hd.kind == PMU_PRB_REC_HIT ? "shorter than a hit" : "unknown kind", hd.seq);
+		if (hd.kind != PMU_PRB_REC_EXEC)
+			return bad(hd.kind == PMU_PRB_REC_HIT ? "shorter than a hit" : "unknown kind", hd.seq);
+		if (len != sizeof(x) || hd.size != len)
+			return bad("size does not match its kind", hd.seq);
+		memcpy(&x, data, sizeof(x));
+		if (hd.seq == 0)
+			return bad("seq 0", hd.seq);
+		if (!x.tgid || !x.tid)
+			return bad("no process or thread", hd.seq);
+		memset(out, 0, sizeof(*out));
+		memcpy(out, data, len);
+		return 0;
 	}
 	memcpy(&h, data, sizeof(h));
 	if (h.h.kind != PMU_PRB_REC_HIT)

@@ -19,6 +19,7 @@
 union pmu_prb_rec {
 	struct pmu_prb_hdr h;
 	struct pmu_prb_hit hit;
+	struct pmu_prb_exec exec;
 	struct pmu_prb_hit_full full; /* hit with its string slots: h.size says how many */
 };
 

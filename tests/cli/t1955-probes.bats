@@ -211,3 +211,18 @@ EOF
 	run jq -r 'select(.type == "allocs") | .count' "$P/probes.jsonl"
 	assert_output 1700
 }
+
+@test "an image exec'd later (python3.11 runs pmu-example): its pmu probes are attached then, attached_ns saying from when" {
+	[ -x /usr/bin/python3.11 ] || skip "no /usr/bin/python3.11"
+	rec -- /usr/bin/python3.11 -c "import subprocess; subprocess.run(['$PMU_BUILD/pmu-example', '--requests', '300', '--quiet'], check=True)"
+	# python's probes at open, pmu-example's at its exec: later
+	run jq -s '([.[] | select(.type == "probe" and .provider == "python")][0].attached_ns) as $a |
+		[.[] | select(.type == "probe" and .provider == "pmu") | .attached and .attached_ns > $a] | [length, all]' -c "$P/probes.jsonl"
+	assert_output "[7,true]"
+	run jq -s '[.[] | select(.type == "span" and .via == "usdt")] | length > 0' "$P/probes.jsonl"
+	assert_output true
+	# what began before the attach and ended after is an unmatched end, never a span
+	run jq -s '[.[] | select(.type == "probe" and .name == "span_begin")][0].attached_ns as $a |
+		[.[] | select(.type == "span") | .begin_ns >= $a] | all' "$P/probes.jsonl"
+	assert_output true
+}

@@ -6,6 +6,7 @@
  * disagree.
  *
  * Rules checked (abort() on a violation):
+ *   0. an accepted exec record is its struct exactly, seq, tgid, tid nonzero.
  *   1. accepted  =>  len == h.size == the hit and its nstr (<= 4) string
  *      slots, seq, tgid and tid nonzero, probe < the table's size, nargs
  *      <= 12, no flag outside PMU_PRB_F_ALL, and each string slot j < nstr
@@ -45,6 +46,14 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t len)
 	int rc = pmu_prb_decode(buf, len, np, &r);
 	if (rc) {
 		if (rc != PMU_ERR_CORRUPT || strncmp(pmu_error_detail(), "probe record", 12))
+			abort();
+		free(buf);
+		return 0;
+	}
+	if (r.h.kind == PMU_PRB_REC_EXEC) {
+		if (len != sizeof(r.exec) || r.h.size != len || !r.h.seq || !r.exec.tgid || !r.exec.tid)
+			abort();
+		if (pmu_prb_decode(&r, len, np, &again) || memcmp(&r, &again, len))
 			abort();
 		free(buf);
 		return 0;

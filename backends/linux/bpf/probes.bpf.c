@@ -17,6 +17,10 @@
  *    holds them (NUL-terminated, or by the length argument hotspot passes
  *    with each), at most PMU_PRB_STR - 1 bytes each.
  *
+ * An exec of a cohort process (sched_process_exec) sends an exec record:
+ * user space reads the new image and the objects it loads, and attaches
+ * the probes it has not seen yet.
+ *
  * Loss discipline as in syscalls.bpf.c: every record takes a sequence
  * number from one global counter before it is written to the ring; every
  * failed write and every full allocs map is counted per CPU (counters),
@@ -227,5 +231,37 @@ int pmu_probe_hit(struct pt_regs *ctx)
 	}
 	if (c)
 		c->submitted++;
+	return 0;
+}
+
+/* fs/exec.c exec_binprm(): the new image is in, the program not yet run */
+SEC("raw_tp/sched_process_exec")
+int BPF_PROG(pmu_probes_exec, struct task_struct *p, pid_t old_pid, struct linux_binprm *bprm)
+{
+	struct pmu_prb_exec *r;
+	struct pmu_prb_counters *c;
+	__u64 seq;
+
+	if (!pmu_task_in_cohort(p))
+		return 0;
+	seq = __sync_fetch_and_add(&seq_next, 1) + 1;
+	c = ctr();
+	if (!(r = bpf_ringbuf_reserve(&rb, sizeof(*r), 0))) {
+		if (c)
+			c->reserve_fail++;
+		return 0;
+	}
+	r->h.seq = seq;
+	r->h.time_ns = bpf_ktime_get_ns();
+	r->h.kind = PMU_PRB_REC_EXEC;
+	r->h.size = sizeof(*r);
+	r->h.cpu = bpf_get_smp_processor_id();
+	r->leader_start = BPF_CORE_READ(p, group_leader, start_boottime);
+	r->tgid = BPF_CORE_READ(p, tgid);
+	r->tid = BPF_CORE_READ(p, pid);
+	if (c)
+		c->submitted++;
+	/* woken now: the new image's probes are attached the sooner */
+	bpf_ringbuf_submit(r, BPF_RB_FORCE_WAKEUP);
 	return 0;
 }

@@ -18,6 +18,7 @@
 #define PMU_PRB_WIRE_VERSION 1
 
 #define PMU_PRB_REC_HIT 1   /* one probe hit, its arguments and strings */
+#define PMU_PRB_REC_EXEC 2  /* a cohort process exec'd: user space reads its new image's probes */
 
 #define PMU_PRB_MAX 256     /* probes (cookies) one run attaches at most */
 #define PMU_PRB_NARGS 12    /* USDT arguments read at most (libbpf's BPF_USDT_MAX_ARG_CNT) */
@@ -63,6 +64,12 @@ struct pmu_prb_hit {
 	__u32 pad;
 	__u64 args[PMU_PRB_NARGS]; /* as libbpf's arg spec reads them (sign-extended to 64 bits) */
 	/* then nstr x PMU_PRB_STR bytes: NUL-terminated strings */
+};
+
+struct pmu_prb_exec {
+	struct pmu_prb_hdr h;
+	__u64 leader_start;
+	__u32 tgid, tid;
 };
 
 /* the largest record: a hit with every string slot */
