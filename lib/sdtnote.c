@@ -1041,7 +1041,7 @@ static int list_json(FILE *out, const char *binary, const char *exe, const struc
 	for (size_t i = 0; i < l->nmiss; i++)
 		json_array_append_new(miss, json_string(l->miss[i]));
 	json_object_set_new(att, "possible", json_boolean(can));
-	json_object_set_new(att, can ? "why" : "reason", json_string(why));
+	json_object_set_new(att, "reason", json_string(why));
 	json_object_set_new(att, "remedy", remedy ? json_string(remedy) : json_null());
 	json_object_set_new(o, "objects", objs);
 	json_object_set_new(o, "probes", probes);
@@ -1144,7 +1144,7 @@ int pmu_sdt_list_main(const char *binary, bool json, FILE *out, FILE *err)
 	n = read(fd, magic, sizeof(magic));
 	if (n >= 2 && magic[0] == '#' && magic[1] == '!') {
 		char line[256];
-		FILE *f = fdopen(fd, "r");
+		FILE *f = lseek(fd, 0, SEEK_SET) == 0 ? fdopen(fd, "r") : NULL;
 
 		line[0] = 0;
 		if (f && fgets(line, sizeof(line), f) && line[0] == '#' && line[1] == '!') {
