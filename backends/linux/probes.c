@@ -1171,8 +1171,20 @@ static int prb_probe(struct pmu_collector_env *env, json_t *caps, void **state)
 		cc.n = 1;
 	}
 	if (!s->np && !env->cfg->nprobes) {
-		snprintf(why, sizeof(why), "no probes of providers pmu, python or hotspot in '%s' or the %zu objects it loads",
-			 s->exe, cc.n ? cc.n - 1 : 0);
+		char head[2] = "";
+		int fd = open(s->exe, O_RDONLY | O_CLOEXEC);
+
+		if (fd >= 0) {
+			if (read(fd, head, 2) != 2)
+				head[0] = 0;
+			close(fd);
+		}
+		/* a script's interpreter is read (the closure's rule), not what
+		 * the script runs: that is seen at its exec only by a collector
+		 * that listens already */
+		snprintf(why, sizeof(why), "no probes of providers pmu, python or hotspot in '%s' or the %zu objects it loads%s",
+			 s->exe, cc.n ? cc.n - 1 : 0,
+			 head[0] == '#' && head[1] == '!' ? " (a script: name the program it runs instead)" : "");
 		s->unusable = true;
 		pmu_lc_unavailable_at(env->lc, pmu_now_mono_ns(), why,
 				      "build the program with include/pmu/probe.h (and <sys/sdt.h>), or name a probe "
@@ -1338,6 +1350,18 @@ static void late_exec(struct prs *s, pid_t pid, uint64_t t)
 	old = libbpf_set_print(lb_print);
 	attach_range(s, from, s->np, t);
 	libbpf_set_print(old);
+	{
+		size_t natt = 0;
+		char ev[400];
+
+		for (size_t i = 0; i < s->np; i++)
+			natt += s->p[i].attached;
+		snprintf(ev, sizeof(ev),
+			 "%zu of %zu USDT probes attached (uprobes, pid -1) in %zu objects, cohort filter in the kernel "
+			 "(members); the latest with '%.200s', exec'd by pid %d",
+			 natt, s->np, s->nobjs, path, (int)pid);
+		pmu_lc_set_evidence(s->env->lc, ev);
+	}
 }
 
 static void prb_task(void *state, const struct pmu_task_event *ev)
