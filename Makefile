@@ -184,7 +184,7 @@ $(BPF_DIR)/follow.min.btf.o: $(BPF_DIR)/follow.min.btf.c
 # reason) instead, and its probe says unavailable.
 $(BPF_DIR)/%.bpf.o: backends/linux/bpf/%.bpf.c backends/linux/bpf/%.h backends/linux/bpf/cohort.bpf.h backends/linux/bpf/regs.bpf.h backends/linux/bpf/cohort.h $(BPF_DIR)/vmlinux.h
 	$(call msg,BPF,$@)
-	$(Q)$(BPF_CLANG) -target bpf -O2 -g -D__TARGET_ARCH_$(BPF_ARCH) -I$(BPF_DIR) -Ibackends/linux/bpf \
+	$(Q)$(BPF_CLANG) -target bpf -O2 -g -D__TARGET_ARCH_$(BPF_ARCH) -I$(BPF_DIR) -Ibackends/linux/bpf $(BPF_CFLAGS_$*) \
 		-Wall -Werror -c $< -o $@.tmp.o
 	$(Q)$(BPFTOOL) gen object $@ $@.tmp.o && rm -f $@.tmp.o
 $(BPF_DIR)/%.skel.h: $(BPF_DIR)/%.bpf.o
@@ -194,8 +194,13 @@ $(BUILD)/backends/linux/syscalls.o: ALL_CFLAGS += -I$(BPF_DIR) -DPMU_BPF_BUILT=1
 $(BUILD)/backends/linux/syscalls.o: $(BPF_DIR)/syscalls.skel.h
 $(BUILD)/backends/linux/sched.o: ALL_CFLAGS += -I$(BPF_DIR) -DPMU_BPF_BUILT=1
 $(BUILD)/backends/linux/sched.o: $(BPF_DIR)/sched.skel.h
+# <bpf/usdt.bpf.h> includes <linux/errno.h>, whose <asm/errno.h> is under
+# the host's multiarch directory
+BPF_CFLAGS_probes := $(addprefix -I,$(wildcard /usr/include/$(shell $(CC) -dumpmachine 2>/dev/null)))
+$(BUILD)/backends/linux/probes.o: ALL_CFLAGS += -I$(BPF_DIR) -DPMU_BPF_BUILT=1
+$(BUILD)/backends/linux/probes.o: $(BPF_DIR)/probes.skel.h
 else
-$(BUILD)/backends/linux/syscalls.o $(BUILD)/backends/linux/sched.o: ALL_CFLAGS += -DPMU_BPF_UNBUILT="\"$(BPF_MISSING)\""
+$(BUILD)/backends/linux/syscalls.o $(BUILD)/backends/linux/sched.o $(BUILD)/backends/linux/probes.o: ALL_CFLAGS += -DPMU_BPF_UNBUILT="\"$(BPF_MISSING)\""
 BE_OBJ          := $(filter-out $(BUILD)/backends/linux/follow_bpf.o,$(BE_OBJ)) $(BUILD)/backends/linux/bpf/follow_none.o
 $(BUILD)/backends/linux/bpf/follow_none.o: ALL_CFLAGS += -DPMU_BPF_UNBUILT="\"$(BPF_MISSING)\""
 endif
