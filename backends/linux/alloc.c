@@ -15,10 +15,11 @@
  *            attached for every process mapping it (pid -1) and filtered
  *            in the kernel by the cohort filter.  The host pays the trap:
  *            every call of those functions by any process traps into the
- *            kernel while attached (measured on this 2-vCPU VM, Linux
- *            6.18: see the lifecycle evidence and bench numbers in the
- *            report of issue 18: about 1-2 us per malloc/free pair
- *            outside the cohort).
+ *            kernel while attached.  Measured on the development VM (2
+ *            vCPUs under a hypervisor, Linux 6.18): 30-60 us a trap, the
+ *            same with perf's own uprobe and no BPF program, so a process
+ *            outside the cohort paid 100-180 us per malloc/free pair
+ *            instead of 15-20 ns (man pmurec: ALLOCATIONS).
  *   preload  pmurec's LD_PRELOAD interposer (alloc-preload.c,
  *            libpmu-alloc.so) with a SOCK_SEQPACKET socket (the control
  *            channel's pattern, record/control.c): the environment is set

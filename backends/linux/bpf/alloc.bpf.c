@@ -8,7 +8,7 @@
  * The host-wide cost is the trap: every call of those functions by any
  * process on the host takes a uprobe (and the allocating ones a uretprobe)
  * while attached; outside the cohort the program returns after one hash
- * lookup (pmu_members by tgid).  bench numbers in alloc.c's comment.
+ * lookup (pmu_members by tgid); the trap itself is the cost (alloc.c).
  *
  * Sampling, per thread (task storage): a byte countdown from a threshold
  * drawn from an exponential distribution of mean sample_bytes (the
