@@ -1008,6 +1008,7 @@ static int x_open(void *state, pid_t root, uint64_t t)
 	char ev[PATH_MAX + 300];
 	int err;
 
+	(void)root;
 	pmu_lc_step(s->env->lc, "opened", t);
 	if (s->preload) {
 		/* the root has the fd and the environment: the recorder's
