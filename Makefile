@@ -91,7 +91,8 @@ ifneq ($(BUILT_BACKEND),$(BACKEND))
 $(error $(BUILD)/ holds a BACKEND=$(BUILT_BACKEND) build; give another BUILD= for BACKEND=$(BACKEND), or make clean)
 endif
 endif
-BE_SRC   := $(sort $(wildcard backends/$(BACKEND)/*.c))
+# (alloc-preload.c is the LD_PRELOAD interposer, a library of its own: below)
+BE_SRC   := $(filter-out backends/linux/alloc-preload.c,$(sort $(wildcard backends/$(BACKEND)/*.c)))
 BE_OBJ   := $(BE_SRC:%.c=$(BUILD)/%.o)
 BE_A     := $(BUILD)/libbackend-$(BACKEND).a
 # unit tests of one backend (tests/unit/<backend>/t-*.c), linked with it;
@@ -106,6 +107,10 @@ TOOLS    := $(BUILD)/pmurec $(BUILD)/pmuvalidate $(BUILD)/pmuanalyze
 HELPERS  := $(BUILD)/mkfixture $(BUILD)/failing-collector $(BUILD)/specgen $(BUILD)/test-collector $(BUILD)/test-marker $(BUILD)/spin-threads $(BUILD)/hw-loop $(BUILD)/thread-exec $(BUILD)/sync-writes $(BUILD)/writer $(BUILD)/bench-sideband $(BUILD)/bench-rdpmc \
 	    $(BUILD)/libhot.so $(BUILD)/hot $(BUILD)/hot-nofp $(BUILD)/sym-dump $(EXAMPLES)
 HELPERS_linux := $(BUILD)/cg-smoke
+# the alloc collector's LD_PRELOAD interposer: next to pmurec in the build
+# (pmurec looks there, in ../lib/pmu/ from it, and in $PMU_LIBDIR)
+PRELOAD_linux := $(BUILD)/libpmu-alloc.so
+PRELOAD  := $(PRELOAD_$(BACKEND))
 HELPERS  += $(HELPERS_$(BACKEND))
 UNIT_SRC := $(sort $(wildcard tests/unit/t-*.c))
 UNITS    := $(UNIT_SRC:tests/unit/%.c=$(BUILD)/tests/%)
@@ -199,8 +204,10 @@ $(BUILD)/backends/linux/sched.o: $(BPF_DIR)/sched.skel.h
 BPF_CFLAGS_probes := $(addprefix -I,$(wildcard /usr/include/$(shell $(CC) -dumpmachine 2>/dev/null)))
 $(BUILD)/backends/linux/probes.o: ALL_CFLAGS += -I$(BPF_DIR) -DPMU_BPF_BUILT=1
 $(BUILD)/backends/linux/probes.o: $(BPF_DIR)/probes.skel.h
+$(BUILD)/backends/linux/alloc.o: ALL_CFLAGS += -I$(BPF_DIR) -DPMU_BPF_BUILT=1
+$(BUILD)/backends/linux/alloc.o: $(BPF_DIR)/alloc.skel.h
 else
-$(BUILD)/backends/linux/syscalls.o $(BUILD)/backends/linux/sched.o $(BUILD)/backends/linux/probes.o: ALL_CFLAGS += -DPMU_BPF_UNBUILT="\"$(BPF_MISSING)\""
+$(BUILD)/backends/linux/syscalls.o $(BUILD)/backends/linux/sched.o $(BUILD)/backends/linux/probes.o $(BUILD)/backends/linux/alloc.o: ALL_CFLAGS += -DPMU_BPF_UNBUILT="\"$(BPF_MISSING)\""
 BE_OBJ          := $(filter-out $(BUILD)/backends/linux/follow_bpf.o,$(BE_OBJ)) $(BUILD)/backends/linux/bpf/follow_none.o
 $(BUILD)/backends/linux/bpf/follow_none.o: ALL_CFLAGS += -DPMU_BPF_UNBUILT="\"$(BPF_MISSING)\""
 endif
@@ -213,7 +220,7 @@ $(BUILD)/fuzz/fuzz-bpfrec: tests/fuzz/fuzz-bpfrec.c backends/linux/bpf/decode.c 
 endif
 # ---- end of the eBPF follower ----
 
-all: $(TOOLS) $(HELPERS) $(BUILD)/backend
+all: $(TOOLS) $(PRELOAD) $(HELPERS) $(BUILD)/backend
 
 units: $(UNITS) $(BE_UNITS) $(BUILD)/backend
 
@@ -313,6 +320,15 @@ $(BUILD)/hot: tests/helpers/hot.c $(BUILD)/libhot.so
 $(BUILD)/hot-nofp: tests/helpers/hot.c $(BUILD)/libhot.so
 	$(call msg,CC,$@)
 	$(Q)$(CC) -std=gnu11 $(WARN) -g -O2 -fomit-frame-pointer -Wl,--build-id -o $@ $< -L$(BUILD) -lhot -Wl,-rpath,'$$ORIGIN'
+
+# the alloc collector's interposer (backends/linux/alloc-preload.c): loaded
+# into any command, so never sanitized and linked with no pmu library; frame
+# pointers, so that its chain walk starts at its own frame
+$(BUILD)/libpmu-alloc.so: backends/linux/alloc-preload.c backends/linux/bpf/alloc.h
+	$(call msg,CC,$@)
+	@mkdir -p $(dir $@)
+	$(Q)$(CC) -std=gnu11 -D_GNU_SOURCE $(WARN) -Ibackends/linux -O2 -g -fno-omit-frame-pointer -fPIC -shared \
+		-fvisibility=hidden -Wl,--build-id -Wl,-z,defs -o $@ $< -ldl -lm
 
 # the example (examples/pmu-example.c): never sanitized, frame pointers and
 # debug information for the profiles and allocation chains
@@ -428,6 +444,7 @@ install: all
 	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/share/man/man1 \
 		$(DESTDIR)$(PREFIX)/share/man/man5 $(DESTDIR)$(PREFIX)/include/pmu
 	install -m 755 $(TOOLS) $(DESTDIR)$(PREFIX)/bin/
+	$(if $(PRELOAD),install -d $(DESTDIR)$(PREFIX)/lib/pmu && install -m 755 $(PRELOAD) $(DESTDIR)$(PREFIX)/lib/pmu/)
 	install -m 644 man/*.1 $(DESTDIR)$(PREFIX)/share/man/man1/
 	install -m 644 man/*.5 $(DESTDIR)$(PREFIX)/share/man/man5/
 	install -m 644 include/pmu/mark.h $(DESTDIR)$(PREFIX)/include/pmu/

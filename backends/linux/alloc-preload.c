@@ -1,0 +1,483 @@
+/*
+ * libpmu-alloc.so: the alloc collector's LD_PRELOAD interposer, for
+ * recording without privilege (spec 1.8: config.via "preload").
+ *
+ * pmurec puts it in the command's LD_PRELOAD with PMUREC_ALLOC_FD (its end
+ * of a SOCK_SEQPACKET socket pair), PMUREC_ALLOC_SAMPLE (the mean sampling
+ * interval, bytes) and PMUREC_ALLOC_CHAINS (1: frame-pointer call chains).
+ * Without them, or when the fd is not that socket (a program that closed
+ * its fds and reused the number), every call goes straight to the C
+ * library.
+ *
+ * It wraps malloc, calloc, realloc, free, posix_memalign, aligned_alloc,
+ * memalign, valloc and pvalloc, finding the next definitions with
+ * dlsym(RTLD_NEXT); dlsym itself may allocate, so calls made while it runs
+ * are served from a small static arena (never freed).  Sampling is the
+ * uprobe path's (bpf/alloc.bpf.c): per thread, a byte countdown from a
+ * threshold drawn from an exponential distribution (its own xorshift
+ * generator), the call that crosses it sampled.  A sampled address is kept
+ * in a lock-free table so that its free (or a realloc moving it) sends a
+ * free record; every other free costs one load when no sample is live.
+ * A thread-local guard keeps the interposer's own work (the clock, the
+ * send) out of the sampling.
+ *
+ * Records (bpf/alloc.h) go one per message, without blocking: what cannot
+ * be sent is counted, and the counts go in a final PMU_ALLOC_REC_LOST
+ * message at exit (the collector reports them; a process killed before
+ * its destructors runs takes them along, which the collector cannot see).
+ * The kernel's SCM_CREDENTIALS say which process sent each message; the
+ * record's own tgid must agree.
+ *
+ * Never sanitized, no pmu library: it runs inside any program.
+ */
+#include <dlfcn.h>
+#include <errno.h>
+#include <math.h>
+#include <poll.h>
+#include <stdatomic.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/syscall.h>
+#include <sys/uio.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <linux/types.h>
+
+#include "bpf/alloc.h"
+
+#define EXPORT __attribute__((visibility("default")))
+#define TLS __thread __attribute__((tls_model("initial-exec")))
+
+static void *(*real_malloc)(size_t);
+static void *(*real_calloc)(size_t, size_t);
+static void *(*real_realloc)(void *, size_t);
+static void (*real_free)(void *);
+static int (*real_posix_memalign)(void **, size_t, size_t);
+static void *(*real_aligned_alloc)(size_t, size_t);
+static void *(*real_memalign)(size_t, size_t);
+static void *(*real_valloc)(size_t);
+static void *(*real_pvalloc)(size_t);
+
+/* the bootstrap arena: what dlsym allocates while the real functions are looked up */
+static _Alignas(16) char arena[64 * 1024];
+static size_t arena_used;
+static int resolving;
+
+static int chan = -1;      /* the socket, -1: not recording */
+static double mean;        /* PMUREC_ALLOC_SAMPLE */
+static int want_chains;
+static _Atomic uint64_t seq, lost_records, lost_samples, lost_live;
+
+/* a thread's state: the countdown, its generator and the guard */
+static TLS int64_t t_left;
+static TLS uint64_t t_rng;
+static TLS int t_in, t_init;
+
+/* The live table: sampled addresses (open addressing, linear probing; a
+ * freed slot becomes a tombstone that a later insert may take). */
+#define LIVE_SLOTS (1u << 16)
+#define LIVE_PROBES 64
+#define TOMB ((uintptr_t)1)
+static _Atomic uintptr_t live_addr[LIVE_SLOTS];
+static uint64_t live_seq[LIVE_SLOTS];
+static _Atomic long live_n;
+
+static int in_arena(const void *p)
+{
+	return (const char *)p >= arena && (const char *)p < arena + sizeof(arena);
+}
+
+static void *arena_alloc(size_t n)
+{
+	size_t at = (__atomic_fetch_add(&arena_used, (n + 15) & ~(size_t)15, __ATOMIC_RELAXED));
+
+	if (at + n > sizeof(arena))
+		return NULL;
+	return arena + at;
+}
+
+static void resolve(void)
+{
+	resolving = 1;
+	real_malloc = dlsym(RTLD_NEXT, "malloc");
+	real_calloc = dlsym(RTLD_NEXT, "calloc");
+	real_realloc = dlsym(RTLD_NEXT, "realloc");
+	real_free = dlsym(RTLD_NEXT, "free");
+	real_posix_memalign = dlsym(RTLD_NEXT, "posix_memalign");
+	real_aligned_alloc = dlsym(RTLD_NEXT, "aligned_alloc");
+	real_memalign = dlsym(RTLD_NEXT, "memalign");
+	real_valloc = dlsym(RTLD_NEXT, "valloc");
+	real_pvalloc = dlsym(RTLD_NEXT, "pvalloc");
+	resolving = 0;
+}
+
+/* Whether fd is an AF_UNIX SOCK_SEQPACKET socket (pmurec's end). */
+static int is_channel(int fd)
+{
+	int v = 0;
+	socklen_t l = sizeof(v);
+
+	if (getsockopt(fd, SOL_SOCKET, SO_TYPE, &v, &l) || v != SOCK_SEQPACKET)
+		return 0;
+	l = sizeof(v);
+	return !getsockopt(fd, SOL_SOCKET, SO_DOMAIN, &v, &l) && v == AF_UNIX;
+}
+
+__attribute__((constructor)) static void init(void)
+{
+	const char *f = getenv("PMUREC_ALLOC_FD"), *m = getenv("PMUREC_ALLOC_SAMPLE"), *c = getenv("PMUREC_ALLOC_CHAINS");
+	char *end;
+	long fd;
+	double v;
+
+	if (!real_malloc)
+		resolve();
+	if (!f || !m)
+		return;
+	fd = strtol(f, &end, 10);
+	if (*end || end == f || fd < 0 || fd > 1 << 20)
+		return;
+	v = strtod(m, &end);
+	if (*end || end == m || !(v >= 1))
+		return;
+	if (!is_channel((int)fd))
+		return;
+	mean = v;
+	want_chains = c && *c == '1';
+	chan = (int)fd;
+}
+
+static uint64_t now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+/* an exponential threshold of mean `mean` bytes, at least 1 */
+static int64_t draw(void)
+{
+	uint64_t x = t_rng;
+	double u;
+
+	x ^= x << 13;
+	x ^= x >> 7;
+	x ^= x << 17;
+	t_rng = x;
+	u = ((x >> 11) + 0.5) * (1.0 / 9007199254740992.0); /* (0, 1) */
+	u = -log(u) * mean;
+	return u < 1 ? 1 : u > 9e18 ? INT64_MAX : (int64_t)u;
+}
+
+static void thread_init(void)
+{
+	t_init = 1;
+	t_rng = (now_ns() ^ ((uint64_t)(uintptr_t)&t_left * 0x9e3779b97f4a7c15ull)) | 1;
+	t_left = draw();
+}
+
+/* Whether this call of n bytes is sampled: the countdown. */
+static int crossing(size_t n)
+{
+	if (chan < 0 || t_in)
+		return 0;
+	if (!t_init)
+		thread_init();
+	t_left -= (int64_t)(n > INT64_MAX ? INT64_MAX : n);
+	if (t_left > 0)
+		return 0;
+	t_left = draw();
+	return 1;
+}
+
+static void send_rec(const void *r, size_t n, int is_sample)
+{
+	if (send(chan, r, n, MSG_DONTWAIT | MSG_NOSIGNAL) == (ssize_t)n)
+		return;
+	atomic_fetch_add(&lost_records, 1);
+	if (is_sample)
+		atomic_fetch_add(&lost_samples, 1);
+}
+
+static void hdr(struct pmu_alloc_hdr *h, uint16_t kind, uint16_t size)
+{
+	h->seq = atomic_fetch_add(&seq, 1) + 1;
+	h->time_ns = now_ns();
+	h->kind = kind;
+	h->size = size;
+	h->cpu = 0;
+	h->tgid = (uint32_t)getpid();
+	h->tid = (uint32_t)syscall(SYS_gettid);
+}
+
+/*
+ * The caller's chain by frame pointers: the return address into the
+ * caller, then up the frames.  A frame pointer is any word on the stack
+ * of code built without them, so each frame is read with
+ * process_vm_readv() on this process (a fault is an error, not a signal):
+ * about a microsecond a frame, for a sampled call only.
+ */
+static uint32_t chain_of(__u64 *chain, void *fp0)
+{
+	uintptr_t fp = (uintptr_t)fp0;
+	uint32_t n = 0;
+	pid_t self = getpid();
+
+	while (n < PMU_ALLOC_CHAIN_MAX) {
+		uintptr_t fr[2];
+		struct iovec l = { fr, sizeof(fr) }, r = { (void *)fp, sizeof(fr) };
+
+		if (!fp || (fp & 7) || process_vm_readv(self, &l, 1, &r, 1, 0) != (ssize_t)sizeof(fr) || !fr[1])
+			break;
+		chain[n++] = fr[1];
+		if (fr[0] <= fp)
+			break;
+		fp = fr[0];
+	}
+	return n;
+}
+
+static void live_put(uintptr_t a, uint64_t s)
+{
+	size_t i = (size_t)((a >> 4) * 0x9e3779b97f4a7c15ull >> 48) & (LIVE_SLOTS - 1);
+
+	for (int k = 0; k < LIVE_PROBES; k++, i = (i + 1) & (LIVE_SLOTS - 1)) {
+		uintptr_t cur = atomic_load_explicit(&live_addr[i], memory_order_relaxed);
+
+		if ((cur == 0 || cur == TOMB) &&
+		    atomic_compare_exchange_strong(&live_addr[i], &cur, a)) {
+			live_seq[i] = s; /* read only by a free of a, after this call returned */
+			atomic_fetch_add(&live_n, 1);
+			return;
+		}
+	}
+	atomic_fetch_add(&lost_live, 1);
+}
+
+/* the sample's seq when a was sampled and live (now removed), else 0 */
+static uint64_t live_take(uintptr_t a)
+{
+	size_t i = (size_t)((a >> 4) * 0x9e3779b97f4a7c15ull >> 48) & (LIVE_SLOTS - 1);
+
+	for (int k = 0; k < LIVE_PROBES; k++, i = (i + 1) & (LIVE_SLOTS - 1)) {
+		uintptr_t cur = atomic_load_explicit(&live_addr[i], memory_order_acquire);
+
+		if (cur == 0)
+			return 0;
+		if (cur == a) {
+			uint64_t s = live_seq[i];
+
+			if (atomic_compare_exchange_strong(&live_addr[i], &cur, TOMB)) {
+				atomic_fetch_sub(&live_n, 1);
+				return s;
+			}
+			return 0;
+		}
+	}
+	return 0;
+}
+
+__attribute__((noinline)) static void sample(size_t n, void *p, uint32_t func, void *fp)
+{
+	struct pmu_alloc_sample r;
+
+	t_in = 1;
+	memset(&r, 0, offsetof(struct pmu_alloc_sample, chain));
+	hdr(&r.h, PMU_ALLOC_REC_SAMPLE, sizeof(r));
+	r.size = n;
+	r.addr = (uint64_t)(uintptr_t)p;
+	r.func = func;
+	r.nchain = want_chains ? chain_of(r.chain, fp) : 0;
+	if (r.nchain < PMU_ALLOC_CHAIN_MAX)
+		memset(&r.chain[r.nchain], 0, (PMU_ALLOC_CHAIN_MAX - r.nchain) * sizeof(r.chain[0]));
+	if (p)
+		live_put((uintptr_t)p, r.h.seq);
+	send_rec(&r, sizeof(r), 1);
+	t_in = 0;
+}
+
+static void gone(void *p)
+{
+	struct pmu_alloc_free r;
+	uint64_t s;
+
+	if (!p || chan < 0 || !atomic_load_explicit(&live_n, memory_order_relaxed) || !(s = live_take((uintptr_t)p)))
+		return;
+	t_in = 1;
+	hdr(&r.h, PMU_ALLOC_REC_FREE, sizeof(r));
+	r.addr = (uint64_t)(uintptr_t)p;
+	r.sample_seq = s;
+	send_rec(&r, sizeof(r), 0);
+	t_in = 0;
+}
+
+__attribute__((destructor)) static void fini(void)
+{
+	struct pmu_alloc_lost r;
+	struct pollfd pf;
+
+	if (chan < 0 || !(atomic_load(&lost_records) || atomic_load(&lost_live)))
+		return;
+	t_in = 1;
+	hdr(&r.h, PMU_ALLOC_REC_LOST, sizeof(r));
+	r.channel = atomic_load(&lost_records);
+	r.samples = atomic_load(&lost_samples);
+	r.live_full = atomic_load(&lost_live);
+	/* the last word: wait a little for room */
+	pf.fd = chan;
+	pf.events = POLLOUT;
+	if (poll(&pf, 1, 1000) == 1)
+		send(chan, &r, sizeof(r), MSG_DONTWAIT | MSG_NOSIGNAL);
+	t_in = 0;
+}
+
+/* ---- the wrappers ------------------------------------------------------- */
+
+/* the caller's frame: our frame's saved frame pointer and return address
+ * are the first pair the chain walk reads */
+#define FP() __builtin_frame_address(0)
+
+EXPORT void *malloc(size_t n)
+{
+	void *p;
+
+	if (!real_malloc) {
+		if (resolving)
+			return arena_alloc(n);
+		resolve();
+	}
+	if (!crossing(n))
+		return real_malloc(n);
+	p = real_malloc(n);
+	sample(n, p, PMU_ALLOC_F_MALLOC, FP());
+	return p;
+}
+
+EXPORT void *calloc(size_t a, size_t b)
+{
+	size_t n;
+	void *p;
+
+	if (!real_calloc) {
+		if (resolving) {
+			if (__builtin_mul_overflow(a, b, &n))
+				return NULL;
+			return arena_alloc(n); /* static: zeroed */
+		}
+		resolve();
+	}
+	if (__builtin_mul_overflow(a, b, &n) || !crossing(n))
+		return real_calloc(a, b);
+	p = real_calloc(a, b);
+	sample(n, p, PMU_ALLOC_F_CALLOC, FP());
+	return p;
+}
+
+EXPORT void *realloc(void *old, size_t n)
+{
+	void *p;
+	int s;
+
+	if (in_arena(old)) {
+		/* a bootstrap block: copied out (its size is unknown: at most the rest of the arena) */
+		size_t have = (size_t)(arena + sizeof(arena) - (char *)old);
+
+		p = malloc(n);
+		if (p)
+			memcpy(p, old, n < have ? n : have);
+		return p;
+	}
+	if (!real_realloc) {
+		if (resolving)
+			return old ? NULL : arena_alloc(n);
+		resolve();
+	}
+	s = crossing(n);
+	p = real_realloc(old, n);
+	if (old && chan >= 0 && !t_in && (p != old || s))
+		gone(old);
+	if (s)
+		sample(n, p, PMU_ALLOC_F_REALLOC, FP());
+	return p;
+}
+
+EXPORT void free(void *p)
+{
+	if (!p || in_arena(p))
+		return;
+	if (!real_free)
+		resolve();
+	if (!t_in)
+		gone(p);
+	real_free(p);
+}
+
+EXPORT int posix_memalign(void **out, size_t al, size_t n)
+{
+	int r;
+
+	if (!real_posix_memalign)
+		resolve();
+	if (!crossing(n))
+		return real_posix_memalign(out, al, n);
+	r = real_posix_memalign(out, al, n);
+	sample(n, r ? NULL : *out, PMU_ALLOC_F_POSIX_MEMALIGN, FP());
+	return r;
+}
+
+EXPORT void *aligned_alloc(size_t al, size_t n)
+{
+	void *p;
+
+	if (!real_aligned_alloc)
+		resolve();
+	if (!crossing(n))
+		return real_aligned_alloc(al, n);
+	p = real_aligned_alloc(al, n);
+	sample(n, p, PMU_ALLOC_F_ALIGNED_ALLOC, FP());
+	return p;
+}
+
+EXPORT void *memalign(size_t al, size_t n)
+{
+	void *p;
+
+	if (!real_memalign)
+		resolve();
+	if (!crossing(n))
+		return real_memalign(al, n);
+	p = real_memalign(al, n);
+	sample(n, p, PMU_ALLOC_F_MEMALIGN, FP());
+	return p;
+}
+
+EXPORT void *valloc(size_t n)
+{
+	void *p;
+
+	if (!real_valloc)
+		resolve();
+	if (!crossing(n))
+		return real_valloc(n);
+	p = real_valloc(n);
+	sample(n, p, PMU_ALLOC_F_VALLOC, FP());
+	return p;
+}
+
+EXPORT void *pvalloc(size_t n)
+{
+	void *p;
+
+	if (!real_pvalloc)
+		resolve();
+	if (!crossing(n))
+		return real_pvalloc(n);
+	p = real_pvalloc(n);
+	sample(n, p, PMU_ALLOC_F_PVALLOC, FP());
+	return p;
+}
