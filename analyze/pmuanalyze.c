@@ -34,6 +34,7 @@
 #include "html.h"
 #include "model.h"
 #include "oscall.h"
+#include "runtime.h"
 #include "spec.h"
 #include "util.h"
 
@@ -869,6 +870,7 @@ static void print_single(json_t *rep)
 	print_programs(rep);
 	print_profile(rep);
 	an_oscall_print(json_object_get(rep, "oscall"), stdout);
+	an_runtime_print(json_object_get(rep, "runtime"), stdout);
 	printf("\n");
 	print_not_measured(rep);
 	printf("\ncollectors\n");
@@ -1283,6 +1285,7 @@ static void csv_single(json_t *rep)
 	}
 	csv_profile(json_object_get(rep, "profile"));
 	an_oscall_csv(json_object_get(rep, "oscall"), stdout);
+	an_runtime_csv(json_object_get(rep, "runtime"), stdout);
 	printf("\ntable,metric,unit,n,median,min,max,q1,q3,mad,estimate,status\n");
 	json_array_foreach(json_object_get(json_object_get(rep, "repetitions"), "summary"), i, s) {
 		printf("metrics,");
