@@ -20,6 +20,7 @@
 #include <fcntl.h>
 #include <inttypes.h>
 #include <math.h>
+#include <stddef.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -287,6 +288,18 @@ struct rt_phase {
 	uint64_t spans, gc_n, gc_ns, al_bytes, al_samples, al_milli, cpu, sc_n, sc_ns;
 };
 
+/* The phases of one incarnation that marked its own startup or warmup end
+ * (a JVM's vm__init__end, a program's startup-end), counted from its start
+ * with its own records only. */
+#define RT_PHSETS 16
+struct phset {
+	long inc;
+	uint64_t s, w;              /* its first startup-end and warmup-end, 0: none */
+	char src[64];               /* the startup-end's source */
+	struct rt_phase ph[3];
+	int nph;
+};
+
 struct sp {
 	uint64_t key, parent;
 	uint32_t name;
@@ -314,6 +327,9 @@ struct rt {
 	char cut_startup_inc[64], cut_warmup_inc[64];
 	json_t *marks;
 	uint64_t marks_n;
+	struct phset ps[RT_PHSETS];
+	int nps;
+	uint64_t ps_over;
 	/* spans */
 	struct sp *sp;
 	size_t nsp, spcap;
@@ -588,6 +604,29 @@ static void mark_seen(struct rt *r, const struct pmu_jrec *rec, const char *via)
 	}
 	if (!strcmp(name, "pmurec:delay-end") && (!r->cut_delay || t < r->cut_delay))
 		r->cut_delay = t;
+	if (!strcmp(name, "startup-end") || !strcmp(name, "warmup-end")) {
+		long i = inc_of(r, rec);
+		struct phset *ps = NULL;
+
+		for (int k = 0; i >= 0 && k < r->nps; k++)
+			if (r->ps[k].inc == i)
+				ps = &r->ps[k];
+		if (i >= 0 && !ps) {
+			if (r->nps < RT_PHSETS) {
+				ps = &r->ps[r->nps++];
+				memset(ps, 0, sizeof(*ps));
+				ps->inc = i;
+			} else {
+				r->ps_over++;
+			}
+		}
+		if (ps && name[0] == 's' && (!ps->s || t < ps->s)) {
+			ps->s = t;
+			snprintf(ps->src, sizeof(ps->src), "%s", src);
+		}
+		if (ps && name[0] == 'w' && (!ps->w || t < ps->w))
+			ps->w = t;
+	}
 	r->marks_n++;
 	if (json_array_size(r->marks) < RT_LIST)
 		json_array_append_new(r->marks, json_pack("{s:o,s:s,s:I,s:I,s:o,s:s}", "name", pmu_json_text(name),
@@ -618,34 +657,59 @@ static int pass_marks(struct rt *r)
 
 /* The phases: cut at startup-end (else pmurec:delay-end) and warmup-end,
  * each the first of its name in the cohort; one phase without a cut. */
-static void make_phases(struct rt *r)
+static int cut_phases(struct rt_phase *ph, uint64_t origin, uint64_t end, uint64_t s, uint64_t w)
 {
-	uint64_t s = r->cut_startup ? r->cut_startup : r->cut_delay, w = r->cut_warmup;
+	int n = 0;
 
-	if (s && (s < r->origin || s > r->end))
+	if (s && (s < origin || s > end))
 		s = 0;
-	if (w && (w < r->origin || w > r->end || (s && w < s)))
+	if (w && (w < origin || w > end || (s && w < s)))
 		w = 0;
-	r->nph = 0;
 	if (!s && !w) {
-		r->ph[r->nph++] = (struct rt_phase){ .name = "run", .from = r->origin, .to = r->end };
-		return;
+		ph[n++] = (struct rt_phase){ .name = "run", .from = origin, .to = end };
+		return n;
 	}
 	if (s)
-		r->ph[r->nph++] = (struct rt_phase){ .name = "startup", .from = r->origin, .to = s };
+		ph[n++] = (struct rt_phase){ .name = "startup", .from = origin, .to = s };
 	if (w)
-		r->ph[r->nph++] = (struct rt_phase){ .name = "warmup", .from = s ? s : r->origin, .to = w };
-	r->ph[r->nph++] = (struct rt_phase){ .name = "steady", .from = w ? w : s, .to = r->end };
+		ph[n++] = (struct rt_phase){ .name = "warmup", .from = s ? s : origin, .to = w };
+	ph[n++] = (struct rt_phase){ .name = "steady", .from = w ? w : s, .to = end };
+	return n;
 }
 
-/* The phase of time t (by end time), or NULL before/after the run. */
-static struct rt_phase *phase_at(struct rt *r, uint64_t t)
+static void make_phases(struct rt *r)
 {
-	for (int i = 0; i < r->nph; i++)
-		if (t >= r->ph[i].from && (t < r->ph[i].to || (i == r->nph - 1 && t <= r->ph[i].to)))
-			return &r->ph[i];
+	r->nph = cut_phases(r->ph, r->origin, r->end, r->cut_startup ? r->cut_startup : r->cut_delay, r->cut_warmup);
+	for (int k = 0; k < r->nps; k++) {
+		struct phset *ps = &r->ps[k];
+		uint64_t a = r->inc_start[ps->inc], z = r->inc_end[ps->inc] ? r->inc_end[ps->inc] : r->run_end;
+
+		ps->nph = cut_phases(ps->ph, a, z < a ? a : z, ps->s, ps->w);
+	}
+}
+
+/* The phase of time t (by end time) in ph[0..n), or NULL outside them. */
+static struct rt_phase *phase_in(struct rt_phase *ph, int n, uint64_t t)
+{
+	for (int i = 0; i < n; i++)
+		if (t >= ph[i].from && (t < ph[i].to || (i == n - 1 && t <= ph[i].to)))
+			return &ph[i];
 	return NULL;
 }
+
+/* v added to the member at off of the cohort's phase of t and of the
+ * phase of t of incarnation inc's own phases, when it has them. */
+static void ph_add(struct rt *r, long inc, uint64_t t, size_t off, uint64_t v)
+{
+	struct rt_phase *p = phase_in(r->ph, r->nph, t);
+
+	if (p)
+		*(uint64_t *)((char *)p + off) += v;
+	for (int k = 0; inc >= 0 && k < r->nps; k++)
+		if (r->ps[k].inc == inc && (p = phase_in(r->ps[k].ph, r->ps[k].nph, t)))
+			*(uint64_t *)((char *)p + off) += v;
+}
+#define PH(f) offsetof(struct rt_phase, f)
 
 /* ---- pass 1: the span index ----------------------------------------------------------- */
 
@@ -794,7 +858,6 @@ static void span_seen(struct rt *r, const struct pmu_jrec *rec, bool usdt)
 	uint64_t a, z;
 	long inc = inc_of(r, rec);
 	struct grp *g;
-	struct rt_phase *p;
 	int depth = 1;
 
 	if (!jstrb(rec, "id", id, sizeof(id)) || !jstrb(rec, "name", name, sizeof(name)) ||
@@ -814,8 +877,7 @@ static void span_seen(struct rt *r, const struct pmu_jrec *rec, bool usdt)
 	}
 	if ((g = gt_get(r, &r->bynames, an_ids_name(&r->names, name_num(r, name)))))
 		grp_dur(r, g, z - a);
-	if ((p = phase_at(r, z)))
-		p->spans++;
+	ph_add(r, inc, z, PH(spans), 1);
 }
 
 static void gc_seen(struct rt *r, const struct pmu_jrec *rec)
@@ -823,7 +885,6 @@ static void gc_seen(struct rt *r, const struct pmu_jrec *rec)
 	char inc[64] = "", rtn[32] = "", kind[128] = "", pool[256] = "", key[600];
 	uint64_t t, dur;
 	struct grp *g;
-	struct rt_phase *p;
 
 	if (!jint(rec, "t_ns", &t) || !jint(rec, "dur_ns", &dur))
 		return;
@@ -835,10 +896,8 @@ static void gc_seen(struct rt *r, const struct pmu_jrec *rec)
 	snprintf(key, sizeof(key), "%s\x1f%s\x1f%s\x1f%s", inc, rtn, kind, pool);
 	if ((g = gt_get(r, &r->gcs, key)))
 		grp_dur(r, g, dur);
-	if ((p = phase_at(r, t))) {
-		p->gc_n++;
-		p->gc_ns += dur;
-	}
+	ph_add(r, inc_of(r, rec), t, PH(gc_n), 1);
+	ph_add(r, inc_of(r, rec), t, PH(gc_ns), dur);
 }
 
 static void jit_seen(struct rt *r, const struct pmu_jrec *rec)
@@ -936,7 +995,6 @@ static void alloc_sample(struct rt *r, const struct pmu_jrec *rec)
 	char chain[8192], func[32] = "?", key[8300];
 	uint64_t t = jint0(rec, "t_ns"), eb = jint0(rec, "est_bytes"), em = jint0(rec, "est_objects_milli");
 	long inc = inc_of(r, rec);
-	struct rt_phase *p;
 	struct grp *g;
 
 	r->samples++;
@@ -958,11 +1016,9 @@ static void alloc_sample(struct rt *r, const struct pmu_jrec *rec)
 		g->est_bytes += eb;
 		g->est_milli += em;
 	}
-	if ((p = phase_at(r, t))) {
-		p->al_bytes += eb;
-		p->al_milli += em;
-		p->al_samples++;
-	}
+	ph_add(r, inc, t, PH(al_bytes), eb);
+	ph_add(r, inc, t, PH(al_milli), em);
+	ph_add(r, inc, t, PH(al_samples), 1);
 }
 
 static int pass_alloc(struct rt *r)
@@ -1020,25 +1076,21 @@ static int pass_other(struct rt *r)
 	if (r->have_samples) {
 		if ((e = rd_open(&d, r->b, r->rep, "collectors/sampling/samples.jsonl")) < 0)
 			return e;
-		while (e && rd_next(&d)) {
-			struct rt_phase *p;
-
-			if (is_type(&d.r, "sample") && (p = phase_at(r, jint0(&d.r, "t_ns"))))
-				p->cpu++;
-		}
+		while (e && rd_next(&d))
+			if (is_type(&d.r, "sample"))
+				ph_add(r, inc_of(r, &d.r), jint0(&d.r, "t_ns"), PH(cpu), 1);
 		rd_close(&d);
 	}
 	if (r->have_syscalls) {
 		if ((e = rd_open(&d, r->b, r->rep, "collectors/syscalls/syscalls.jsonl")) < 0)
 			return e;
-		while (e && rd_next(&d)) {
-			struct rt_phase *p;
+		while (e && rd_next(&d))
+			if (is_type(&d.r, "call")) {
+				long inc = inc_of(r, &d.r);
 
-			if (is_type(&d.r, "call") && (p = phase_at(r, jint0(&d.r, "t_ns")))) {
-				p->sc_n++;
-				p->sc_ns += jint0(&d.r, "dur_ns");
+				ph_add(r, inc, jint0(&d.r, "t_ns"), PH(sc_n), 1);
+				ph_add(r, inc, jint0(&d.r, "t_ns"), PH(sc_ns), jint0(&d.r, "dur_ns"));
 			}
-		}
 		rd_close(&d);
 	}
 	return 0;
@@ -1370,15 +1422,14 @@ static json_t *alloc_json(struct rt *r, json_t *fates)
 	return o;
 }
 
-static json_t *phases_json(struct rt *r, json_t *fates)
+static json_t *phase_list(struct rt *r, struct rt_phase *phs, int n, uint64_t origin, json_t *fates)
 {
-	json_t *arr = json_array(), *o;
-	char note[600];
+	json_t *arr = json_array();
 
-	for (int i = 0; i < r->nph; i++) {
-		struct rt_phase *p = &r->ph[i];
+	for (int i = 0; arr && i < n; i++) {
+		struct rt_phase *p = &phs[i];
 		json_t *ph = json_pack("{s:s,s:I,s:I,s:I,s:I}", "name", p->name, "from_ns",
-				       (json_int_t)(p->from - r->origin), "to_ns", (json_int_t)(p->to - r->origin), "wall_ns",
+				       (json_int_t)(p->from - origin), "to_ns", (json_int_t)(p->to - origin), "wall_ns",
 				       (json_int_t)(p->to - p->from), "spans_completed",
 				       (json_int_t)p->spans);
 
@@ -1412,6 +1463,24 @@ static json_t *phases_json(struct rt *r, json_t *fates)
 								   "record with pmurec --mode full (the syscalls collector)"));
 		json_array_append_new(arr, ph);
 	}
+	return arr;
+}
+
+static json_t *phases_json(struct rt *r, json_t *fates)
+{
+	json_t *arr = phase_list(r, r->ph, r->nph, r->origin, fates), *o, *incs = json_array();
+	char note[600];
+
+	for (int k = 0; k < r->nps && incs; k++) {
+		struct phset *ps = &r->ps[k];
+		json_t *x = json_pack("{s:s,s:I,s:o,s:o}", "inc", an_ids_name(&r->incs, (size_t)ps->inc), "pid",
+				      (json_int_t)r->inc_pid[ps->inc], "program", pmu_json_text(r->inc_prog[ps->inc]),
+				      "phases", phase_list(r, ps->ph, ps->nph, r->inc_start[ps->inc], fates));
+
+		if (x && ps->s)
+			json_object_set_new(x, "startup_end_source", pmu_json_text(ps->src));
+		json_array_append_new(incs, x);
+	}
 	if (r->nph == 1)
 		snprintf(note, sizeof(note), "no startup-end, warmup-end or pmurec:delay-end mark: the run is one phase "
 			 "(mark it with PMU_MARK(\"startup-end\") / PMU_MARK(\"warmup-end\"), or pmurec --delay)");
@@ -1421,8 +1490,9 @@ static json_t *phases_json(struct rt *r, json_t *fates)
 			 r->cut_startup ? "startup-end" : r->cut_delay ? "pmurec:delay-end" : "",
 			 r->cut_warmup && (r->cut_startup || r->cut_delay) ? " and warmup-end" : "",
 			 r->cut_warmup && !(r->cut_startup || r->cut_delay) ? "warmup-end" : "");
-	o = json_pack("{s:o,s:o,s:I,s:s}", "phases", arr, "marks", json_incref(r->marks), "marks_total",
-		      (json_int_t)r->marks_n, "note", note);
+	o = json_pack("{s:o,s:o,s:I,s:s,s:o,s:I}", "phases", arr, "marks", json_incref(r->marks), "marks_total",
+		      (json_int_t)r->marks_n, "note", note, "incarnations", incs, "incarnations_omitted",
+		      (json_int_t)r->ps_over);
 	if (o && r->cut_startup_inc[0])
 		json_object_set_new(o, "startup_end_inc", json_string(r->cut_startup_inc));
 	return o;
@@ -1621,6 +1691,49 @@ static void pct_text(json_t *x, const char *k, char *out, size_t n)
 		snprintf(out, n, "-");
 }
 
+/* One table row per phase of arr (the cohort's or an incarnation's). */
+static void phase_rows(FILE *f, json_t *arr, const char *indent)
+{
+	json_t *x;
+	size_t i;
+	char a[32], b[32], c[32], d[32], e[32];
+
+	fprintf(f, "%s%-8s %10s %10s %8s %18s %14s %11s %18s\n", indent, "phase", "from", "wall", "spans", "GC pauses",
+		"alloc~", "CPU samples", "syscall time");
+	json_array_foreach(arr, i, x) {
+		json_t *pg = json_object_get(x, "gc"), *pa = json_object_get(x, "alloc"),
+		       *pc = json_object_get(x, "cpu_samples"), *ps = json_object_get(x, "syscalls");
+		char gcs[48], als[48], cps[32], scs[48];
+
+		dur_text((double)ji(x, "from_ns"), a, sizeof(a));
+		dur_text((double)ji(x, "wall_ns"), b, sizeof(b));
+		if (is_ok(pg)) {
+			dur_text((double)ji(pg, "total_ns"), c, sizeof(c));
+			snprintf(gcs, sizeof(gcs), "%lld, %s", (long long)ji(pg, "pauses"), c);
+		} else {
+			snprintf(gcs, sizeof(gcs), "not recorded");
+		}
+		if (is_ok(pa)) {
+			bytes_text((double)ji(pa, "est_bytes"), d, sizeof(d));
+			snprintf(als, sizeof(als), "~%s", d);
+		} else {
+			snprintf(als, sizeof(als), "not recorded");
+		}
+		if (is_ok(pc))
+			snprintf(cps, sizeof(cps), "%lld", (long long)ji(pc, "samples"));
+		else
+			snprintf(cps, sizeof(cps), "not recorded");
+		if (is_ok(ps)) {
+			dur_text((double)ji(ps, "time_ns"), e, sizeof(e));
+			snprintf(scs, sizeof(scs), "%s (%lld)", e, (long long)ji(ps, "calls"));
+		} else {
+			snprintf(scs, sizeof(scs), "not recorded");
+		}
+		fprintf(f, "%s%-8s %10s %10s %8lld %18s %14s %11s %18s\n", indent, js(x, "name"), a, b,
+			(long long)ji(x, "spans_completed"), gcs, als, cps, scs);
+	}
+}
+
 void an_runtime_print(json_t *rt, FILE *f)
 {
 	json_t *ph = json_object_get(rt, "phases"), *sp = json_object_get(rt, "spans"), *gc = json_object_get(rt, "gc"),
@@ -1653,39 +1766,18 @@ void an_runtime_print(json_t *rt, FILE *f)
 			}
 	}
 	fprintf(f, "\nphases (%s)\n", js(ph, "note"));
-	fprintf(f, "  %-8s %10s %10s %8s %18s %14s %11s %18s\n", "phase", "from", "wall", "spans", "GC pauses",
-		"alloc~", "CPU samples", "syscall time");
-	json_array_foreach(json_object_get(ph, "phases"), i, x) {
-		json_t *pg = json_object_get(x, "gc"), *pa = json_object_get(x, "alloc"),
-		       *pc = json_object_get(x, "cpu_samples"), *ps = json_object_get(x, "syscalls");
-		char gcs[48], als[48], cps[32], scs[48];
-
-		dur_text((double)ji(x, "from_ns"), a, sizeof(a));
-		dur_text((double)ji(x, "wall_ns"), b, sizeof(b));
-		if (is_ok(pg)) {
-			dur_text((double)ji(pg, "total_ns"), c, sizeof(c));
-			snprintf(gcs, sizeof(gcs), "%lld, %s", (long long)ji(pg, "pauses"), c);
-		} else {
-			snprintf(gcs, sizeof(gcs), "not recorded");
+	phase_rows(f, json_object_get(ph, "phases"), "  ");
+	json_array_foreach(json_object_get(ph, "incarnations"), i, x) {
+		fputs("  ", f);
+		put_safe(f, js(x, "program"));
+		fprintf(f, " (pid %lld, %s), its own phases from its start", (long long)ji(x, "pid"), js(x, "inc"));
+		if (json_object_get(x, "startup_end_source")) {
+			fputs(" (startup-end from ", f);
+			put_safe(f, js(x, "startup_end_source"));
+			fputc(')', f);
 		}
-		if (is_ok(pa)) {
-			bytes_text((double)ji(pa, "est_bytes"), d, sizeof(d));
-			snprintf(als, sizeof(als), "~%s", d);
-		} else {
-			snprintf(als, sizeof(als), "not recorded");
-		}
-		if (is_ok(pc))
-			snprintf(cps, sizeof(cps), "%lld", (long long)ji(pc, "samples"));
-		else
-			snprintf(cps, sizeof(cps), "not recorded");
-		if (is_ok(ps)) {
-			dur_text((double)ji(ps, "time_ns"), e, sizeof(e));
-			snprintf(scs, sizeof(scs), "%s (%lld)", e, (long long)ji(ps, "calls"));
-		} else {
-			snprintf(scs, sizeof(scs), "not recorded");
-		}
-		fprintf(f, "  %-8s %10s %10s %8lld %18s %14s %11s %18s\n", js(x, "name"), a, b,
-			(long long)ji(x, "spans_completed"), gcs, als, cps, scs);
+		fputs(":\n", f);
+		phase_rows(f, json_object_get(x, "phases"), "    ");
 	}
 	{
 		json_t *p0 = json_array_get(json_object_get(ph, "phases"), 0);
