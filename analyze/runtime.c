@@ -2209,3 +2209,109 @@ void an_runtime_html(json_t *rt, FILE *f)
 	}
 	fputs("</section>\n", f);
 }
+
+/* ---- A/B ------------------------------------------------------------------------------------ */
+
+/* The rows of key k (a string member, or two joined) of A's and B's arrays
+ * side by side: every key of A, then those only in B. */
+static json_t *side_by_side(json_t *xa, json_t *xb, const char *k1, const char *k2, const char *const *nums)
+{
+	json_t *rows = json_array(), *x, *y;
+	size_t i, j;
+
+	for (int pass = 0; pass < 2 && rows; pass++)
+		json_array_foreach(pass ? xb : xa, i, x) {
+			json_t *o = NULL, *ra, *rb, *r;
+
+			json_array_foreach(pass ? xa : xb, j, y)
+				if (!strcmp(js(x, k1), js(y, k1)) && (!k2 || !strcmp(js(x, k2), js(y, k2))))
+					o = y;
+			if (pass && o)
+				continue;
+			ra = pass ? o : x;
+			rb = pass ? x : o;
+			r = json_pack("{s:s,s:s}", k1, js(x, k1), "presence", ra && rb ? "both" : ra ? "only-a" : "only-b");
+			if (k2)
+				json_object_set_new(r, k2, json_string(js(x, k2)));
+			for (int n = 0; nums[n]; n++) {
+				char ka[64], kb[64];
+
+				snprintf(ka, sizeof(ka), "%s_a", nums[n]);
+				snprintf(kb, sizeof(kb), "%s_b", nums[n]);
+				if (ra && json_object_get(ra, nums[n]))
+					json_object_set(r, ka, json_object_get(ra, nums[n]));
+				if (rb && json_object_get(rb, nums[n]))
+					json_object_set(r, kb, json_object_get(rb, nums[n]));
+			}
+			json_array_append_new(rows, r);
+		}
+	return rows;
+}
+
+/* GC rows summed over incarnations by runtime x kind (x pool): the
+ * incarnations of two runs are not the same. */
+static json_t *gc_by_kind(json_t *gc)
+{
+	json_t *out = json_array(), *x, *y;
+	size_t i, j;
+
+	json_array_foreach(json_object_get(gc, "rows"), i, x) {
+		char kind[600];
+		json_t *o = NULL;
+
+		snprintf(kind, sizeof(kind), "%s%s%s", js(x, "kind"), json_object_get(x, "pool") ? " " : "", js(x, "pool"));
+		json_array_foreach(out, j, y)
+			if (!strcmp(js(y, "runtime"), js(x, "runtime")) && !strcmp(js(y, "kind"), kind))
+				o = y;
+		if (!o) {
+			o = json_pack("{s:s,s:s,s:I,s:I,s:I}", "runtime", js(x, "runtime"), "kind", kind, "count",
+				      (json_int_t)0, "total_ns", (json_int_t)0, "max_ns", (json_int_t)0);
+			json_array_append_new(out, o);
+		}
+		json_object_set_new(o, "count", json_integer(ji(o, "count") + ji(x, "count")));
+		json_object_set_new(o, "total_ns", json_integer(ji(o, "total_ns") + ji(x, "total_ns")));
+		if (ji(x, "max_ns") > ji(o, "max_ns"))
+			json_object_set_new(o, "max_ns", json_integer(ji(x, "max_ns")));
+	}
+	return out;
+}
+
+json_t *an_runtime_compare(json_t *a, json_t *b)
+{
+	static const char *const span_nums[] = { "count", "total_ns", "p50_ns", "p90_ns", "max_ns", NULL };
+	static const char *const gc_nums[] = { "count", "total_ns", "max_ns", NULL };
+	json_t *ra = json_object_get(a, "runtime"), *rb = json_object_get(b, "runtime");
+	json_t *sa = json_object_get(ra, "spans"), *sb = json_object_get(rb, "spans");
+	json_t *ga = json_object_get(ra, "gc"), *gb = json_object_get(rb, "gc");
+	json_t *aa = json_object_get(ra, "alloc"), *ab = json_object_get(rb, "alloc"), *o, *ka, *kb;
+
+	if (!is_ok(sa) && !is_ok(sb) && !is_ok(ga) && !is_ok(gb) && !is_ok(aa) && !is_ok(ab)) {
+		char why[300];
+
+		snprintf(why, sizeof(why), "no spans, GC pauses or allocations on either side (A: spans %s, gc %s, alloc %s; "
+			 "B: spans %s, gc %s, alloc %s)", *js(sa, "status") ? js(sa, "status") : "absent",
+			 *js(ga, "status") ? js(ga, "status") : "absent", *js(aa, "status") ? js(aa, "status") : "absent",
+			 *js(sb, "status") ? js(sb, "status") : "absent", *js(gb, "status") ? js(gb, "status") : "absent",
+			 *js(ab, "status") ? js(ab, "status") : "absent");
+		return json_pack("{s:s,s:s}", "status", "unavailable", "reason", why);
+	}
+	ka = gc_by_kind(ga);
+	kb = gc_by_kind(gb);
+	o = json_pack("{s:s,s:o,s:o,s:s}", "status", "ok", "spans",
+		      side_by_side(json_object_get(sa, "names"), json_object_get(sb, "names"), "name", NULL, span_nums),
+		      "gc", side_by_side(ka, kb, "runtime", "kind", gc_nums), "note",
+		      "one recording per side: span and GC counts, totals and percentiles are exact per run, allocation "
+		      "bytes estimates; a difference is not a significance test");
+	json_decref(ka);
+	json_decref(kb);
+	if (o && (is_ok(aa) || is_ok(ab))) {
+		json_t *al = json_pack("{s:b}", "estimate", true);
+
+		if (is_ok(aa))
+			json_object_set(al, "est_bytes_a", json_object_get(aa, "est_bytes"));
+		if (is_ok(ab))
+			json_object_set(al, "est_bytes_b", json_object_get(ab, "est_bytes"));
+		json_object_set_new(o, "alloc", al);
+	}
+	return o;
+}

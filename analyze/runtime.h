@@ -53,6 +53,11 @@ typedef int (*an_rt_emit_fn)(void *ctx, char ph, const char *name, const char *c
 			     int64_t begin, int64_t end, json_t *args);
 int an_runtime_trace(const struct pmu_bundle *b, int rep, an_rt_emit_fn emit, void *ctx);
 
+/* Per span name and per GC runtime x kind (summed over incarnations), A's
+ * and B's exact counts, totals and percentiles side by side, and the
+ * allocation estimates: the comparison's "runtime" member (a new object). */
+json_t *an_runtime_compare(json_t *a, json_t *b);
+
 /* The section rendered: text (control characters shown as '?'), CSV
  * tables, and an HTML <section id="runtime"> (escaped), to f. */
 void an_runtime_print(json_t *rt, FILE *f);

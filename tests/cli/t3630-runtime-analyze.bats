@@ -226,3 +226,36 @@ EOF
 	run schema_check "$T/a.json"
 	assert_output "schema errors: 0"
 }
+
+@test "A/B: spans by name and GC pauses by runtime x kind side by side; nothing to compare is said" {
+	a=$(mk a runtime)
+	b=$(mk b runtime)
+	# B's pmu-example paused twice as long in its first young GC
+	$PY - "$b/data/collectors/probes/probes.jsonl" <<'EOF2'
+import json, sys
+out, done = [], False
+for l in open(sys.argv[1]).read().splitlines():
+    r = json.loads(l)
+    if r.get("type") == "gc" and r["runtime"] == "pmu" and not done:
+        r["begin_ns"] -= r["dur_ns"]
+        r["dur_ns"] *= 2
+        done = True
+    out.append(json.dumps(r, separators=(",", ":")))
+open(sys.argv[1], "w").write("\n".join(out) + "\n")
+EOF2
+	rebag "$b"
+	pmuanalyze --json "$a" "$b" >"$T/c.json"
+	run q "$T/c.json" '[(g["runtime"], g["kind"], g["count_a"], g["count_b"], g["total_ns_b"] - g["total_ns_a"]) for g in d["comparison"]["runtime"]["gc"] if g["runtime"] == "pmu"]'
+	assert_output "[('pmu', 'young', 2, 2, 4300000)]"
+	run q "$T/c.json" '[(s["name"], s["presence"], s["count_a"], s["count_b"]) for s in d["comparison"]["runtime"]["spans"]], d["comparison"]["runtime"]["alloc"]["estimate"]'
+	assert_output "([('request', 'both', 100, 100), ('work', 'both', 100, 100)], True)"
+	run schema_check "$T/c.json"
+	assert_output "schema errors: 0"
+	run pmuanalyze "$a" "$b"
+	assert_output --regexp "GC pmu young +pauses 2 -> 2, total 8.600 ms -> 12.900 ms"
+	m=$(mk m minimal)
+	n=$(mk n minimal)
+	pmuanalyze --json "$m" "$n" >"$T/m.json"
+	run q "$T/m.json" 'd["comparison"]["runtime"]["status"], d["comparison"]["runtime"]["reason"][:44]'
+	assert_output "('unavailable', 'no spans, GC pauses or allocations on either')"
+}
