@@ -279,7 +279,7 @@ $(BUILD)/analyze/export.o: $(BUILD)/analyze/profile.pb-c.h
 $(BUILD)/tests/unit/t-export.o: ALL_CFLAGS += -Ianalyze -I$(BUILD)/analyze
 $(BUILD)/tests/unit/t-export.o: $(BUILD)/analyze/profile.pb-c.h
 $(BUILD)/tests/t-export: $(BUILD)/tests/unit/t-export.o $(AN_EXPORT_OBJ) $(BUILD)/analyze/model.o \
-	$(BUILD)/analyze/compare.o $(BUILD)/analyze/trace.o $(BUILD)/analyze/oscall.o $(BUILD)/analyze/symbolize.o $(LIB_A)
+	$(BUILD)/analyze/compare.o $(BUILD)/analyze/trace.o $(BUILD)/analyze/oscall.o $(BUILD)/analyze/runtime.o $(BUILD)/analyze/symbolize.o $(LIB_A)
 	$(call msg,LD,$@)
 	@mkdir -p $(dir $@)
 	$(Q)$(CC) $(ALL_CFLAGS) $(LDFLAGS) -o $@ $^ $(AN_EXPORT_LIBS) $(LIBS)
@@ -288,7 +288,7 @@ $(BUILD)/tests/t-export: $(BUILD)/tests/unit/t-export.o $(AN_EXPORT_OBJ) $(BUILD
 $(BUILD)/pmuanalyze: $(BUILD)/analyze/profile.o $(AN_EXPORT_OBJ)
 $(BUILD)/pmuanalyze: LIBS += $(AN_EXPORT_LIBS)
 $(BUILD)/pmuanalyze: $(BUILD)/analyze/pmuanalyze.o $(BUILD)/analyze/model.o $(BUILD)/analyze/compare.o \
-	$(BUILD)/analyze/trace.o $(BUILD)/analyze/html.o $(BUILD)/analyze/symbolize.o $(BUILD)/analyze/profile.o $(BUILD)/analyze/oscall.o $(LIB_A)
+	$(BUILD)/analyze/trace.o $(BUILD)/analyze/html.o $(BUILD)/analyze/symbolize.o $(BUILD)/analyze/profile.o $(BUILD)/analyze/oscall.o $(BUILD)/analyze/runtime.o $(LIB_A)
 $(BUILD)/mkfixture: $(BUILD)/fixtures/mkfixture.o $(LIB_A)
 $(BUILD)/tests/helpers/sym-dump.o: ALL_CFLAGS += -Ianalyze
 $(BUILD)/sym-dump: $(BUILD)/tests/helpers/sym-dump.o $(BUILD)/analyze/symbolize.o $(LIB_A)
@@ -366,7 +366,7 @@ $(BUILD)/tests/t-collectors: $(BUILD)/tests/unit/t-collectors.o $(filter-out $(B
 $(BUILD)/tests/unit/t-compare.o: ALL_CFLAGS += -Ianalyze
 # (compare.c calls the OS-event section's comparison, which needs the rest
 # of the analyzer's objects)
-$(BUILD)/tests/t-compare: $(BUILD)/tests/unit/t-compare.o $(BUILD)/analyze/compare.o $(BUILD)/analyze/oscall.o \
+$(BUILD)/tests/t-compare: $(BUILD)/tests/unit/t-compare.o $(BUILD)/analyze/compare.o $(BUILD)/analyze/oscall.o $(BUILD)/analyze/runtime.o \
 	$(BUILD)/analyze/symbolize.o $(BUILD)/analyze/model.o $(BUILD)/analyze/profile.o $(BUILD)/analyze/trace.o \
 	$(AN_EXPORT_OBJ) $(LIB_A)
 	$(call msg,LD,$@)

@@ -25,6 +25,7 @@
 
 #include "compare.h"
 #include "oscall.h"
+#include "runtime.h"
 #include "stats.h"
 #include "util.h"
 
@@ -957,11 +958,11 @@ json_t *an_compare(json_t *ra, json_t *rb, const struct an_compare_opts *opts)
 		}
 		json_decref(hw);
 	}
-	return json_pack("{s:b,s:b,s:o,s:o,s:f,s:s,s:o,s:o,s:o,s:o,s:o,s:o}", "comparable", comparable, "same_campaign",
+	return json_pack("{s:b,s:b,s:o,s:o,s:f,s:s,s:o,s:o,s:o,s:o,s:o,s:o,s:o}", "comparable", comparable, "same_campaign",
 			 same_campaign, "comparability", cmpb, "differences", d, "min_effect_percent", opts->min_effect,
 			 "min_effect_source", opts->min_effect_given ? "--min-effect" : "default", "metrics", metrics,
 			 "overhead", overhead(ra, rb, metrics), "host_load", hl, "warnings", warnings, "profile",
-			 profile_diff(ra, rb), "syscalls", an_oscall_compare(ra, rb));
+			 profile_diff(ra, rb), "syscalls", an_oscall_compare(ra, rb), "runtime", an_runtime_compare(ra, rb));
 }
 
 int an_gate_parse(const char *expr, char *metric, size_t n, double *pct, char *why, size_t wn)

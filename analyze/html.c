@@ -33,6 +33,7 @@
 #include "cli.h"
 #include "html.h"
 #include "oscall.h"
+#include "runtime.h"
 #include "model.h"
 #include "util.h"
 
@@ -2010,6 +2011,8 @@ int an_html(json_t *report, json_t *flame, FILE *out)
 		 * collectors' table and in the text and JSON reports */
 		if (!strcmp(sget(json_object_get(report, "oscall"), "status"), "ok"))
 			an_oscall_html(json_object_get(report, "oscall"), out);
+		if (json_object_get(report, "runtime"))
+			an_runtime_html(json_object_get(report, "runtime"), out);
 		counters(out, report);
 		phases(out, report);
 		repetitions(out, report);

@@ -18,6 +18,7 @@
 #include "error.h"
 #include "model.h"
 #include "oscall.h"
+#include "runtime.h"
 #include "profile.h"
 #include "spec_json.h"
 #include "stats.h"
@@ -2468,7 +2469,7 @@ json_t *an_load(const char *path, bool allow_invalid, int trace_rep, const char 
 		const char *offcpu_folded, struct an_prof **prof_out, int *code)
 {
 	struct an_prof *prof = NULL;
-	json_t *pj, *dom, *osj;
+	json_t *pj, *dom, *osj, *rtj;
 	int folded_err = 0;
 
 	if (prof_out)
@@ -2622,6 +2623,16 @@ json_t *an_load(const char *path, bool allow_invalid, int trace_rep, const char 
 								 "--syscall-ring-kb) or fewer calls"));
 		}
 	}
+	/* the runtime evidence of the first repetition (runtime.h): phases at
+	 * the marks, spans, GC pauses, allocations; absence is its finding */
+	rtj = an_runtime_load(&b, 1, fates);
+	if (!rtj)
+		rtj = json_pack("{s:s,s:s,s:s}", "status", "failed", "reason", "out of memory", "remedy", "");
+	if (!strcmp(sget(rtj, "status"), "failed"))
+		json_array_append_new(missing, json_pack("{s:s,s:s,s:O,s:O}", "what", "runtime evidence (probes, "
+							 "spans, allocations)", "status", "failed", "reason",
+							 json_object_get(rtj, "reason"), "remedy",
+							 json_object_get(rtj, "remedy")));
 	wt = wall_time(&fr.s, k, run, fates, osj, &attributing);
 	progs = programs(&fr.s);
 	/* the off-CPU time is a measurement this recording does not have:
@@ -2734,6 +2745,7 @@ json_t *an_load(const char *path, bool allow_invalid, int trace_rep, const char 
 		json_object_set_new(x, "not_measured_groups", not_measured_groups(missing));
 		json_object_set(x, "profile", pj);
 		json_object_set(x, "oscall", osj);
+		json_object_set(x, "runtime", rtj);
 		if (k)
 			json_object_set(x, "counting", k);
 	}
@@ -2752,6 +2764,7 @@ json_t *an_load(const char *path, bool allow_invalid, int trace_rep, const char 
 	json_decref(fl.list);
 	json_decref(pj);
 	json_decref(osj);
+	json_decref(rtj);
 	if (x && folded_err) {
 		json_decref(x);
 		x = NULL;

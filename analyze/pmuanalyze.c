@@ -34,6 +34,7 @@
 #include "html.h"
 #include "model.h"
 #include "oscall.h"
+#include "runtime.h"
 #include "spec.h"
 #include "util.h"
 
@@ -869,6 +870,7 @@ static void print_single(json_t *rep)
 	print_programs(rep);
 	print_profile(rep);
 	an_oscall_print(json_object_get(rep, "oscall"), stdout);
+	an_runtime_print(json_object_get(rep, "runtime"), stdout);
 	printf("\n");
 	print_not_measured(rep);
 	printf("\ncollectors\n");
@@ -1043,6 +1045,46 @@ static void print_compare(json_t *report)
 				       (long long)json_integer_value(json_object_get(r, "count_a")),
 				       (long long)json_integer_value(json_object_get(r, "count_b")),
 				       (long long)json_integer_value(json_object_get(r, "count_delta")), ta, tb,
+				       strcmp(sget(r, "presence"), "both") ? strcmp(sget(r, "presence"), "only-a") ? " (only in B)"
+														     : " (only in A)" : "");
+			}
+		}
+	}
+	{
+		/* spans and GC pauses side by side (runtime.h's an_runtime_compare()) */
+		json_t *rd = json_object_get(cmp, "runtime"), *r;
+		size_t k;
+
+		if (strcmp(sget(rd, "status"), "ok")) {
+			printf("\nruntime evidence not compared: %s\n", sget(rd, "reason"));
+		} else {
+			printf("\nspans and GC pauses: A -> B (one run each: exact counts, totals and p50)\n");
+			json_array_foreach(json_object_get(rd, "spans"), k, r) {
+				char ta[32], tb[32], pa[32], pb[32];
+
+				if (k >= 10)
+					break;
+				fmt_ns((double)json_integer_value(json_object_get(r, "total_ns_a")), ta, sizeof(ta));
+				fmt_ns((double)json_integer_value(json_object_get(r, "total_ns_b")), tb, sizeof(tb));
+				fmt_ns((double)json_integer_value(json_object_get(r, "p50_ns_a")), pa, sizeof(pa));
+				fmt_ns((double)json_integer_value(json_object_get(r, "p50_ns_b")), pb, sizeof(pb));
+				printf("  span %-20s count %lld -> %lld, total %s -> %s, p50 %s -> %s%s\n", sget(r, "name"),
+				       (long long)json_integer_value(json_object_get(r, "count_a")),
+				       (long long)json_integer_value(json_object_get(r, "count_b")), ta, tb,
+				       json_object_get(r, "p50_ns_a") ? pa : "-", json_object_get(r, "p50_ns_b") ? pb : "-",
+				       strcmp(sget(r, "presence"), "both") ? strcmp(sget(r, "presence"), "only-a") ? " (only in B)"
+														     : " (only in A)" : "");
+			}
+			json_array_foreach(json_object_get(rd, "gc"), k, r) {
+				char ta[32], tb[32];
+
+				if (k >= 10)
+					break;
+				fmt_ns((double)json_integer_value(json_object_get(r, "total_ns_a")), ta, sizeof(ta));
+				fmt_ns((double)json_integer_value(json_object_get(r, "total_ns_b")), tb, sizeof(tb));
+				printf("  GC %s %-16s pauses %lld -> %lld, total %s -> %s%s\n", sget(r, "runtime"), sget(r, "kind"),
+				       (long long)json_integer_value(json_object_get(r, "count_a")),
+				       (long long)json_integer_value(json_object_get(r, "count_b")), ta, tb,
 				       strcmp(sget(r, "presence"), "both") ? strcmp(sget(r, "presence"), "only-a") ? " (only in B)"
 														     : " (only in A)" : "");
 			}
@@ -1283,6 +1325,7 @@ static void csv_single(json_t *rep)
 	}
 	csv_profile(json_object_get(rep, "profile"));
 	an_oscall_csv(json_object_get(rep, "oscall"), stdout);
+	an_runtime_csv(json_object_get(rep, "runtime"), stdout);
 	printf("\ntable,metric,unit,n,median,min,max,q1,q3,mad,estimate,status\n");
 	json_array_foreach(json_object_get(json_object_get(rep, "repetitions"), "summary"), i, s) {
 		printf("metrics,");

@@ -30,6 +30,7 @@
 #include "error.h"
 #include "model.h"
 #include "oscall.h"
+#include "runtime.h"
 #include "trace.h"
 
 /*
@@ -336,6 +337,16 @@ static int os_emit(void *ctx, const char *name, const char *cat, int64_t pid, in
 	return emit_complete(ctx, name, cat, pid, tid, begin, end, args);
 }
 
+/* A span, GC pause or JIT compile of the probes stream (an X event) or a
+ * mark (a thread instant) on its thread's track (runtime.h). */
+static int rt_emit(void *ctx, char ph, const char *name, const char *cat, int64_t pid, int64_t tid, int64_t begin,
+		   int64_t end, json_t *args)
+{
+	if (ph == 'i')
+		return emit_instant(ctx, name, cat, "t", pid, tid, begin, args);
+	return emit_complete(ctx, name, cat, pid, tid, begin, end, args);
+}
+
 static json_t *other_data(json_t *run, json_int_t start_ns, json_int_t repeat, int rep, size_t incarnations)
 {
 	json_t *argv = json_object_get(run, "argv");
@@ -405,6 +416,8 @@ int pmu_export_chrome_trace(const struct pmu_bundle *b, int rep, FILE *out)
 	err = put_spans(&t, b, dir);
 	if (!err)
 		err = an_oscall_trace(b, rep, os_emit, &t);
+	if (!err)
+		err = an_runtime_trace(b, rep, rt_emit, &t);
 	if (err)
 		goto out;
 	/* otherData last: only now is the number of incarnations known */

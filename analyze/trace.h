@@ -17,6 +17,10 @@
  * (cat "syscall": name the syscall, args path, fd, bytes, error, dur_ns)
  * and every off-CPU interval (cat "off-cpu": "off-CPU S|D|R|other", args
  * state, syscall, runq_ns) as an X event on its thread (oscall.h).
+ * The probes stream's spans (cat "span", on the thread that began them,
+ * args end_tid and via), GC pauses (cat "gc", "GC RUNTIME KIND") and JIT
+ * compiles (cat "jit") as X events and its marks as thread instants
+ * (runtime.h).
  * Times in microseconds (ts, dur as JSON numbers with up to 3 decimals)
  * relative to the run's start_ns (run.json); pid/tid are the real
  * pids/tids.  otherData carries the run id, argv, and the note that times
