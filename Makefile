@@ -101,7 +101,7 @@ BE_UNITS := $(BE_UNIT_SRC:tests/unit/%.c=$(BUILD)/tests/%)
 
 # examples/ (issue 18): the probes' example, with the header and with its
 # macros empty (bench/probe holds one against the other)
-EXAMPLES := $(BUILD)/pmu-example $(BUILD)/pmu-example-nohdr
+EXAMPLES := $(BUILD)/pmu-example $(BUILD)/pmu-example-nohdr $(BUILD)/bench-probecost $(BUILD)/bench-probecost-nohdr
 TOOLS    := $(BUILD)/pmurec $(BUILD)/pmuvalidate $(BUILD)/pmuanalyze
 HELPERS  := $(BUILD)/mkfixture $(BUILD)/failing-collector $(BUILD)/specgen $(BUILD)/test-collector $(BUILD)/test-marker $(BUILD)/spin-threads $(BUILD)/hw-loop $(BUILD)/thread-exec $(BUILD)/sync-writes $(BUILD)/writer $(BUILD)/bench-sideband $(BUILD)/bench-rdpmc \
 	    $(BUILD)/libhot.so $(BUILD)/hot $(BUILD)/hot-nofp $(BUILD)/sym-dump $(EXAMPLES)
@@ -315,6 +315,14 @@ $(BUILD)/pmu-example: examples/pmu-example.c include/pmu/probe.h include/pmu/mar
 	$(call msg,CC,$@)
 	@mkdir -p $(dir $@)
 	$(Q)$(CC) -std=gnu11 $(WARN) -g -O2 -fno-omit-frame-pointer -Iinclude -pthread -Wl,--build-id -o $@ $<
+$(BUILD)/bench-probecost: bench/probecost.c include/pmu/probe.h include/pmu/mark.h
+	$(call msg,CC,$@)
+	@mkdir -p $(dir $@)
+	$(Q)$(CC) -std=gnu11 $(WARN) -O2 -Iinclude -o $@ $<
+$(BUILD)/bench-probecost-nohdr: bench/probecost.c
+	$(call msg,CC,$@)
+	@mkdir -p $(dir $@)
+	$(Q)$(CC) -std=gnu11 $(WARN) -O2 -DPMU_BENCH_NO_HEADER -o $@ $<
 $(BUILD)/pmu-example-nohdr: examples/pmu-example.c
 	$(call msg,CC,$@)
 	@mkdir -p $(dir $@)
@@ -392,6 +400,7 @@ bench: deps
 	@bench/cohort $(BUILD)
 	@bench/sample $(BUILD)
 	@bench/syscall $(BUILD)
+	@bench/probe $(BUILD)
 
 fixtures: all
 	@fixtures/regen $(BUILD)

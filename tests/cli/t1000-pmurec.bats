@@ -37,7 +37,7 @@ recs() {
 @test "pmurec --version names the version and the spec" {
 	run pmurec --version
 	assert_success
-	assert_output --regexp '^pmurec [0-9]+\.[0-9]+\.[0-9]+ \(spec 1\.7, revision '
+	assert_output --regexp '^pmurec [0-9]+\.[0-9]+\.[0-9]+ \(spec 1\.8, revision '
 }
 
 @test "records sh, ls and sleep as incarnations with parents and exit codes" {
@@ -177,7 +177,7 @@ recs() {
 	run cpy 'len(d["incarnations"]), d["incarnations"][0]["resources"]["fields"]["read_bytes"]["status"], "cpu_user_ns" in d["incarnations"][0]["resources"]' n.bundle/data/cohort.jsonl
 	assert_output "(1, 'unavailable', True)"
 	run py '[(c["name"], c["requested"]) for c in d["collectors"]]' n.bundle/data/run.json
-	assert_output "[('cohort', False), ('control', False), ('counting', False), ('sampling', False), ('syscalls', False), ('sched', False)]"
+	assert_output "[('cohort', False), ('control', False), ('counting', False), ('sampling', False), ('syscalls', False), ('sched', False), ('probes', False), ('alloc', False)]"
 }
 
 @test "mode full: the syscalls and sched collectors run, or say why not and what to do" {
