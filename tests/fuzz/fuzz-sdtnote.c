@@ -8,7 +8,7 @@
  * -Wl,-z,max-page-size=0x10 -Wl,-z,norelro; strip -R .comment: 1 KB);
  * semaphore-elf64, python:gc__start with a semaphore (_SDT_HAS_SEMAPHORES,
  * python_gc__start_semaphore in .probes), built the same way;
- * probes3-rel64.o, the first's source as a relocatable object (gcc -Os -c).
+ * probes3-rel64, the first's source as a relocatable object (gcc -Os -c).
  *
  * Asserted: the reader answers 0 or PMU_ERR_CORRUPT (never another error:
  * the input is in memory); every probe handed to fn has a nonempty
