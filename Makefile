@@ -138,6 +138,9 @@ BPF_ARCH_ppc64le     := powerpc
 BPF_ARCH_loongarch64 := loongarch
 BPF_UNAME_M     := $(shell uname -m)
 BPF_ARCH        := $(or $(BPF_ARCH_$(BPF_UNAME_M)),$(BPF_UNAME_M))
+# a cross build's objects are compiled against the build host's vmlinux.h
+# (regs.bpf.h declares what another architecture's registers need)
+BPF_FOREIGN     := $(if $(filter $(BPF_ARCH),$(or $(BPF_ARCH_$(BPF_UNAME_M)),$(BPF_UNAME_M))),,-DPMU_BPF_FOREIGN_VMLINUX)
 BPF_MISSING     := $(strip $(if $(filter 1,$(BPF)),,disabled with BPF=$(BPF);) \
 	$(if $(shell command -v $(BPF_CLANG) 2>/dev/null),,'$(BPF_CLANG)' not found;) \
 	$(if $(BPFTOOL),,bpftool not found;) \
@@ -189,7 +192,7 @@ $(BPF_DIR)/follow.min.btf.o: $(BPF_DIR)/follow.min.btf.c
 # reason) instead, and its probe says unavailable.
 $(BPF_DIR)/%.bpf.o: backends/linux/bpf/%.bpf.c backends/linux/bpf/%.h backends/linux/bpf/cohort.bpf.h backends/linux/bpf/regs.bpf.h backends/linux/bpf/cohort.h $(BPF_DIR)/vmlinux.h
 	$(call msg,BPF,$@)
-	$(Q)$(BPF_CLANG) -target bpf -O2 -g -D__TARGET_ARCH_$(BPF_ARCH) -I$(BPF_DIR) -Ibackends/linux/bpf $(BPF_CFLAGS_$*) \
+	$(Q)$(BPF_CLANG) -target bpf -O2 -g -D__TARGET_ARCH_$(BPF_ARCH) $(BPF_FOREIGN) -I$(BPF_DIR) -Ibackends/linux/bpf $(BPF_CFLAGS_$*) \
 		-Wall -Werror -c $< -o $@.tmp.o
 	$(Q)$(BPFTOOL) gen object $@ $@.tmp.o && rm -f $@.tmp.o
 $(BPF_DIR)/%.skel.h: $(BPF_DIR)/%.bpf.o
@@ -201,7 +204,9 @@ $(BUILD)/backends/linux/sched.o: ALL_CFLAGS += -I$(BPF_DIR) -DPMU_BPF_BUILT=1
 $(BUILD)/backends/linux/sched.o: $(BPF_DIR)/sched.skel.h
 # <bpf/usdt.bpf.h> includes <linux/errno.h>, whose <asm/errno.h> is under
 # the host's multiarch directory
-BPF_CFLAGS_probes := $(addprefix -I,$(wildcard /usr/include/$(shell $(CC) -dumpmachine 2>/dev/null)))
+# (a cross compiler's own include directory in a cross build)
+BPF_CFLAGS_probes := $(addprefix -I,$(patsubst %/asm/errno.h,%,$(firstword $(wildcard /usr/include/$(shell $(CC) -dumpmachine 2>/dev/null)/asm/errno.h \
+	/usr/$(shell $(CC) -dumpmachine 2>/dev/null)/include/asm/errno.h))))
 $(BUILD)/backends/linux/probes.o: ALL_CFLAGS += -I$(BPF_DIR) -DPMU_BPF_BUILT=1
 $(BUILD)/backends/linux/probes.o: $(BPF_DIR)/probes.skel.h
 $(BUILD)/backends/linux/alloc.o: ALL_CFLAGS += -I$(BPF_DIR) -DPMU_BPF_BUILT=1

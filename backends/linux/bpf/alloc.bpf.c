@@ -33,6 +33,8 @@
 #include <bpf/bpf_helpers.h>
 #include <bpf/bpf_tracing.h>
 
+#include "regs.bpf.h" /* before the PT_REGS_* macros are used: a cross build needs it */
+
 #include "alloc.h"
 #include "cohort.bpf.h"
 

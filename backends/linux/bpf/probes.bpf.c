@@ -32,6 +32,8 @@
 #include <bpf/bpf_core_read.h>
 #include <bpf/bpf_helpers.h>
 #include <bpf/bpf_tracing.h>
+
+#include "regs.bpf.h" /* before the PT_REGS_* macros are used: a cross build needs it */
 #include <bpf/usdt.bpf.h>
 
 #include "probes.h"

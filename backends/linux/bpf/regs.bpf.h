@@ -27,4 +27,22 @@ struct pt_regs___pmu_arm64 {
 
 #define PMU_ARM64_REGS(r) ((const struct pt_regs___pmu_arm64 *)(r))
 
+/*
+ * A cross build compiles against the build host's vmlinux.h (the Makefile
+ * defines PMU_BPF_FOREIGN_VMLINUX then): bpf_tracing.h's PT_REGS_* macros,
+ * which uprobe and USDT programs use (BPF_KPROBE, <bpf/usdt.bpf.h>), cast
+ * the context to arm64's struct user_pt_regs, which x86-64's vmlinux.h does
+ * not have.  Declared here with preserve_access_index, its fields are
+ * relocated by libbpf against the running (arm64) kernel's.  Include this
+ * before <bpf/bpf_tracing.h>'s macros are used.
+ */
+#if defined(PMU_BPF_FOREIGN_VMLINUX) && defined(__TARGET_ARCH_arm64)
+struct user_pt_regs {
+	__u64 regs[31];
+	__u64 sp;
+	__u64 pc;
+	__u64 pstate;
+} __attribute__((preserve_access_index));
+#endif
+
 #endif
