@@ -74,7 +74,7 @@
 #define REORDER_NS 50000000ull   /* records younger than this wait for older ones */
 #define DRAIN_NS 10000000ull     /* a drain gives the loop back after this */
 #define HOLD_NS 3000000000ull    /* a record of a task not reported yet waits this long */
-#define RING_BYTES (4u << 20)
+#define RING_BYTES (8u << 20)      /* as the syscalls collector's default */
 #define HEAP_MAX 16384           /* records in the reorder heap (at most ~11 MiB) */
 #define RING_HELD (-ENOBUFS)     /* on_sample: the heap is full, the rest stays in the ring */
 #define OPEN_MAX 65536           /* begins waiting for their end */
