@@ -267,3 +267,19 @@ kill_run() {
 	run jq -s --argjson e "$end" '[.[] | select(.type == "span" and .end_ns > $e)] | length' "$P/probes.jsonl"
 	assert_output 0
 }
+
+@test "--pid: a running pmu-example's probes attached from now, its spans recorded, the bundle valid" {
+	pmu-example --requests 100000000 --quiet 2>/dev/null &
+	pid=$!
+	sleep 0.5
+	# 3 s of it, then the cohort is stopped (SIGTERM)
+	rec --max-duration 3000 --pid "$pid"
+	kill "$pid" 2>/dev/null || true
+	wait "$pid" || true
+	run pmuvalidate "$B"
+	assert_success
+	run jq -r 'select(.type == "probe") | "\(.binary == "'"$PMU_BUILD"'/pmu-example") \(.attached)"' "$P/probes.jsonl"
+	assert_equal "$(printf '%s\n' "${lines[@]}" | sort -u)" "true true"
+	run jq -s --argjson p "$pid" '[.[] | select(.type == "span")] | [length > 0, all(.pid == $p)]' -c "$P/probes.jsonl"
+	assert_output "[true,true]" || fail "$(recs summary)"
+}
