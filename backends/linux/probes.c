@@ -74,7 +74,7 @@
 #define REORDER_NS 50000000ull   /* records younger than this wait for older ones */
 #define DRAIN_NS 10000000ull     /* a drain gives the loop back after this */
 #define HOLD_NS 3000000000ull    /* a record of a task not reported yet waits this long */
-#define RING_BYTES (4u << 20)
+#define RING_BYTES (8u << 20)      /* as the syscalls collector's default */
 #define HEAP_MAX 16384           /* records in the reorder heap (at most ~11 MiB) */
 #define RING_HELD (-ENOBUFS)     /* on_sample: the heap is full, the rest stays in the ring */
 #define OPEN_MAX 65536           /* begins waiting for their end */
@@ -202,6 +202,7 @@ struct prs {
 	size_t nopen;
 	/* counts */
 	uint64_t spans, marks, gcs, raw_hits, unended, unmatched, unattributed, malformed, others;
+	uint64_t orphans;          /* spans written without their parent (its begin not seen) */
 	char malformed_first[200];
 	uint64_t stop_t;
 	uint64_t lost[LOSS_N];
@@ -555,8 +556,13 @@ static void hit(struct prs *s, const union pmu_prb_rec *r, const struct pmu_inca
 		e = &s->open[i - 1];
 		if ((o = rec_base("span", t, in->id, pid))) {
 			set_id(o, "id", e->key);
-			if (e->parent)
+			/* a parent whose begin was not seen (begun before the probe
+			 * was attached, or lost) is not in the stream: the span is
+			 * written without the link, and the lifecycle counts it */
+			if (e->parent && open_find(s, O_SPAN, in->id, e->parent, NULL))
 				set_id(o, "parent", e->parent);
+			else if (e->parent)
+				s->orphans++;
 			json_object_set_new(o, "tid", json_integer(e->tid));
 			json_object_set_new(o, "end_tid", json_integer(tid));
 			json_object_set_new(o, "name", json_string(e->name ? e->name : ""));
@@ -1588,6 +1594,19 @@ static int prb_emit(void *state, struct pmu_collector_env *env, const struct pmu
 	}
 	if (s->malformed)
 		pmu_lc_lost(env->lc, "malformed", win->end_ns, s->malformed, s->malformed_first);
+	if (s->orphans) {
+		char ev[700];
+		size_t natt = 0;
+
+		for (size_t i = 0; i < s->np; i++)
+			natt += s->p[i].attached;
+		snprintf(ev, sizeof(ev),
+			 "%zu of %zu USDT probes attached (uprobes, pid -1) in %zu objects, cohort filter in the kernel "
+			 "(members); %" PRIu64 " spans written without their parent, whose begin was not seen (begun "
+			 "before span_begin was attached, or lost)",
+			 natt, s->np, s->nobjs, s->orphans);
+		pmu_lc_set_evidence(env->lc, ev);
+	}
 	pmu_lc_step(env->lc, "detached", win->end_ns);
 	failure(s);
 	if (s->failed_why[0])
