@@ -824,16 +824,20 @@ static int pass_index(struct rt *r)
 
 /* ---- pass 2: spans, GC pauses, the probes stream ------------------------------------ */
 
-/* The name path of a span, outermost first, "a>b>c": "?" where a parent
- * is not in the index, cut at RT_DEPTH (and on a cycle). */
-static int span_path(struct rt *r, long inc, const char *id, char *out, size_t n, int *depth)
+/* The name path of a span (its name, and its parent's id when it has one),
+ * outermost first, "a>b>c": "?" where a parent is not in the index (past
+ * its bound, or not in the stream), cut at RT_DEPTH (and on a cycle). */
+static void span_path(struct rt *r, long inc, const char *name, const char *parent, char *out, size_t n, int *depth)
 {
 	uint32_t chain[RT_DEPTH];
 	int k = 0;
 	bool unknown = false;
-	struct sp *e = sp_find(r, span_key(inc, id));
+	struct sp *e = parent ? sp_find(r, span_key(inc, parent)) : NULL;
 	size_t l = 0;
 
+	chain[k++] = name_num(r, name);
+	if (parent && !e)
+		unknown = true;
 	while (e && k < RT_DEPTH) {
 		chain[k++] = e->name;
 		if (!e->has_parent)
@@ -841,20 +845,19 @@ static int span_path(struct rt *r, long inc, const char *id, char *out, size_t n
 		if (!(e = sp_find(r, e->parent)))
 			unknown = true;
 	}
-	if (!k)
-		return -1;
 	out[0] = 0;
 	if (unknown)
 		l += (size_t)snprintf(out, n, "?>");
 	for (int i = k; i-- > 0 && l < n;)
 		l += (size_t)snprintf(out + l, n - l, "%s%s", an_ids_name(&r->names, chain[i]), i ? ">" : "");
 	*depth = k + (unknown ? 1 : 0);
-	return 0;
+	if (unknown)
+		r->unresolved++;
 }
 
 static void span_seen(struct rt *r, const struct pmu_jrec *rec, bool usdt)
 {
-	char id[128], name[256], path[2048];
+	char id[128], name[256], par[128], path[2048];
 	uint64_t a, z;
 	long inc = inc_of(r, rec);
 	struct grp *g;
@@ -867,10 +870,7 @@ static void span_seen(struct rt *r, const struct pmu_jrec *rec, bool usdt)
 		r->spans_usdt++;
 	else
 		r->spans_ctl++;
-	if (span_path(r, inc, id, path, sizeof(path), &depth)) {
-		r->unresolved++;
-		snprintf(path, sizeof(path), "%s", name);
-	}
+	span_path(r, inc, name, jstrb(rec, "parent", par, sizeof(par)) ? par : NULL, path, sizeof(path), &depth);
 	if ((g = gt_get(r, &r->paths, path))) {
 		grp_dur(r, g, z - a);
 		g->depth = depth;
@@ -1811,6 +1811,9 @@ void an_runtime_print(json_t *rt, FILE *f)
 					      : 0),
 				"", (long long)ji(x, "count"), a, b, c, d);
 		}
+		if (ji(json_object_get(rt, "table_overflow"), "spans_indexed"))
+			fprintf(f, "  (%lld spans past the index's bound of %u: their ancestors are shown as ?)\n",
+				(long long)ji(json_object_get(rt, "table_overflow"), "spans_indexed"), RT_SPANS_MAX);
 		fputs("  by name:", f);
 		json_array_foreach(json_object_get(sp, "names"), i, x) {
 			if (i >= 10)
