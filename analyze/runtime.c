@@ -1246,10 +1246,11 @@ static const char *const alloc_remedy = "record with pmurec --alloc (or --alloc-
 
 static json_t *probes_json(struct rt *r, json_t *fates)
 {
-	json_t *o, *jit = json_array();
+	json_t *o, *jit;
 
 	if (!r->have_probes)
 		return absent(fates, "probes", "probes stream", probes_remedy);
+	jit = json_array();
 	for (size_t i = 0; i < r->jits.keys.n; i++) {
 		const char *k = an_ids_name(&r->jits.keys, i), *sep = strchr(k, '\x1f');
 		json_t *row = json_object();
