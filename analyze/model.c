@@ -1830,7 +1830,9 @@ static json_t *phases(const struct pmu_bundle *b, json_t *run, const struct scan
 	o = json_pack("{s:o,s:o,s:s}", "phases", out, "marks", mk.list, "note",
 		      json_array_size(out) ? "the counters and totals cover the whole run: this bundle has no "
 					     "time-resolved evidence to split them by phase"
-					   : "no pmurec:delay-end mark (pmurec --delay): the run is one phase");
+					   : "no pmurec:delay-end mark (pmurec --delay): the counters' run is one phase; "
+					     "the program's own marks (startup-end, warmup-end) cut the runtime evidence "
+					     "(runtime.phases)");
 	if (o && mk.omitted)
 		json_object_set_new(o, "marks_omitted", json_integer(mk.omitted));
 	return o;
