@@ -1900,6 +1900,15 @@ void an_runtime_print(json_t *rt, FILE *f)
 			put_safe(f, json_object_get(x, "frames") ? js(x, "frames") : js(x, "chain"));
 			fputs(")\n", f);
 		}
+		{
+			json_t *l = json_object_get(al, "lost");
+			json_int_t n = ji(l, "reserve") + ji(l, "pending_map") + ji(l, "live_map") + ji(l, "channel");
+
+			if (n)
+				fprintf(f, "  lost: %lld samples (ring %lld, pending %lld, live map %lld, channel %lld): the "
+					   "estimates are lower bounds\n", (long long)n, (long long)ji(l, "reserve"),
+					(long long)ji(l, "pending_map"), (long long)ji(l, "live_map"), (long long)ji(l, "channel"));
+		}
 		if (json_object_get(al, "chains_symbolized")) {
 			fputs("  chains: ", f);
 			put_safe(f, js(al, "chains_symbolized"));
@@ -1912,11 +1921,13 @@ void an_runtime_print(json_t *rt, FILE *f)
 			bytes_text((double)ji(x, "est_bytes"), b, sizeof(b));
 			fputs("  ", f);
 			put_safe(f, json_object_get(x, "program") ? js(x, "program") : js(x, "inc"));
-			fprintf(f, " (pid %lld, %s): ~%s allocated, live at %s ~%s (estimate, %lld samples not freed)%s\n",
+			fprintf(f, " (pid %lld, %s): ~%s allocated, live at %s ~%s (estimate, %lld samples not freed)",
 				(long long)ji(x, "pid"), js(x, "inc"), b,
 				json_is_true(json_object_get(x, "exited")) ? "exit" : "the stop", a,
-				(long long)ji(x, "live_samples"),
-				ji(x, "dropped") ? " (samples dropped: see --json)" : "");
+				(long long)ji(x, "live_samples"));
+			if (ji(x, "dropped"))
+				fprintf(f, "; %lld samples dropped, in no estimate", (long long)ji(x, "dropped"));
+			fputc('\n', f);
 		}
 	}
 }

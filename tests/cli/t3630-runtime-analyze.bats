@@ -318,3 +318,16 @@ EOF2
 	assert_output "[('tick', 300000, 1300, 1600, 1600, True)]"
 	rss_under "$(cat "$T/rss")" 65536
 }
+
+@test "mkfixture runtime --loss, tolerated: the loss is in the section and in what was not measured" {
+	b="$T/l"
+	mkfixture runtime "$b" --loss --tolerate-loss >/dev/null
+	pmuanalyze --json "$b" >"$T/l.json"
+	run q "$T/l.json" 'r["probes"]["lost"]["reserve"], r["alloc"]["lost"]["reserve"], [x["status"] for x in d["not_measured"] if x["what"] == "runtime evidence (loss)"]'
+	assert_output "(3, 2, ['degraded'])"
+	run pmuanalyze "$b"
+	assert_output --partial "lost: 2 samples (ring 2, pending 0, live map 0, channel 0): the estimates are lower bounds"
+	assert_output --partial "2 samples dropped, in no estimate"
+	run schema_check "$T/l.json"
+	assert_output "schema errors: 0"
+}
