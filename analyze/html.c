@@ -2011,7 +2011,9 @@ int an_html(json_t *report, json_t *flame, FILE *out)
 		 * collectors' table and in the text and JSON reports */
 		if (!strcmp(sget(json_object_get(report, "oscall"), "status"), "ok"))
 			an_oscall_html(json_object_get(report, "oscall"), out);
-		if (json_object_get(report, "runtime"))
+		/* likewise the runtime evidence: shown where it has spans, marks
+		 * or a runtime stream */
+		if (!strcmp(sget(json_object_get(report, "runtime"), "status"), "ok"))
 			an_runtime_html(json_object_get(report, "runtime"), out);
 		counters(out, report);
 		phases(out, report);

@@ -1830,7 +1830,9 @@ static json_t *phases(const struct pmu_bundle *b, json_t *run, const struct scan
 	o = json_pack("{s:o,s:o,s:s}", "phases", out, "marks", mk.list, "note",
 		      json_array_size(out) ? "the counters and totals cover the whole run: this bundle has no "
 					     "time-resolved evidence to split them by phase"
-					   : "no pmurec:delay-end mark (pmurec --delay): the run is one phase");
+					   : "no pmurec:delay-end mark (pmurec --delay): the counters' run is one phase; "
+					     "the program's own marks (startup-end, warmup-end) cut the runtime evidence "
+					     "(runtime.phases)");
 	if (o && mk.omitted)
 		json_object_set_new(o, "marks_omitted", json_integer(mk.omitted));
 	return o;
@@ -2633,6 +2635,31 @@ json_t *an_load(const char *path, bool allow_invalid, int trace_rep, const char 
 							 "spans, allocations)", "status", "failed", "reason",
 							 json_object_get(rtj, "reason"), "remedy",
 							 json_object_get(rtj, "remedy")));
+	{
+		/* loss of runtime evidence (tolerated by --allow-loss): said in the
+		 * not-measured list as well as the section */
+		json_t *pl = json_object_get(json_object_get(rtj, "probes"), "lost"),
+		       *al = json_object_get(json_object_get(rtj, "alloc"), "lost");
+		json_int_t lp = json_integer_value(json_object_get(pl, "reserve")) +
+				json_integer_value(json_object_get(pl, "open_map")) +
+				json_integer_value(json_object_get(pl, "inc_map")),
+			   la = json_integer_value(json_object_get(al, "reserve")) +
+				json_integer_value(json_object_get(al, "pending_map")) +
+				json_integer_value(json_object_get(al, "live_map")) +
+				json_integer_value(json_object_get(al, "channel"));
+
+		if (lp > 0 || la > 0) {
+			char why[400];
+
+			snprintf(why, sizeof(why), "%lld probe hits and %lld allocation samples lost (the bundle tolerates "
+				 "loss: pmurec --allow-loss); span, GC and allocation figures are lower bounds",
+				 (long long)lp, (long long)la);
+			json_array_append_new(missing, json_pack("{s:s,s:s,s:s,s:s}", "what", "runtime evidence (loss)",
+								 "status", "degraded", "reason", why, "remedy",
+								 "record again with fewer events or a larger sampling "
+								 "interval (--alloc-sample)"));
+		}
+	}
 	wt = wall_time(&fr.s, k, run, fates, osj, &attributing);
 	progs = programs(&fr.s);
 	/* the off-CPU time is a measurement this recording does not have:

@@ -824,16 +824,20 @@ static int pass_index(struct rt *r)
 
 /* ---- pass 2: spans, GC pauses, the probes stream ------------------------------------ */
 
-/* The name path of a span, outermost first, "a>b>c": "?" where a parent
- * is not in the index, cut at RT_DEPTH (and on a cycle). */
-static int span_path(struct rt *r, long inc, const char *id, char *out, size_t n, int *depth)
+/* The name path of a span (its name, and its parent's id when it has one),
+ * outermost first, "a>b>c": "?" where a parent is not in the index (past
+ * its bound, or not in the stream), cut at RT_DEPTH (and on a cycle). */
+static void span_path(struct rt *r, long inc, const char *name, const char *parent, char *out, size_t n, int *depth)
 {
 	uint32_t chain[RT_DEPTH];
 	int k = 0;
 	bool unknown = false;
-	struct sp *e = sp_find(r, span_key(inc, id));
+	struct sp *e = parent ? sp_find(r, span_key(inc, parent)) : NULL;
 	size_t l = 0;
 
+	chain[k++] = name_num(r, name);
+	if (parent && !e)
+		unknown = true;
 	while (e && k < RT_DEPTH) {
 		chain[k++] = e->name;
 		if (!e->has_parent)
@@ -841,20 +845,19 @@ static int span_path(struct rt *r, long inc, const char *id, char *out, size_t n
 		if (!(e = sp_find(r, e->parent)))
 			unknown = true;
 	}
-	if (!k)
-		return -1;
 	out[0] = 0;
 	if (unknown)
 		l += (size_t)snprintf(out, n, "?>");
 	for (int i = k; i-- > 0 && l < n;)
 		l += (size_t)snprintf(out + l, n - l, "%s%s", an_ids_name(&r->names, chain[i]), i ? ">" : "");
 	*depth = k + (unknown ? 1 : 0);
-	return 0;
+	if (unknown)
+		r->unresolved++;
 }
 
 static void span_seen(struct rt *r, const struct pmu_jrec *rec, bool usdt)
 {
-	char id[128], name[256], path[2048];
+	char id[128], name[256], par[128], path[2048];
 	uint64_t a, z;
 	long inc = inc_of(r, rec);
 	struct grp *g;
@@ -867,10 +870,7 @@ static void span_seen(struct rt *r, const struct pmu_jrec *rec, bool usdt)
 		r->spans_usdt++;
 	else
 		r->spans_ctl++;
-	if (span_path(r, inc, id, path, sizeof(path), &depth)) {
-		r->unresolved++;
-		snprintf(path, sizeof(path), "%s", name);
-	}
+	span_path(r, inc, name, jstrb(rec, "parent", par, sizeof(par)) ? par : NULL, path, sizeof(path), &depth);
 	if ((g = gt_get(r, &r->paths, path))) {
 		grp_dur(r, g, z - a);
 		g->depth = depth;
@@ -1246,10 +1246,11 @@ static const char *const alloc_remedy = "record with pmurec --alloc (or --alloc-
 
 static json_t *probes_json(struct rt *r, json_t *fates)
 {
-	json_t *o, *jit = json_array();
+	json_t *o, *jit;
 
 	if (!r->have_probes)
 		return absent(fates, "probes", "probes stream", probes_remedy);
+	jit = json_array();
 	for (size_t i = 0; i < r->jits.keys.n; i++) {
 		const char *k = an_ids_name(&r->jits.keys, i), *sep = strchr(k, '\x1f');
 		json_t *row = json_object();
@@ -1811,6 +1812,9 @@ void an_runtime_print(json_t *rt, FILE *f)
 					      : 0),
 				"", (long long)ji(x, "count"), a, b, c, d);
 		}
+		if (ji(json_object_get(rt, "table_overflow"), "spans_indexed"))
+			fprintf(f, "  (%lld spans past the index's bound of %u: their ancestors are shown as ?)\n",
+				(long long)ji(json_object_get(rt, "table_overflow"), "spans_indexed"), RT_SPANS_MAX);
 		fputs("  by name:", f);
 		json_array_foreach(json_object_get(sp, "names"), i, x) {
 			if (i >= 10)
@@ -1896,6 +1900,15 @@ void an_runtime_print(json_t *rt, FILE *f)
 			put_safe(f, json_object_get(x, "frames") ? js(x, "frames") : js(x, "chain"));
 			fputs(")\n", f);
 		}
+		{
+			json_t *l = json_object_get(al, "lost");
+			json_int_t n = ji(l, "reserve") + ji(l, "pending_map") + ji(l, "live_map") + ji(l, "channel");
+
+			if (n)
+				fprintf(f, "  lost: %lld samples (ring %lld, pending %lld, live map %lld, channel %lld): the "
+					   "estimates are lower bounds\n", (long long)n, (long long)ji(l, "reserve"),
+					(long long)ji(l, "pending_map"), (long long)ji(l, "live_map"), (long long)ji(l, "channel"));
+		}
 		if (json_object_get(al, "chains_symbolized")) {
 			fputs("  chains: ", f);
 			put_safe(f, js(al, "chains_symbolized"));
@@ -1908,11 +1921,13 @@ void an_runtime_print(json_t *rt, FILE *f)
 			bytes_text((double)ji(x, "est_bytes"), b, sizeof(b));
 			fputs("  ", f);
 			put_safe(f, json_object_get(x, "program") ? js(x, "program") : js(x, "inc"));
-			fprintf(f, " (pid %lld, %s): ~%s allocated, live at %s ~%s (estimate, %lld samples not freed)%s\n",
+			fprintf(f, " (pid %lld, %s): ~%s allocated, live at %s ~%s (estimate, %lld samples not freed)",
 				(long long)ji(x, "pid"), js(x, "inc"), b,
 				json_is_true(json_object_get(x, "exited")) ? "exit" : "the stop", a,
-				(long long)ji(x, "live_samples"),
-				ji(x, "dropped") ? " (samples dropped: see --json)" : "");
+				(long long)ji(x, "live_samples"));
+			if (ji(x, "dropped"))
+				fprintf(f, "; %lld samples dropped, in no estimate", (long long)ji(x, "dropped"));
+			fputc('\n', f);
 		}
 	}
 }

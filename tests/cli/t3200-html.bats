@@ -88,7 +88,8 @@ self_contained() {
 	assert_success
 	self_contained "$T/r.html"
 	run text "$T/r.html" --sections
-	assert_output "warnings summary run not-measured collectors processes flamegraph counters repetitions"
+	# (the fixture's spans and warmup-end mark make the runtime section)
+	assert_output "warnings summary run not-measured collectors processes flamegraph runtime counters repetitions"
 	# a chart per metric with values (in this fixture wall, task-clock,
 	# page-faults, the five command.* totals, three span names)
 	n=$(pmuanalyze --json "$b" | $PY -c 'import json,sys; print(sum(1 for s in json.load(sys.stdin)["repetitions"]["summary"] if s["status"] == "ok"))')

@@ -137,7 +137,7 @@ sleep;[clock_nanosleep] 108890000"
 
 @test "an unavailable sched collector: the off-CPU section gives its reason and remedy" {
 	b=$(os a --no-sched)
-	printf '%s\n' '{"type":"header","spec":"1.7","stream":"lifecycle","units":{"t_ns":"ns","count":"count"}}' \
+	printf '%s\n' '{"type":"header","spec":"1.8","stream":"lifecycle","units":{"t_ns":"ns","count":"count"}}' \
 		'{"type":"lifecycle","t_ns":1000000100,"event":"requested"}' \
 		'{"type":"lifecycle","t_ns":1000000110,"event":"probed","status":"unavailable","reason":"no CAP_BPF","remedy":"run pmurec as root"}' \
 		'{"type":"lifecycle","t_ns":1000000120,"event":"final","status":"unavailable","reason":"no CAP_BPF","remedy":"run pmurec as root"}' \

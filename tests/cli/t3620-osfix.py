@@ -34,8 +34,10 @@ def hist(durs):
 
 
 def dump(path, stream, units, recs):
+    # the bag's spec version (the streams' header names the same)
+    spec = json.load(open(path.split("/data/")[0] + "/data/run.json"))["spec"]
     with open(path, "w") as f:
-        f.write(json.dumps({"type": "header", "spec": "1.7", "stream": stream, "units": units},
+        f.write(json.dumps({"type": "header", "spec": spec, "stream": stream, "units": units},
                            separators=(",", ":")) + "\n")
         for r in recs:
             f.write(json.dumps(r, separators=(",", ":")) + "\n")

@@ -259,3 +259,75 @@ EOF2
 	run q "$T/m.json" 'd["comparison"]["runtime"]["status"], d["comparison"]["runtime"]["reason"][:44]'
 	assert_output "('unavailable', 'no spans, GC pauses or allocations on either')"
 }
+
+@test "memory stays bounded: 301000 spans, past the span index's bound, with their overflow counted" {
+	b=$(mk big runtime)
+	# java (i4, tid 9005) runs 1000 batches of 300 ticks each from 2.0 s
+	$PY - "$b" <<'EOF2'
+import json, sys
+p = sys.argv[1] + "/data/collectors/probes/probes.jsonl"
+lines = open(p).read().splitlines()
+head, recs = lines[0], [json.loads(l) for l in lines[1:]]
+new = []
+nid = 10**9
+t = 2000000000
+for b in range(1000):
+    bid = nid; nid += 1
+    b0 = t
+    for k in range(300):
+        a = t + 100
+        z = a + 1000 + (k % 7) * 100
+        new.append({"type": "span", "t_ns": z, "id": str(nid), "parent": str(bid), "inc": "i4", "pid": 9005, "tid": 9005,
+                    "end_tid": 9005, "name": "tick", "begin_ns": a, "end_ns": z, "via": "usdt"})
+        nid += 1
+        t = z
+    t += 100
+    new.append({"type": "span", "t_ns": t, "id": str(bid), "inc": "i4", "pid": 9005, "tid": 9005, "end_tid": 9005,
+                "name": "batch", "begin_ns": b0, "end_ns": t, "via": "usdt"})
+    t += 100
+tail = [r for r in recs if r["type"] in ("probe", "summary")]
+body = [r for r in recs if r["type"] not in ("probe", "summary")]
+ordered = [r for r in body if r["type"] == "config"] + sorted([r for r in body if r["type"] != "config"] + new, key=lambda r: r["t_ns"])
+for r in tail:
+    if r["type"] == "summary":
+        r["spans"] += len(new)
+        r["hits"] += 2 * len(new)
+    if r["type"] == "probe" and r["name"] in ("span_begin", "span_end"):
+        r["hits"] += len(new)
+with open(p, "w") as f:
+    f.write(head + "\n")
+    for r in ordered + tail:
+        f.write(json.dumps(r, separators=(",", ":")) + "\n")
+recs = [json.loads(l) for l in open(p).read().splitlines()[1:]]
+h = sum(r["hits"] for r in recs if r["type"] == "probe")
+L = open(p).read().splitlines()
+out = [L[0]]
+for l in L[1:]:
+    r = json.loads(l)
+    if r["type"] == "summary":
+        r["hits"] = h
+    out.append(json.dumps(r, separators=(",", ":")))
+open(p, "w").write("\n".join(out) + "\n")
+EOF2
+	rebag "$b"
+	/usr/bin/time -f '%M' -o "$T/rss" pmuanalyze --json "$b" >"$T/big.json"
+	run q "$T/big.json" 'sorted((p["path"], p["count"]) for p in r["spans"]["paths"]), r["table_overflow"]["spans_indexed"], r["spans"]["unresolved_paths"]'
+	assert_output "([('?>tick', 39000), ('batch', 1000), ('batch>tick', 261000), ('request', 100), ('request>work', 100)], 39056, 39000)"
+	# every duration kept: the percentiles are exact
+	run q "$T/big.json" '[(n["name"], n["count"], n["p50_ns"], n["p90_ns"], n["max_ns"], n["percentiles_exact"]) for n in r["spans"]["names"] if n["name"] == "tick"]'
+	assert_output "[('tick', 300000, 1300, 1600, 1600, True)]"
+	rss_under "$(cat "$T/rss")" 65536
+}
+
+@test "mkfixture runtime --loss, tolerated: the loss is in the section and in what was not measured" {
+	b="$T/l"
+	mkfixture runtime "$b" --loss --tolerate-loss >/dev/null
+	pmuanalyze --json "$b" >"$T/l.json"
+	run q "$T/l.json" 'r["probes"]["lost"]["reserve"], r["alloc"]["lost"]["reserve"], [x["status"] for x in d["not_measured"] if x["what"] == "runtime evidence (loss)"]'
+	assert_output "(3, 2, ['degraded'])"
+	run pmuanalyze "$b"
+	assert_output --partial "lost: 2 samples (ring 2, pending 0, live map 0, channel 0): the estimates are lower bounds"
+	assert_output --partial "2 samples dropped, in no estimate"
+	run schema_check "$T/l.json"
+	assert_output "schema errors: 0"
+}
