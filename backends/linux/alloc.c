@@ -71,6 +71,8 @@
 #endif
 
 #define REORDER_NS 50000000ull   /* records younger than this wait for older ones */
+/* preload: stamped in the processes, before a send that a preemption may delay */
+#define PRELOAD_REORDER_NS 250000000ull
 #define HOLD_NS 3000000000ull    /* a record of a task not reported yet waits this long */
 #define DRAIN_NS 10000000ull     /* a drain gives the loop back after this */
 #define RING_BYTES (4u << 20)
@@ -388,7 +390,16 @@ static int process(struct allocc *s, struct item *it, uint64_t now, bool final)
 		return 0;
 	}
 	if (it->t < s->last_written) {
-		refuse(s, "alloc record arrived after later records were written");
+		/* preload: stamped in the process, which may be preempted
+		 * between its clock and its send for longer than the reorder
+		 * window; what cannot be placed in time order is lost, said so */
+		if (!s->preload) {
+			refuse(s, "alloc record arrived after later records were written");
+			return 0;
+		}
+		s->lost[LOSS_CHANNEL]++;
+		if (r->h.kind == PMU_ALLOC_REC_SAMPLE)
+			a->dropped++;
 		return 0;
 	}
 	incname(inc, sizeof(inc), in->id);
@@ -1088,7 +1099,9 @@ static int x_drain(void *state, uint64_t now)
 	do {
 		int held = take(s);
 
-		more = flush(s, now > REORDER_NS ? now - REORDER_NS : 0, now, false, 2048);
+		uint64_t win = s->preload ? PRELOAD_REORDER_NS : REORDER_NS;
+
+		more = flush(s, now > win ? now - win : 0, now, false, 2048);
 		if (!more && held && s->heap.n >= HEAP_MAX) {
 			size_t had = s->heap.n;
 
@@ -1224,7 +1237,7 @@ static int x_emit(void *state, struct pmu_collector_env *env, const struct pmu_r
 		snprintf(why, sizeof(why),
 			 "%" PRIu64 " lost: %" PRIu64 " records found the ring full, %" PRIu64
 			 " calls had no thread state, %" PRIu64 " sampled addresses could not be kept (their frees unseen), %" PRIu64
-			 " records the interposer could not send",
+			 " records the interposer could not send (or sent too late to place in time order)",
 			 lost_total(s), s->lost[LOSS_RESERVE], s->lost[LOSS_PENDING], s->lost[LOSS_LIVE], s->lost[LOSS_CHANNEL]);
 		pmu_lc_lost(env->lc, "drop", win->end_ns, lost_total(s), why);
 	}
