@@ -64,7 +64,8 @@ void pmu_v_report_sev(struct v *v, enum pmu_check c, enum pmu_severity sev, cons
  * Stream kinds that one collector alone writes (spec 1.6: the sampling
  * collector's samples and maps, section 22; spec 1.7: the syscalls
  * collector's syscalls and syscall-stats, the sched collector's sched,
- * section 23); the others are any collector's.  A samples.jsonl under another collector is no stream the
+ * section 23; spec 1.8: the probes collector's probes, the alloc
+ * collector's alloc, section 24); the others are any collector's.  A samples.jsonl under another collector is no stream the
  * spec defines (FILE-UNKNOWN).
  */
 static const struct {
@@ -76,6 +77,9 @@ static const struct {
 	{ "syscalls", "syscalls" },
 	{ "syscall-stats", "syscalls" },
 	{ "sched", "sched" },
+	/* spec 1.8: the runtime-evidence collectors' (section 24) */
+	{ "probes", "probes" },
+	{ "alloc", "alloc" },
 };
 
 static bool stream_owned_by(const struct pmu_streamdef *sd, const char *coll, size_t len)

@@ -13,6 +13,8 @@
  *                      lib/elfnote.h), perf.data (lib/perfdata.h's scanner)
  *   validate_os.c      the OS-event collectors' streams (spec 1.7): syscalls,
  *                      syscall-stats and sched
+ *   validate_rt.c      the runtime-evidence collectors' streams (spec 1.8):
+ *                      probes (with the span rules per incarnation) and alloc
  *   validate_jobs.c    events streams in parallel, findings replayed in order
  * One struct v carries a validation's state through all of them; nothing
  * lives at file scope.  The helpers defined here are static inline because
@@ -412,6 +414,7 @@ struct samples_state;
 struct maps_state;
 struct os_state;
 struct os_xref;
+struct rt_state;
 
 /* One stream being checked, for the rules of its kind. */
 struct stream_state {
@@ -435,6 +438,8 @@ struct stream_state {
 	struct maps_state *ms;
 	/* syscalls, syscall-stats, sched (validate_os.c) */
 	struct os_state *os;
+	/* probes, alloc (validate_rt.c) */
+	struct rt_state *rt;
 };
 
 /* pmu_jrec_get(), inlined: the key is a literal, its length a constant.
@@ -495,6 +500,15 @@ struct inc *pmu_v_attribute(struct v *v, const char *file, uint64_t rec, const s
 struct inc *pmu_v_attribute_proc(struct v *v, const char *file, uint64_t rec, const struct pmu_jrec *r, uint64_t t0,
 				 uint64_t t1, bool timed);
 
+/* The same with the thread given (a span ended on another thread than the
+ * one that began it, spec 1.8). */
+struct inc *pmu_v_attribute_tid(struct v *v, const char *file, uint64_t rec, const struct pmu_jfield *inc,
+				uint64_t pid, int64_t tid, uint64_t t0, uint64_t t1);
+/* The span rules (SPAN-ID, SPAN-PARENT, SPAN-CYCLE, SPAN-NESTING) over the
+ * spans v->spans[base ..): their keys as the stream that added them made
+ * them (spans.jsonl: the id; the probes stream: the incarnation and id). */
+void pmu_v_check_spans(struct v *v, const char *file, size_t base);
+
 /* ---- samples and maps (validate_samples.c) ------------------------------ */
 
 /* The state of a samples or maps stream s (others: none); 0 or
@@ -522,6 +536,16 @@ void pmu_v_on_os(struct v *v, struct stream_state *s, uint64_t rec, const struct
 void pmu_v_os_end(struct v *v, struct stream_state *s);
 /* Forget the repetition's syscall-stats keys (v->osx). */
 void pmu_v_os_reset(struct v *v);
+
+/* ---- probes and alloc (validate_rt.c) ----------------------------------- */
+
+/* 0 probes, 1 alloc; -1 for the other kinds. */
+int pmu_v_rt_kind(const struct pmu_streamdef *sd);
+/* The state of such a stream s (others: none); 0 or PMU_ERR_NOMEM.
+ * pmu_v_rt_end() releases it. */
+int pmu_v_rt_begin(struct v *v, struct stream_state *s);
+void pmu_v_on_rt(struct v *v, struct stream_state *s, uint64_t rec, const struct pmu_jrec *r, const char *type);
+void pmu_v_rt_end(struct v *v, struct stream_state *s);
 
 /* ---- events streams in parallel (validate_jobs.c) ----------------------- */
 

@@ -115,6 +115,16 @@ struct inc *pmu_v_attribute(struct v *v, const char *file, uint64_t rec, const s
 	return attribute(v, file, rec, r, has_pid, t0, t1, &slot);
 }
 
+struct inc *pmu_v_attribute_tid(struct v *v, const char *file, uint64_t rec, const struct pmu_jfield *inc,
+				uint64_t pid, int64_t tid, uint64_t t0, uint64_t t1)
+{
+	size_t slot;
+
+	if (!inc)
+		return NULL;
+	return attribute_f(v, file, rec, inc, true, pid, tid, t0, t1, &slot);
+}
+
 struct inc *pmu_v_attribute_proc(struct v *v, const char *file, uint64_t rec, const struct pmu_jrec *r, uint64_t t0,
 				 uint64_t t1, bool timed)
 {
@@ -151,7 +161,7 @@ static void check_header(struct v *v, struct stream_state *s, const char *line, 
 	json_error_t je;
 	/* no NUL: jansson would drop one that follows a number or literal */
 	json_t *j = memchr(line, '\0', len) ? NULL : json_loadb(line, len, JSON_REJECT_DUPLICATES, &je);
-	const struct pmu_objdef *objs[8];
+	const struct pmu_objdef *objs[16];
 	json_t *type, *stream, *spec;
 
 	eval(v, PMU_CHECK_STREAM_HEADER);
@@ -174,7 +184,7 @@ static void check_header(struct v *v, struct stream_state *s, const char *line, 
 			       json_string_value(spec), v->spec);
 		size_t nobj = 0;
 
-		for (size_t i = 0; i < s->sd->nrecs && nobj < 8; i++)
+		for (size_t i = 0; i < s->sd->nrecs && nobj < 16; i++)
 			if (s->sd->recs[i].since <= v->minor)
 				objs[nobj++] = s->sd->recs[i].obj;
 		pmu_v_check_units(v, s->file, 1, json_object_get(j, "units"), objs, nobj);
@@ -243,33 +253,34 @@ static int cmp_span(const void *a, const void *b)
 	return (x > y) - (x < y);
 }
 
-static void check_spans(struct v *v, const char *file)
+void pmu_v_check_spans(struct v *v, const char *file, size_t base)
 {
-	size_t n = v->nspans;
+	struct span *spans = v->spans ? v->spans + base : NULL;
+	size_t n = v->nspans > base ? v->nspans - base : 0;
 
 	eval(v, PMU_CHECK_SPAN_ID);
 	eval(v, PMU_CHECK_SPAN_PARENT);
 	eval(v, PMU_CHECK_SPAN_CYCLE);
 	eval(v, PMU_CHECK_SPAN_NESTING);
 	if (!n)
-		return; /* no spans: v->spans is NULL, which qsort must not get */
-	qsort(v->spans, n, sizeof(*v->spans), cmp_span);
+		return; /* no spans: spans is NULL, which qsort must not get */
+	qsort(spans, n, sizeof(*spans), cmp_span);
 	for (size_t i = 1; i < n; i++)
-		if (v->spans[i].id_h == v->spans[i - 1].id_h)
-			report(v, PMU_CHECK_SPAN_ID, file, v->spans[i].line, "span id is not unique");
+		if (spans[i].id_h == spans[i - 1].id_h)
+			report(v, PMU_CHECK_SPAN_ID, file, spans[i].line, "span id is not unique");
 	for (size_t i = 0; i < n; i++) {
-		struct span *sp = &v->spans[i], key, *p;
+		struct span *sp = &spans[i], key, *p;
 
 		sp->parent_ix = SIZE_MAX;
 		if (!sp->has_parent)
 			continue;
 		key.id_h = sp->parent_h;
-		p = bsearch(&key, v->spans, n, sizeof(*v->spans), cmp_span);
+		p = bsearch(&key, spans, n, sizeof(*spans), cmp_span);
 		if (!p) {
 			report(v, PMU_CHECK_SPAN_PARENT, file, sp->line, "parent span does not exist");
 			continue;
 		}
-		sp->parent_ix = (size_t)(p - v->spans);
+		sp->parent_ix = (size_t)(p - spans);
 		if (sp->begin < p->begin || sp->end > p->end)
 			report(v, PMU_CHECK_SPAN_NESTING, file, sp->line,
 			       "span [%llu, %llu] is not inside its parent's [%llu, %llu]",
@@ -281,14 +292,14 @@ static void check_spans(struct v *v, const char *file)
 	for (size_t i = 0; i < n; i++) {
 		size_t k = i;
 
-		while (k != SIZE_MAX && v->spans[k].state == 0) {
-			v->spans[k].state = 1;
-			k = v->spans[k].parent_ix;
+		while (k != SIZE_MAX && spans[k].state == 0) {
+			spans[k].state = 1;
+			k = spans[k].parent_ix;
 		}
-		if (k != SIZE_MAX && v->spans[k].state == 1)
-			report(v, PMU_CHECK_SPAN_CYCLE, file, v->spans[k].line, "span is its own ancestor");
-		for (k = i; k != SIZE_MAX && v->spans[k].state == 1; k = v->spans[k].parent_ix)
-			v->spans[k].state = 2;
+		if (k != SIZE_MAX && spans[k].state == 1)
+			report(v, PMU_CHECK_SPAN_CYCLE, file, spans[k].line, "span is its own ancestor");
+		for (k = i; k != SIZE_MAX && spans[k].state == 1; k = spans[k].parent_ix)
+			spans[k].state = 2;
 	}
 }
 
@@ -982,7 +993,7 @@ static void counts_end(struct v *v, struct stream_state *s)
 void pmu_v_check_stream(struct v *v, const struct pmu_streamdef *sd, const char *file, const char *coll)
 {
 	struct stream_state s = { sd, file, coll, 0, false, -1, { 0 }, false, "", 0, NULL, 0, false, false,
-				  NULL, NULL, NULL };
+				  NULL, NULL, NULL, NULL };
 	struct shapes *shp;
 	struct lines l;
 	const char *line = NULL, *why;
@@ -1008,10 +1019,11 @@ void pmu_v_check_stream(struct v *v, const struct pmu_streamdef *sd, const char 
 	bool is_spans = !strcmp(sd->kind, "spans"), is_lifecycle = !strcmp(sd->kind, "lifecycle"),
 	     is_counts = !strcmp(sd->kind, "counts"), is_cohort = !strcmp(sd->kind, "cohort"),
 	     is_samples = !strcmp(sd->kind, "samples"), is_maps = !strcmp(sd->kind, "maps"),
-	     is_os = pmu_v_os_kind(sd) >= 0,
-	     is_events = !is_spans && !is_lifecycle && !is_counts && !is_cohort && !is_samples && !is_maps && !is_os;
+	     is_os = pmu_v_os_kind(sd) >= 0, is_rt = pmu_v_rt_kind(sd) >= 0,
+	     is_events = !is_spans && !is_lifecycle && !is_counts && !is_cohort && !is_samples && !is_maps && !is_os &&
+			 !is_rt;
 
-	if (pmu_v_samples_begin(&s) || pmu_v_os_begin(&s)) {
+	if (pmu_v_samples_begin(&s) || pmu_v_os_begin(&s) || pmu_v_rt_begin(v, &s)) {
 		report(v, PMU_CHECK_JSON_SYNTAX, file, 0, "out of memory");
 		pmu_v_lines_close(&l);
 		return;
@@ -1119,6 +1131,8 @@ accepted:
 			pmu_v_on_maps(v, &s, l.lineno, &v->rec, rd->type);
 		else if (is_os)
 			pmu_v_on_os(v, &s, l.lineno, &v->rec, rd->type);
+		else if (is_rt)
+			pmu_v_on_rt(v, &s, l.lineno, &v->rec, rd->type);
 		else
 			on_event(v, &s, l.lineno, &v->rec, rd->type);
 	}
@@ -1131,7 +1145,7 @@ accepted:
 	if (!strcmp(sd->kind, "lifecycle"))
 		lifecycle_end(v, &s);
 	if (!strcmp(sd->kind, "spans"))
-		check_spans(v, file);
+		pmu_v_check_spans(v, file, 0);
 	if (s.cs)
 		counts_end(v, &s);
 	if (s.ss)
@@ -1140,6 +1154,8 @@ accepted:
 		pmu_v_maps_end(v, &s);
 	if (s.os)
 		pmu_v_os_end(v, &s);
+	if (s.rt)
+		pmu_v_rt_end(v, &s);
 	if (!strcmp(sd->kind, "events") && v->cohort_ok) {
 		eval(v, PMU_CHECK_PAIRING);
 		for (size_t i = 0; i < v->nslots; i++)

@@ -7,7 +7,7 @@ load helpers
 	b=$(mk b multiproc)
 	run pmuvalidate "$b"
 	assert_success
-	assert_output --regexp "^$b: valid \(spec 1\.7, 11 payload files, [0-9]+ bytes\)\$"
+	assert_output --regexp "^$b: valid \(spec 1\.8, 11 payload files, [0-9]+ bytes\)\$"
 }
 
 @test "no bundle argument is a usage error (exit 2)" {
@@ -33,7 +33,7 @@ load helpers
 	rm "$b/tagmanifest-sha256.txt"
 	run pmuvalidate "$a" "$b"
 	assert_failure 1
-	assert_line --regexp "^$a: valid \(spec 1\.7, 6 payload files, [0-9]+ bytes\)\$"
+	assert_line --regexp "^$a: valid \(spec 1\.8, 6 payload files, [0-9]+ bytes\)\$"
 	assert_line --partial "$b: INVALID"
 	assert_output --partial MANIFEST-FORMAT
 }
@@ -135,7 +135,7 @@ print(bad, good, "ARCHIVE-PATH" in skip)' "$BATS_TEST_TMPDIR/j.xml" "$(pmuvalida
 	assert_output --partial "Exit status: 0 all bundles valid, 1 a bundle is invalid, 2 usage or I/O error."
 	run pmuvalidate --version
 	assert_success
-	assert_output --regexp '^pmuvalidate [0-9.]+ \(spec 1\.7'
+	assert_output --regexp '^pmuvalidate [0-9.]+ \(spec 1\.8'
 }
 
 @test "writing the report to a full device fails loudly (exit 2)" {

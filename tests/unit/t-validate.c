@@ -458,6 +458,49 @@ static void test_oscall_shapes(void)
 	free(full.buf);
 }
 
+/*
+ * The runtime-evidence collectors' streams (spec 1.8) the same way: the
+ * committed runtime fixture, its mutations and its --loss variant.
+ */
+static void test_runtime_shapes(void)
+{
+	static const char *const bundles[] = {
+		"fixtures/valid/runtime",
+		"fixtures/invalid/PROBES-SHAPE/bundle",
+		"fixtures/invalid/PROBE-ATTACH/bundle",
+		"fixtures/invalid/PROBE-ATTACH/bundle-provider",
+		"fixtures/invalid/ALLOC-SHAPE/bundle",
+		"fixtures/invalid/ALLOC-ESTIMATE/bundle",
+		"fixtures/invalid/SPAN-CYCLE/bundle-probes",
+		NULL, /* mkfixture runtime --loss */
+	};
+	const char *build = getenv("PMU_BUILD");
+	char loss[600], cmd[1400];
+	struct log fast = { 0 }, full = { 0 };
+	struct pmu_validate_result rf, rs;
+
+	if (access("fixtures/valid/runtime/bagit.txt", R_OK)) {
+		skip("fixtures/valid/runtime: not run from the source tree");
+		return;
+	}
+	snprintf(loss, sizeof(loss), "%s/runtime-loss.bundle", dir);
+	snprintf(cmd, sizeof(cmd), "'%s/mkfixture' runtime '%s' --loss >/dev/null", build ? build : "build", loss);
+	ok(system(cmd) == 0, "mkfixture runtime --loss");
+	for (size_t i = 0; i < sizeof(bundles) / sizeof(*bundles); i++) {
+		const char *b = bundles[i] ? bundles[i] : loss;
+		int e1 = validate_log(b, true, PMU_LINE_MASKS_NONE, &full, &rs);
+		int e2 = validate_log(b, false, PMU_LINE_MASKS_AUTO, &fast, &rf);
+
+		ok(e1 == 0 && e2 == 0 && rs.errors == rf.errors && rs.warnings == rf.warnings &&
+		   (full.len == 0 ? fast.len == 0 : fast.len == full.len && !memcmp(fast.buf, full.buf, full.len)),
+		   "%s: the same %u errors and %u warnings through the shapes (%llu records) and the full parser",
+		   b, rf.errors, rf.warnings, (unsigned long long)rf.shape_records);
+		ok(i == 0 ? rf.errors == 0 : rf.errors > 0, "%s: %s", b, i == 0 ? "valid" : "invalid");
+	}
+	free(fast.buf);
+	free(full.buf);
+}
+
 int main(void)
 {
 	char small[600], large[600];
@@ -485,6 +528,7 @@ int main(void)
 	test_shapes();
 	test_sampled_shapes();
 	test_oscall_shapes();
+	test_runtime_shapes();
 	pmu_rm_rf(AT_FDCWD, dir);
 	return done_testing();
 }
