@@ -706,6 +706,7 @@ static int preload_probe(struct allocc *s)
 	setenv("PMUREC_ALLOC_SAMPLE", v, 1);
 	setenv("PMUREC_ALLOC_CHAINS", s->chains ? "1" : "0", 1);
 	s->env_set = true;
+	pmu_lc_probed_ok(s->env->lc, pmu_now_mono_ns());
 	return 0;
 }
 
