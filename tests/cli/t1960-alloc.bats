@@ -13,6 +13,12 @@ setup() {
 	needs_backend linux
 	B=$BATS_TEST_TMPDIR/a.bundle
 	A=$B/data/collectors/alloc
+	bg=
+}
+
+teardown() {
+	[ -z "$bg" ] || kill "$bg" 2>/dev/null || :
+	nobody_teardown
 }
 
 # rec VIA ARGS...: pmurec -o $B --alloc-via VIA ARGS; skip (with the
@@ -131,7 +137,6 @@ sites_ok() {
 	assert_output preload
 	checked
 	estimate_ok
-	nobody_teardown
 }
 
 @test "a static binary: unavailable on both paths, with the reason" {
@@ -167,4 +172,5 @@ sites_ok() {
 	done
 	kill $bg
 	wait $bg || :
+	bg=
 }
