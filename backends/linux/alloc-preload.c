@@ -399,7 +399,9 @@ EXPORT void *realloc(void *old, size_t n)
 	}
 	s = crossing(n);
 	p = real_realloc(old, n);
-	if (old && chan >= 0 && !t_in && (p != old || s))
+	/* the old block is gone when it moved, or when realloc(old, 0)
+	 * freed it; a failed realloc leaves it where it was */
+	if (old && chan >= 0 && !t_in && ((p != old && (p || !n)) || (s && p == old)))
 		gone(old);
 	if (s)
 		sample(n, p, PMU_ALLOC_F_REALLOC, FP());

@@ -216,13 +216,9 @@ static bool live_put(struct allocc *s, int inc, uint64_t addr, uint64_t seq, uin
 		struct live *l = &s->live[i];
 
 		if (l->seq && l->seq != ~0ull && l->inc == inc && l->addr == addr) {
-			/* the same address sampled again without its free seen:
-			 * the former is no longer live */
-			struct incacc *a = acc(s, inc);
-			if (a && a->live_samples) {
-				a->live_samples--;
-				a->live_est_bytes -= l->est < a->live_est_bytes ? l->est : a->live_est_bytes;
-			}
+			/* the same address sampled again without its free seen
+			 * (a free lost): the former stays live, as every sample
+			 * without its free record does (spec: live_samples) */
 			l->seq = seq;
 			l->est = est;
 			return true;
@@ -402,6 +398,10 @@ static int process(struct allocc *s, struct item *it, uint64_t now, bool final)
 			a->dropped++;
 		return 0;
 	}
+	/* a failed allocation allocated nothing: no sample (its bytes would
+	 * count in est_bytes and stay live for ever) */
+	if (r->h.kind == PMU_ALLOC_REC_SAMPLE && !r->s.addr)
+		return 0;
 	incname(inc, sizeof(inc), in->id);
 	o = json_object();
 	if (r->h.kind == PMU_ALLOC_REC_SAMPLE) {
@@ -416,10 +416,8 @@ static int process(struct allocc *s, struct item *it, uint64_t now, bool final)
 		json_object_set_new(o, "tid", json_integer(r->h.tid));
 		json_object_set_new(o, "func", json_string(func_names[r->s.func]));
 		json_object_set_new(o, "size", json_integer((json_int_t)r->s.size));
-		if (r->s.addr) {
-			hexs(b, sizeof(b), r->s.addr);
-			json_object_set_new(o, "addr", json_string(b));
-		}
+		hexs(b, sizeof(b), r->s.addr);
+		json_object_set_new(o, "addr", json_string(b));
 		json_object_set_new(o, "est_bytes", json_integer((json_int_t)eb));
 		json_object_set_new(o, "est_objects_milli", json_integer((json_int_t)em));
 		if (s->chains && r->s.nchain) {
@@ -436,13 +434,12 @@ static int process(struct allocc *s, struct item *it, uint64_t now, bool final)
 		a->est_objects_milli += em;
 		s->samples++;
 		s->est_bytes += eb;
-		if (r->s.addr) {
-			if (live_put(s, in->id, r->s.addr, s->out_seq, eb)) {
-				a->live_samples++;
-				a->live_est_bytes += eb;
-			} else
-				s->lost[LOSS_LIVE]++;
-		}
+		/* live until its free record: one that cannot be kept
+		 * (its free unseen) stays live, and its loss is said */
+		a->live_samples++;
+		a->live_est_bytes += eb;
+		if (!live_put(s, in->id, r->s.addr, s->out_seq, eb))
+			s->lost[LOSS_LIVE]++;
 	} else {
 		struct live *l = live_find(s, in->id, r->f.addr);
 

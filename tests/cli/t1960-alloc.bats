@@ -174,3 +174,42 @@ sites_ok() {
 	wait $bg || :
 	bg=
 }
+
+# realloc growing a block 200 times (moving it or not), a realloc that
+# fails (the block stays, and its free is seen later) and realloc(p, 0)
+# (which frees p): at 1 byte every call is a sample, every block freed once
+@test "uprobe and preload: realloc's moves, failure and realloc(p, 0) pair every sample with one free" {
+	command -v gcc >/dev/null || skip "no gcc"
+	cat >"$BATS_TEST_TMPDIR/re.c" <<'C'
+#include <stdint.h>
+#include <stdlib.h>
+int main(void)
+{
+	size_t n = 16;
+	char *p = malloc(n), *q, *z;
+
+	for (int i = 0; i < 200; i++) {
+		n = n < 100000 ? n * 3 / 2 + 8 : n + 16;
+		if (!(q = realloc(p, n)))
+			return 1;
+		p = q;
+	}
+	if (realloc(p, SIZE_MAX / 2))
+		return 2;
+	free(p);
+	z = malloc(100);
+	return realloc(z, 0) ? 3 : 0;
+}
+C
+	gcc -O1 -fno-builtin -o "$BATS_TEST_TMPDIR/re" "$BATS_TEST_TMPDIR/re.c"
+	for via in uprobe preload; do
+		[ "$via" = preload ] || [ "$(id -u)" -eq 0 ] || continue
+		rm -rf "$B"
+		rec $via --mode light --alloc-sample 1 -- "$BATS_TEST_TMPDIR/re"
+		checked
+		run jq -r 'select(.type == "summary") | "\(.samples) \(.frees) \(.malformed)"' "$A/alloc.jsonl"
+		assert_output "202 202 0"
+		run jq -r 'select(.type == "inc") | "\(.live_samples) \(.exited)"' "$A/alloc.jsonl"
+		assert_output "0 true"
+	done
+}
