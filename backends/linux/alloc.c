@@ -7,7 +7,8 @@
  * end, dropped), loss, summary.
  *
  * Two ways in (config.via), chosen by --alloc-via (auto: uprobe as root,
- * else preload):
+ * else preload, and preload where the uprobe path cannot run, the reason
+ * in the attached evidence):
  *
  *   uprobe   bpf/alloc.bpf.c on the C library the command loads (the first
  *            libc.so of its DT_NEEDED closure, lib/sdtnote.h): uprobes and
@@ -114,6 +115,7 @@ struct allocc {
 	uint64_t mean;
 	char library[PATH_MAX];
 	char exe[PATH_MAX];
+	char fallback[600];  /* auto as root: why the uprobe path was not taken */
 	/* uprobe */
 #ifdef PMU_BPF_BUILT
 	struct alloc_bpf *skel;
@@ -721,6 +723,28 @@ static void restore_env(struct allocc *s)
 	unsetenv("PMUREC_ALLOC_CHAINS");
 }
 
+/*
+ * The uprobe path cannot run here: unavailable with --alloc-via uprobe;
+ * with auto (root), the preload path instead, the reason kept for the
+ * attached evidence.
+ */
+static int uprobe_refused(struct allocc *s, const char *why, const char *remedy)
+{
+#ifdef PMU_BPF_BUILT
+	alloc_bpf__destroy(s->skel);
+	s->skel = NULL;
+#endif
+	free(s->lost_cpu);
+	s->lost_cpu = NULL;
+	if (s->env->cfg->alloc_via == PMU_ALLOC_UPROBE) {
+		unavailable(s, why, remedy);
+		return 0;
+	}
+	snprintf(s->fallback, sizeof(s->fallback), "%s", why);
+	s->preload = true;
+	return preload_probe(s);
+}
+
 static int x_probe(struct pmu_collector_env *env, json_t *caps, void **state)
 {
 	struct allocc *s = calloc(1, sizeof(*s));
@@ -772,17 +796,17 @@ static int x_probe(struct pmu_collector_env *env, json_t *caps, void **state)
 		if (r < 0 || r == 0) {
 			snprintf(why, sizeof(why), "no C library (libc.so) in the objects '%s' loads%s%s", s->exe,
 				 r < 0 ? ": " : "", r < 0 ? pmu_error_detail() : "");
-			unavailable(s, why, "--alloc-via preload interposes whatever allocator the program uses; the uprobe "
-					    "path knows the C library's only");
-			return 0;
+			return uprobe_refused(s, why, "--alloc-via preload interposes whatever allocator the program "
+						      "uses; the uprobe path knows the C library's only");
 		}
 	}
 	if ((s->load_err = uprobe_load(s)) < 0) {
 		if (s->load_err == PMU_ERR_NOMEM)
 			return s->load_err;
 		snprintf(s->load_why, sizeof(s->load_why), "%s", pmu_error_detail());
-		unavailable(s, s->load_why, "run with PMU_BPF_LOG=1 to see the verifier's whole log; or --alloc-via preload");
-		return 0;
+		s->load_err = 0;
+		return uprobe_refused(s, s->load_why,
+				      "run with PMU_BPF_LOG=1 to see the verifier's whole log; or --alloc-via preload");
 	}
 	pmu_lc_probed_ok(env->lc, pmu_now_mono_ns());
 	return 0;
@@ -1014,7 +1038,7 @@ static int x_open(void *state, pid_t root, uint64_t t)
 {
 	struct allocc *s = state;
 	struct pmu_out *o = s->env->out;
-	char ev[PATH_MAX + 300];
+	char ev[PATH_MAX + 1000];
 	int err;
 
 	(void)root;
@@ -1041,8 +1065,9 @@ static int x_open(void *state, pid_t root, uint64_t t)
 	if (s->preload)
 		snprintf(ev, sizeof(ev),
 			 "LD_PRELOAD=%s with PMUREC_ALLOC_FD given to the command before its exec (mean %" PRIu64
-			 " bytes%s)",
-			 s->library, s->mean, s->chains ? ", fp chains" : "");
+			 " bytes%s)%s%.600s",
+			 s->library, s->mean, s->chains ? ", fp chains" : "",
+			 s->fallback[0] ? "; the uprobe path was not taken: " : "", s->fallback);
 	else
 		snprintf(ev, sizeof(ev),
 			 "uprobes on malloc, calloc, realloc and free and uretprobes on the first three in '%s' "

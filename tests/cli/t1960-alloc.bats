@@ -213,3 +213,27 @@ C
 		assert_output "0 true"
 	done
 }
+
+# a dynamically linked program that loads no C library (its own _start,
+# ld.so only): no libc to put uprobes on; auto takes the preload path and
+# says why, --alloc-via uprobe is unavailable with that reason
+@test "no C library in the closure: auto as root falls back to preload, --alloc-via uprobe is unavailable" {
+	[ "$(id -u)" -eq 0 ] || skip "auto takes preload anyway without root"
+	command -v gcc >/dev/null || skip "no gcc"
+	printf '%s\n' 'void _start(void) { __asm__ volatile("mov $60,%%eax; xor %%edi,%%edi; syscall" ::: "memory"); }' \
+		>"$BATS_TEST_TMPDIR/nolibc.c"
+	interp=$(readelf -l /bin/true | sed -n 's/.*Requesting program interpreter: \(.*\)]/\1/p')
+	gcc -O1 -nostdlib -nostartfiles -fno-stack-protector -pie -Wl,--dynamic-linker="$interp" \
+		-o "$BATS_TEST_TMPDIR/nolibc" "$BATS_TEST_TMPDIR/nolibc.c" || skip "cannot link a program without libc here"
+	rec auto --mode light --alloc -- "$BATS_TEST_TMPDIR/nolibc"
+	checked
+	run jq -r 'select(.event == "attached") | .evidence' "$A/lifecycle.jsonl"
+	assert_output --partial "the uprobe path was not taken: no C library (libc.so) in the objects"
+	run jq -r 'select(.type == "config") | .via' "$A/alloc.jsonl"
+	assert_output preload
+	rm -rf "$B"
+	run pmurec -o "$B" --alloc-via uprobe --mode light --alloc -- "$BATS_TEST_TMPDIR/nolibc"
+	assert_success
+	run jq -r 'select(.event == "final") | "\(.status) \(.reason)"' "$A/lifecycle.jsonl"
+	assert_output --partial "unavailable no C library (libc.so) in the objects"
+}
