@@ -676,6 +676,15 @@ static int preload_probe(struct allocc *s)
 	}
 	if (!realpath(so, s->library))
 		snprintf(s->library, sizeof(s->library), "%s", so);
+	/* ld.so splits LD_PRELOAD at spaces and colons (ld.so(8)) */
+	if (strpbrk(s->library, " :\t")) {
+		char why[PATH_MAX + 100];
+
+		snprintf(why, sizeof(why), "the interposer's path '%s' has a space or colon, which LD_PRELOAD cannot hold",
+			 s->library);
+		unavailable(s, why, "install pmu under a path without spaces or colons, or set PMU_LIBDIR to one");
+		return 0;
+	}
 	if (socketpair(AF_UNIX, SOCK_SEQPACKET, 0, s->fd) < 0 ||
 	    setsockopt(s->fd[0], SOL_SOCKET, SO_PASSCRED, &one, sizeof(one)) < 0 ||
 	    fcntl(s->fd[0], F_SETFD, FD_CLOEXEC) < 0) {
