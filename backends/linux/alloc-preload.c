@@ -181,8 +181,9 @@ static void thread_init(void)
 	t_left = draw();
 }
 
-/* Whether this call of n bytes is sampled: the countdown. */
-static int crossing(size_t n)
+/* Whether this call of n bytes is sampled: the countdown (every call's
+ * path: inlined) */
+static inline __attribute__((always_inline)) int crossing(size_t n)
 {
 	if (chan < 0 || t_in)
 		return 0;
@@ -301,12 +302,12 @@ __attribute__((noinline)) static void sample(size_t n, void *p, uint32_t func, v
 	t_in = 0;
 }
 
-static void gone(void *p)
+__attribute__((noinline)) static void gone_slow(void *p)
 {
 	struct pmu_alloc_free r;
 	uint64_t s;
 
-	if (!p || chan < 0 || !atomic_load_explicit(&live_n, memory_order_relaxed) || !(s = live_take((uintptr_t)p)))
+	if (!(s = live_take((uintptr_t)p)))
 		return;
 	t_in = 1;
 	hdr(&r.h, PMU_ALLOC_REC_FREE, sizeof(r));
@@ -314,6 +315,13 @@ static void gone(void *p)
 	r.sample_seq = s;
 	send_rec(&r, sizeof(r), 0);
 	t_in = 0;
+}
+
+/* every free's path: one load when no sample is live */
+static inline __attribute__((always_inline)) void gone(void *p)
+{
+	if (p && chan >= 0 && atomic_load_explicit(&live_n, memory_order_relaxed))
+		gone_slow(p);
 }
 
 __attribute__((destructor)) static void fini(void)
@@ -399,7 +407,9 @@ EXPORT void *realloc(void *old, size_t n)
 	}
 	s = crossing(n);
 	p = real_realloc(old, n);
-	if (old && chan >= 0 && !t_in && (p != old || s))
+	/* the old block is gone when it moved, or when realloc(old, 0)
+	 * freed it; a failed realloc leaves it where it was */
+	if (old && chan >= 0 && !t_in && ((p != old && (p || !n)) || (s && p == old)))
 		gone(old);
 	if (s)
 		sample(n, p, PMU_ALLOC_F_REALLOC, FP());

@@ -7,7 +7,8 @@
  * end, dropped), loss, summary.
  *
  * Two ways in (config.via), chosen by --alloc-via (auto: uprobe as root,
- * else preload):
+ * else preload, and preload where the uprobe path cannot run, the reason
+ * in the attached evidence):
  *
  *   uprobe   bpf/alloc.bpf.c on the C library the command loads (the first
  *            libc.so of its DT_NEEDED closure, lib/sdtnote.h): uprobes and
@@ -71,6 +72,8 @@
 #endif
 
 #define REORDER_NS 50000000ull   /* records younger than this wait for older ones */
+/* preload: stamped in the processes, before a send that a preemption may delay */
+#define PRELOAD_REORDER_NS 250000000ull
 #define HOLD_NS 3000000000ull    /* a record of a task not reported yet waits this long */
 #define DRAIN_NS 10000000ull     /* a drain gives the loop back after this */
 #define RING_BYTES (4u << 20)
@@ -112,6 +115,7 @@ struct allocc {
 	uint64_t mean;
 	char library[PATH_MAX];
 	char exe[PATH_MAX];
+	char fallback[600];  /* auto as root: why the uprobe path was not taken */
 	/* uprobe */
 #ifdef PMU_BPF_BUILT
 	struct alloc_bpf *skel;
@@ -214,13 +218,9 @@ static bool live_put(struct allocc *s, int inc, uint64_t addr, uint64_t seq, uin
 		struct live *l = &s->live[i];
 
 		if (l->seq && l->seq != ~0ull && l->inc == inc && l->addr == addr) {
-			/* the same address sampled again without its free seen:
-			 * the former is no longer live */
-			struct incacc *a = acc(s, inc);
-			if (a && a->live_samples) {
-				a->live_samples--;
-				a->live_est_bytes -= l->est < a->live_est_bytes ? l->est : a->live_est_bytes;
-			}
+			/* the same address sampled again without its free seen
+			 * (a free lost): the former stays live, as every sample
+			 * without its free record does (spec: live_samples) */
 			l->seq = seq;
 			l->est = est;
 			return true;
@@ -388,9 +388,22 @@ static int process(struct allocc *s, struct item *it, uint64_t now, bool final)
 		return 0;
 	}
 	if (it->t < s->last_written) {
-		refuse(s, "alloc record arrived after later records were written");
+		/* preload: stamped in the process, which may be preempted
+		 * between its clock and its send for longer than the reorder
+		 * window; what cannot be placed in time order is lost, said so */
+		if (!s->preload) {
+			refuse(s, "alloc record arrived after later records were written");
+			return 0;
+		}
+		s->lost[LOSS_CHANNEL]++;
+		if (r->h.kind == PMU_ALLOC_REC_SAMPLE)
+			a->dropped++;
 		return 0;
 	}
+	/* a failed allocation allocated nothing: no sample (its bytes would
+	 * count in est_bytes and stay live for ever) */
+	if (r->h.kind == PMU_ALLOC_REC_SAMPLE && !r->s.addr)
+		return 0;
 	incname(inc, sizeof(inc), in->id);
 	o = json_object();
 	if (r->h.kind == PMU_ALLOC_REC_SAMPLE) {
@@ -405,10 +418,8 @@ static int process(struct allocc *s, struct item *it, uint64_t now, bool final)
 		json_object_set_new(o, "tid", json_integer(r->h.tid));
 		json_object_set_new(o, "func", json_string(func_names[r->s.func]));
 		json_object_set_new(o, "size", json_integer((json_int_t)r->s.size));
-		if (r->s.addr) {
-			hexs(b, sizeof(b), r->s.addr);
-			json_object_set_new(o, "addr", json_string(b));
-		}
+		hexs(b, sizeof(b), r->s.addr);
+		json_object_set_new(o, "addr", json_string(b));
 		json_object_set_new(o, "est_bytes", json_integer((json_int_t)eb));
 		json_object_set_new(o, "est_objects_milli", json_integer((json_int_t)em));
 		if (s->chains && r->s.nchain) {
@@ -425,13 +436,12 @@ static int process(struct allocc *s, struct item *it, uint64_t now, bool final)
 		a->est_objects_milli += em;
 		s->samples++;
 		s->est_bytes += eb;
-		if (r->s.addr) {
-			if (live_put(s, in->id, r->s.addr, s->out_seq, eb)) {
-				a->live_samples++;
-				a->live_est_bytes += eb;
-			} else
-				s->lost[LOSS_LIVE]++;
-		}
+		/* live until its free record: one that cannot be kept
+		 * (its free unseen) stays live, and its loss is said */
+		a->live_samples++;
+		a->live_est_bytes += eb;
+		if (!live_put(s, in->id, r->s.addr, s->out_seq, eb))
+			s->lost[LOSS_LIVE]++;
 	} else {
 		struct live *l = live_find(s, in->id, r->f.addr);
 
@@ -666,6 +676,15 @@ static int preload_probe(struct allocc *s)
 	}
 	if (!realpath(so, s->library))
 		snprintf(s->library, sizeof(s->library), "%s", so);
+	/* ld.so splits LD_PRELOAD at spaces and colons (ld.so(8)) */
+	if (strpbrk(s->library, " :\t")) {
+		char why[PATH_MAX + 100];
+
+		snprintf(why, sizeof(why), "the interposer's path '%s' has a space or colon, which LD_PRELOAD cannot hold",
+			 s->library);
+		unavailable(s, why, "install pmu under a path without spaces or colons, or set PMU_LIBDIR to one");
+		return 0;
+	}
 	if (socketpair(AF_UNIX, SOCK_SEQPACKET, 0, s->fd) < 0 ||
 	    setsockopt(s->fd[0], SOL_SOCKET, SO_PASSCRED, &one, sizeof(one)) < 0 ||
 	    fcntl(s->fd[0], F_SETFD, FD_CLOEXEC) < 0) {
@@ -695,6 +714,7 @@ static int preload_probe(struct allocc *s)
 	setenv("PMUREC_ALLOC_SAMPLE", v, 1);
 	setenv("PMUREC_ALLOC_CHAINS", s->chains ? "1" : "0", 1);
 	s->env_set = true;
+	pmu_lc_probed_ok(s->env->lc, pmu_now_mono_ns());
 	return 0;
 }
 
@@ -710,6 +730,28 @@ static void restore_env(struct allocc *s)
 	unsetenv("PMUREC_ALLOC_FD");
 	unsetenv("PMUREC_ALLOC_SAMPLE");
 	unsetenv("PMUREC_ALLOC_CHAINS");
+}
+
+/*
+ * The uprobe path cannot run here: unavailable with --alloc-via uprobe;
+ * with auto (root), the preload path instead, the reason kept for the
+ * attached evidence.
+ */
+static int uprobe_refused(struct allocc *s, const char *why, const char *remedy)
+{
+#ifdef PMU_BPF_BUILT
+	alloc_bpf__destroy(s->skel);
+	s->skel = NULL;
+#endif
+	free(s->lost_cpu);
+	s->lost_cpu = NULL;
+	if (s->env->cfg->alloc_via == PMU_ALLOC_UPROBE) {
+		unavailable(s, why, remedy);
+		return 0;
+	}
+	snprintf(s->fallback, sizeof(s->fallback), "%s", why);
+	s->preload = true;
+	return preload_probe(s);
 }
 
 static int x_probe(struct pmu_collector_env *env, json_t *caps, void **state)
@@ -763,17 +805,17 @@ static int x_probe(struct pmu_collector_env *env, json_t *caps, void **state)
 		if (r < 0 || r == 0) {
 			snprintf(why, sizeof(why), "no C library (libc.so) in the objects '%s' loads%s%s", s->exe,
 				 r < 0 ? ": " : "", r < 0 ? pmu_error_detail() : "");
-			unavailable(s, why, "--alloc-via preload interposes whatever allocator the program uses; the uprobe "
-					    "path knows the C library's only");
-			return 0;
+			return uprobe_refused(s, why, "--alloc-via preload interposes whatever allocator the program "
+						      "uses; the uprobe path knows the C library's only");
 		}
 	}
 	if ((s->load_err = uprobe_load(s)) < 0) {
 		if (s->load_err == PMU_ERR_NOMEM)
 			return s->load_err;
 		snprintf(s->load_why, sizeof(s->load_why), "%s", pmu_error_detail());
-		unavailable(s, s->load_why, "run with PMU_BPF_LOG=1 to see the verifier's whole log; or --alloc-via preload");
-		return 0;
+		s->load_err = 0;
+		return uprobe_refused(s, s->load_why,
+				      "run with PMU_BPF_LOG=1 to see the verifier's whole log; or --alloc-via preload");
 	}
 	pmu_lc_probed_ok(env->lc, pmu_now_mono_ns());
 	return 0;
@@ -1005,7 +1047,7 @@ static int x_open(void *state, pid_t root, uint64_t t)
 {
 	struct allocc *s = state;
 	struct pmu_out *o = s->env->out;
-	char ev[PATH_MAX + 300];
+	char ev[PATH_MAX + 1000];
 	int err;
 
 	(void)root;
@@ -1032,8 +1074,9 @@ static int x_open(void *state, pid_t root, uint64_t t)
 	if (s->preload)
 		snprintf(ev, sizeof(ev),
 			 "LD_PRELOAD=%s with PMUREC_ALLOC_FD given to the command before its exec (mean %" PRIu64
-			 " bytes%s)",
-			 s->library, s->mean, s->chains ? ", fp chains" : "");
+			 " bytes%s)%s%.600s",
+			 s->library, s->mean, s->chains ? ", fp chains" : "",
+			 s->fallback[0] ? "; the uprobe path was not taken: " : "", s->fallback);
 	else
 		snprintf(ev, sizeof(ev),
 			 "uprobes on malloc, calloc, realloc and free and uretprobes on the first three in '%s' "
@@ -1088,7 +1131,9 @@ static int x_drain(void *state, uint64_t now)
 	do {
 		int held = take(s);
 
-		more = flush(s, now > REORDER_NS ? now - REORDER_NS : 0, now, false, 2048);
+		uint64_t win = s->preload ? PRELOAD_REORDER_NS : REORDER_NS;
+
+		more = flush(s, now > win ? now - win : 0, now, false, 2048);
 		if (!more && held && s->heap.n >= HEAP_MAX) {
 			size_t had = s->heap.n;
 
@@ -1224,7 +1269,7 @@ static int x_emit(void *state, struct pmu_collector_env *env, const struct pmu_r
 		snprintf(why, sizeof(why),
 			 "%" PRIu64 " lost: %" PRIu64 " records found the ring full, %" PRIu64
 			 " calls had no thread state, %" PRIu64 " sampled addresses could not be kept (their frees unseen), %" PRIu64
-			 " records the interposer could not send",
+			 " records the interposer could not send (or sent too late to place in time order)",
 			 lost_total(s), s->lost[LOSS_RESERVE], s->lost[LOSS_PENDING], s->lost[LOSS_LIVE], s->lost[LOSS_CHANNEL]);
 		pmu_lc_lost(env->lc, "drop", win->end_ns, lost_total(s), why);
 	}

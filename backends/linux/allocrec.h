@@ -61,8 +61,10 @@ static inline int pmu_allocrec_decode(const void *data, size_t len, union pmu_al
 			return pmu_allocrec_bad("unknown function", h.seq);
 		if (out->s.nchain > PMU_ALLOC_CHAIN_MAX)
 			return pmu_allocrec_bad("a chain longer than kept", h.seq);
-		if (out->s.size > (1ull << 62))
-			return pmu_allocrec_bad("a size past 2^62 bytes", h.seq);
+		/* any size may be asked for (a failed malloc(SIZE_MAX) is a
+		 * program's right); a successful one past 2^62 is no record */
+		if (out->s.addr && out->s.size > (1ull << 62))
+			return pmu_allocrec_bad("an allocation past 2^62 bytes that succeeded", h.seq);
 		break;
 	case PMU_ALLOC_REC_FREE:
 		if (!out->f.addr || !out->f.sample_seq)

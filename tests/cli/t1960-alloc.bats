@@ -13,6 +13,12 @@ setup() {
 	needs_backend linux
 	B=$BATS_TEST_TMPDIR/a.bundle
 	A=$B/data/collectors/alloc
+	bg=
+}
+
+teardown() {
+	[ -z "$bg" ] || kill "$bg" 2>/dev/null || :
+	nobody_teardown || :
 }
 
 # rec VIA ARGS...: pmurec -o $B --alloc-via VIA ARGS; skip (with the
@@ -131,7 +137,6 @@ sites_ok() {
 	assert_output preload
 	checked
 	estimate_ok
-	nobody_teardown
 }
 
 @test "a static binary: unavailable on both paths, with the reason" {
@@ -167,4 +172,68 @@ sites_ok() {
 	done
 	kill $bg
 	wait $bg || :
+	bg=
+}
+
+# realloc growing a block 200 times (moving it or not), a realloc that
+# fails (the block stays, and its free is seen later) and realloc(p, 0)
+# (which frees p): at 1 byte every call is a sample, every block freed once
+@test "uprobe and preload: realloc's moves, failure and realloc(p, 0) pair every sample with one free" {
+	command -v gcc >/dev/null || skip "no gcc"
+	cat >"$BATS_TEST_TMPDIR/re.c" <<'C'
+#include <stdint.h>
+#include <stdlib.h>
+int main(void)
+{
+	size_t n = 16;
+	char *p = malloc(n), *q, *z;
+
+	for (int i = 0; i < 200; i++) {
+		n = n < 100000 ? n * 3 / 2 + 8 : n + 16;
+		if (!(q = realloc(p, n)))
+			return 1;
+		p = q;
+	}
+	if (realloc(p, SIZE_MAX / 2))
+		return 2;
+	free(p);
+	z = malloc(100);
+	return realloc(z, 0) ? 3 : 0;
+}
+C
+	gcc -O1 -fno-builtin -o "$BATS_TEST_TMPDIR/re" "$BATS_TEST_TMPDIR/re.c"
+	for via in uprobe preload; do
+		[ "$via" = preload ] || [ "$(id -u)" -eq 0 ] || continue
+		rm -rf "$B"
+		rec $via --mode light --alloc-sample 1 -- "$BATS_TEST_TMPDIR/re"
+		checked
+		run jq -r 'select(.type == "summary") | "\(.samples) \(.frees) \(.malformed)"' "$A/alloc.jsonl"
+		assert_output "202 202 0"
+		run jq -r 'select(.type == "inc") | "\(.live_samples) \(.exited)"' "$A/alloc.jsonl"
+		assert_output "0 true"
+	done
+}
+
+# a dynamically linked program that loads no C library (its own _start,
+# ld.so only): no libc to put uprobes on; auto takes the preload path and
+# says why, --alloc-via uprobe is unavailable with that reason
+@test "no C library in the closure: auto as root falls back to preload, --alloc-via uprobe is unavailable" {
+	[ "$(id -u)" -eq 0 ] || skip "auto takes preload anyway without root"
+	command -v gcc >/dev/null || skip "no gcc"
+	printf '%s\n' 'void _start(void) { __asm__ volatile("mov $60,%%eax; xor %%edi,%%edi; syscall" ::: "memory"); }' \
+		>"$BATS_TEST_TMPDIR/nolibc.c"
+	interp=$(readelf -l /bin/true | sed -n 's/.*Requesting program interpreter: \(.*\)]/\1/p')
+	gcc -O1 -nostdlib -nostartfiles -fno-stack-protector -pie -Wl,--dynamic-linker="$interp" \
+		-o "$BATS_TEST_TMPDIR/nolibc" "$BATS_TEST_TMPDIR/nolibc.c" || skip "cannot link a program without libc here"
+	rec auto --mode light --alloc -- "$BATS_TEST_TMPDIR/nolibc"
+	checked
+	run jq -r 'select(.event == "attached") | .evidence' "$A/lifecycle.jsonl"
+	assert_output --partial "the uprobe path was not taken: no C library (libc.so) in the objects"
+	run jq -r 'select(.type == "config") | .via' "$A/alloc.jsonl"
+	assert_output preload
+	rm -rf "$B"
+	run pmurec -o "$B" --alloc-via uprobe --mode light --alloc -- "$BATS_TEST_TMPDIR/nolibc"
+	assert_success
+	run jq -r 'select(.event == "final") | "\(.status) \(.reason)"' "$A/lifecycle.jsonl"
+	assert_output --partial "unavailable no C library (libc.so) in the objects"
 }

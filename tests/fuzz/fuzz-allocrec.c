@@ -8,8 +8,8 @@
  *
  * Rules checked (abort() on a violation):
  *   1. accepted  =>  len == h.size == sizeof the kind's struct, known kind,
- *      seq, tgid and tid not 0; a sample's function known and its chain at
- *      most PMU_ALLOC_CHAIN_MAX; a free's address and sample seq not 0; a
+ *      seq, tgid and tid not 0; a sample's function known, its chain at
+ *      most PMU_ALLOC_CHAIN_MAX, its size at most 2^62 when it succeeded; a free's address and sample seq not 0; a
  *      lost record's samples at most its records.
  *   2. accepted  =>  decoding the decoded bytes again accepts and gives the
  *      same bytes (the decoder is a filter, not a transformer).
@@ -46,7 +46,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t len)
 		abort();
 	switch (r.h.kind) {
 	case PMU_ALLOC_REC_SAMPLE:
-		if (len != sizeof(r.s) || r.s.func >= PMU_ALLOC_F_N || r.s.nchain > PMU_ALLOC_CHAIN_MAX)
+		if (len != sizeof(r.s) || r.s.func >= PMU_ALLOC_F_N || r.s.nchain > PMU_ALLOC_CHAIN_MAX ||
+		    (r.s.addr && r.s.size > (1ull << 62)))
 			abort();
 		break;
 	case PMU_ALLOC_REC_FREE:

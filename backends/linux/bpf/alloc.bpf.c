@@ -223,8 +223,11 @@ static __always_inline int leave(struct pt_regs *regs)
 		return 0;
 	if (--a->depth)
 		return 0;
-	/* realloc: the old block is gone when it moved (or was freed) */
-	if (a->func == PMU_ALLOC_F_REALLOC && a->old && (ret != a->old || a->sample))
+	/* realloc: the old block is gone when it moved, or when
+	 * realloc(old, 0) freed it (a failed realloc leaves it); sampled
+	 * again in place, its former sample ends here */
+	if (a->func == PMU_ALLOC_F_REALLOC && a->old &&
+	    ((ret != a->old && (ret || !a->size)) || (a->sample && ret == a->old)))
 		gone(tgid, a->old);
 	if (!a->sample)
 		return 0;
