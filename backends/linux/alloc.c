@@ -6,9 +6,9 @@
  * per incarnation: its samples, estimated bytes and objects, live at its
  * end, dropped), loss, summary.
  *
- * Two ways in (config.via), chosen by --alloc-via (auto: uprobe as root,
- * else preload, and preload where the uprobe path cannot run, the reason
- * in the attached evidence):
+ * Two ways in (config.via), chosen by --alloc-via (auto: preload, the
+ * reason in the attached evidence; uprobe only when asked for, since it
+ * traps the whole host):
  *
  *   uprobe   bpf/alloc.bpf.c on the C library the command loads (the first
  *            libc.so of its DT_NEEDED closure, lib/sdtnote.h): uprobes and
@@ -772,7 +772,19 @@ static int x_probe(struct pmu_collector_env *env, json_t *caps, void **state)
 	s->mean = env->cfg->alloc_sample_bytes;
 	s->chains = env->cfg->mode >= 2 &&
 		    (so ? so->call_graph == PMU_CG_FP || so->call_graph == PMU_CG_DEFAULT : true);
-	s->preload = env->cfg->alloc_via == PMU_ALLOC_PRELOAD || (env->cfg->alloc_via == PMU_ALLOC_AUTO && !root);
+	/*
+	 * auto takes the preload path: it is confined to the cohort and costs
+	 * tens of ns per allocation, where the uprobe path traps every call of
+	 * malloc and free by any process on the host that maps the C library
+	 * (30-60 us per trap measured on this project's VM, a hypervisor's
+	 * guest; bench/probe).  The uprobe path is for commands that drop
+	 * LD_PRELOAD (secure-exec, a cleared environment): --alloc-via uprobe.
+	 */
+	s->preload = env->cfg->alloc_via != PMU_ALLOC_UPROBE;
+	if (env->cfg->alloc_via == PMU_ALLOC_AUTO)
+		snprintf(s->fallback, sizeof(s->fallback), "%s",
+			 "auto takes the preload path, confined to the cohort (the uprobe path traps every "
+			 "process on the host that calls the C library's malloc and free: --alloc-via uprobe)");
 	if (!env->cfg->argv || !env->cfg->argv[0]) {
 		unavailable(s, s->preload ? "attached to a running process: it cannot be given LD_PRELOAD"
 					  : "attached to a running process: its C library is not known from a command",

@@ -215,10 +215,10 @@ C
 }
 
 # a dynamically linked program that loads no C library (its own _start,
-# ld.so only): no libc to put uprobes on; auto takes the preload path and
-# says why, --alloc-via uprobe is unavailable with that reason
-@test "no C library in the closure: auto as root falls back to preload, --alloc-via uprobe is unavailable" {
-	[ "$(id -u)" -eq 0 ] || skip "auto takes preload anyway without root"
+# ld.so only): no libc to put uprobes on; auto takes the preload path (as
+# it always does, saying why), --alloc-via uprobe is unavailable with that reason
+@test "no C library in the closure: auto takes preload, --alloc-via uprobe is unavailable" {
+	[ "$(id -u)" -eq 0 ] || skip "the uprobe path needs root"
 	command -v gcc >/dev/null || skip "no gcc"
 	printf '%s\n' 'void _start(void) { __asm__ volatile("mov $60,%%eax; xor %%edi,%%edi; syscall" ::: "memory"); }' \
 		>"$BATS_TEST_TMPDIR/nolibc.c"
@@ -228,7 +228,7 @@ C
 	rec auto --mode light --alloc -- "$BATS_TEST_TMPDIR/nolibc"
 	checked
 	run jq -r 'select(.event == "attached") | .evidence' "$A/lifecycle.jsonl"
-	assert_output --partial "the uprobe path was not taken: no C library (libc.so) in the objects"
+	assert_output --partial "the uprobe path was not taken: auto takes the preload path, confined to the cohort"
 	run jq -r 'select(.type == "config") | .via' "$A/alloc.jsonl"
 	assert_output preload
 	rm -rf "$B"
