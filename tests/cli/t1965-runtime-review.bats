@@ -202,3 +202,46 @@ C
 	other=$(jq -r 'select(.type == "summary") | .lost + .malformed + .unmatched' "$P/probes.jsonl")
 	[ $((marks + other)) -ge 3 ] || fail "$marks marks and nothing counted for the rest"
 }
+
+# ---- the validator on tampered alloc streams ----------------------------------------
+
+# al_case EDIT: mkfixture runtime with R = the records of alloc.jsonl (R[0]
+# the header) edited by the Python statements EDIT, re-bagged; prints the
+# sorted error check IDs of pmuvalidate --json
+al_case() {
+	local b
+	b=$(mk "b$RANDOM" runtime)
+	$PY - "$b/data/collectors/alloc/alloc.jsonl" <<<"import json, sys
+p = sys.argv[1]
+R = [json.loads(l) for l in open(p)]
+def at(**m): return [k for k, r in enumerate(R) if all(r.get(a) == v for a, v in m.items())][0]
+$1
+open(p, 'w').write(''.join(json.dumps(r, separators=(',', ':')) + '\n' for r in R))"
+	rebag "$b"
+	pmuvalidate --json "$b" >"$BATS_TEST_TMPDIR/r.json"
+	ids "$BATS_TEST_TMPDIR/r.json"
+}
+
+# lib/validate_rt.c on_alloc, "free": a free's sample_seq is only checked to
+# be an earlier seq; the sample it names may be of another incarnation
+# (another process's address space), freed already, or a failed allocation.
+@test "ALLOC-SHAPE: a free of a sample of another incarnation is refused" {
+	run al_case "R[at(type='free', inc='i3')]['sample_seq'] = 13 # sample 13 is i2's, live at i2's exit"
+	assert_output ALLOC-SHAPE
+}
+
+@test "ALLOC-SHAPE: a sample freed twice is refused" {
+	run al_case "R[at(type='free', sample_seq=12)]['sample_seq'] = 11 # 11 is freed already"
+	assert_output ALLOC-SHAPE
+}
+
+# lib/validate_rt.c inc_rec: live_est_bytes is checked only against est_bytes
+# and against zero, not against the sum of the unfreed samples' est_bytes
+# that the spec (lib/spec.c al_inc) says it is.
+@test "ALLOC-ESTIMATE: an inc's live_est_bytes is the sum of its unfreed samples' est_bytes" {
+	run al_case "R[at(type='inc', inc='i2')]['live_est_bytes'] = 600000"
+	assert_output ALLOC-ESTIMATE
+	# i3 frees sample 14 instead of 15: the live sample is another, of other bytes
+	run al_case "R[at(type='free', inc='i3')]['sample_seq'] = 14"
+	assert_output ALLOC-ESTIMATE
+}
