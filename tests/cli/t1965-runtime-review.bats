@@ -245,3 +245,18 @@ open(p, 'w').write(''.join(json.dumps(r, separators=(',', ':')) + '\n' for r in 
 	run al_case "R[at(type='free', inc='i3')]['sample_seq'] = 14"
 	assert_output ALLOC-ESTIMATE
 }
+
+# ---- environment -----------------------------------------------------------------
+
+# PMUREC_PROBES=pmu turns the control channel off in include/pmu/probe.h.
+# probes.c sets it only when it listens, but never clears one it inherited
+# (from an outer pmurec whose root it is: a nested recording, or a user's
+# shell): a pmurec that does not listen (here --mode light, where the
+# probes collector is not requested) hands the command PMUREC_CTL_FD and
+# PMUREC_PROBES=pmu together, and the spans reach neither stream.
+@test "an inherited PMUREC_PROBES does not silence the control channel of a pmurec that does not listen" {
+	run env PMUREC_PROBES=pmu pmurec --mode light -o "$B" -- pmu-example --requests 10 --quiet
+	assert_success
+	run jq -r 'select(.type == "span") | .name' "$B/data/spans.jsonl"
+	[ "${#lines[@]}" -eq 20 ] || fail "${#lines[@]} spans via ctl, pmu-example made 20 (10 requests, 10 work)"
+}
