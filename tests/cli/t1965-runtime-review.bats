@@ -357,3 +357,36 @@ PYEOF
 	assert_success
 	refute_output --partial "?>work"
 }
+
+# ---- the validator on tampered probes streams ----------------------------------------
+
+# pr_case EDIT: as al_case, on probes.jsonl
+pr_case() {
+	local b
+	b=$(mk "b$RANDOM" runtime)
+	$PY - "$b/data/collectors/probes/probes.jsonl" <<<"import json, sys
+p = sys.argv[1]
+R = [json.loads(l) for l in open(p)]
+def at(**m): return [k for k, r in enumerate(R) if all(r.get(a) == v for a, v in m.items())][0]
+$1
+open(p, 'w').write(''.join(json.dumps(r, separators=(',', ':')) + '\n' for r in R))"
+	rebag "$b"
+	pmuvalidate --json "$b" >"$BATS_TEST_TMPDIR/r.json"
+	ids "$BATS_TEST_TMPDIR/r.json"
+}
+
+# A probe record's hits are the kernel's count of the cohort's hits of that
+# probe (bpf/probes.bpf.c counts after the cohort filter), so the records
+# made from a probe cannot outnumber its hits.  lib/validate_rt.c checks
+# only that the summary's hits are the probe records' sum: marks from a
+# pmu:mark that was hit 0 times, a third mark from 2 hits, and python GC
+# pauses from a gc__start that never fired all validate.
+@test "PROBES-SHAPE: records made from a probe do not outnumber its hits" {
+	run pr_case "R[at(type='probe', provider='pmu', name='mark')]['hits'] = 0; R[-1]['hits'] -= 2"
+	assert_output PROBES-SHAPE
+	run pr_case "m = dict(R[at(type='mark', name='warmup-end')]); m['t_ns'] += 1
+R.insert(at(type='mark', name='warmup-end') + 1, m); R[-1]['marks'] += 1"
+	assert_output PROBES-SHAPE
+	run pr_case "k = at(type='probe', provider='python', name='gc__start'); R[-1]['hits'] -= R[k]['hits']; R[k]['hits'] = 0"
+	assert_output PROBES-SHAPE
+}
