@@ -438,3 +438,44 @@ C
 		[ "$st" != ok ] || [ "${n:-0}" -gt 500 ] || fail "$via: status ok with ${n:-0} samples for 64 MiB allocated by the program's own malloc"
 	done
 }
+
+# The interposer's loss counters (alloc-preload.c lost_records, lost_samples,
+# lost_live) are process-wide statics that a fork() copies: each child that
+# exits through exit() sends the parent's losses again in its final
+# PMU_ALLOC_REC_LOST (fini), so the stream's loss is multiplied by the
+# number of children and each child's inc record says it dropped the
+# parent's samples, though it allocated nothing.  (Its live table and its
+# random countdown are copied too: children sample in lock step.)
+@test "preload: a forked child does not report its parent's losses again" {
+	cat >"$S/forkloss.c" <<'C'
+#include <stdio.h>
+#include <stdlib.h>
+#include <sys/wait.h>
+#include <unistd.h>
+int main(void)
+{
+	for (int i = 0; i < 300000; i++) { /* floods the channel: loss */
+		void *volatile p = malloc(64);
+		free(p);
+	}
+	for (int k = 0; k < 3; k++) {
+		pid_t c = fork();
+		if (c == 0)
+			exit(0); /* allocates nothing; the destructors run */
+		waitpid(c, NULL, 0);
+	}
+	printf("done\n");
+	return 0;
+}
+C
+	gcc -O0 -o "$S/forkloss" "$S/forkloss.c"
+	run pmurec -o "$B" --mode light --allow-loss --alloc-via preload --alloc-sample 64 -- "$S/forkloss"
+	assert_success
+	run jq -r 'select(.type == "inc") | "\(.inc) \(.dropped)"' "$A/alloc.jsonl"
+	parent=$(jq -r 'select(.type == "inc" and .inc == "i1") | .dropped' "$A/alloc.jsonl")
+	[ "$parent" -gt 0 ] || skip "the channel kept up: no loss to inherit"
+	for i in i2 i3 i4; do
+		d=$(jq -r "select(.type == \"inc\" and .inc == \"$i\") | .dropped" "$A/alloc.jsonl")
+		[ "$d" -eq 0 ] || fail "child $i allocated nothing, yet dropped $d (the parent's $parent)"
+	done
+}
