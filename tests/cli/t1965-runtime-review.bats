@@ -568,3 +568,35 @@ C
 	run pmuvalidate "$B"
 	assert_success
 }
+
+# A program that closes every fd above 2 (daemons do, and close_range(2)
+# makes it one call) closes the interposer's channel: every send fails
+# (EBADF), counted in lost_records, whose final message goes out on the
+# same closed fd.  The collector hears nothing and writes status ok, 0
+# samples, 0 lost, for 64 MiB allocated: loss not counted.
+@test "preload: a program that closes the interposer's fd: its samples or their loss are in the bundle" {
+	cat >"$S/closefds.c" <<'C'
+#include <stdio.h>
+#include <stdlib.h>
+#include <unistd.h>
+int main(void)
+{
+	for (int fd = 3; fd < 1024; fd++)
+		close(fd);
+	for (int i = 0; i < 16384; i++) {
+		void *volatile p = malloc(4096);
+		free(p);
+	}
+	printf("allocated=%d\n", 16384 * 4096);
+	return 0;
+}
+C
+	gcc -O0 -o "$S/closefds" "$S/closefds.c"
+	run pmurec -o "$B" --mode light --allow-loss --alloc-via preload --alloc-sample 64k -- "$S/closefds"
+	assert_success
+	st=$(jq -r 'select(.event == "final") | .status' "$A/lifecycle.jsonl")
+	read -r n lost < <(jq -r 'select(.type == "summary") | "\(.samples) \(.lost)"' "$A/alloc.jsonl")
+	# 64 MiB at a 64 KiB mean: about 1000 samples
+	[ "$st" != ok ] || [ "${n:-0}" -gt 500 ] || [ "${lost:-0}" -gt 500 ] ||
+		fail "status $st with $n samples and $lost lost for 64 MiB allocated"
+}
