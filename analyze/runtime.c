@@ -892,12 +892,17 @@ static void gc_seen(struct rt *r, const struct pmu_jrec *rec)
 	jstrb(rec, "runtime", rtn, sizeof(rtn));
 	jstrb(rec, "kind", kind, sizeof(kind));
 	jstrb(rec, "pool", pool, sizeof(pool));
-	r->gc_records++;
+	if (strcmp(kind, "pool"))
+		r->gc_records++; /* whole pauses (see below) */
 	snprintf(key, sizeof(key), "%s\x1f%s\x1f%s\x1f%s", inc, rtn, kind, pool);
 	if ((g = gt_get(r, &r->gcs, key)))
 		grp_dur(r, g, dur);
-	ph_add(r, inc_of(r, rec), t, PH(gc_n), 1);
-	ph_add(r, inc_of(r, rec), t, PH(gc_ns), dur);
+	/* a HotSpot pool's record (kind pool) is a view of a pause its
+	 * gc__begin/gc__end record already counts: phases count whole pauses */
+	if (strcmp(kind, "pool")) {
+		ph_add(r, inc_of(r, rec), t, PH(gc_n), 1);
+		ph_add(r, inc_of(r, rec), t, PH(gc_ns), dur);
+	}
 }
 
 static void jit_seen(struct rt *r, const struct pmu_jrec *rec)
@@ -1328,7 +1333,7 @@ static json_t *gc_json(struct rt *r, json_t *fates)
 		json_decref(rows);
 		return a;
 	}
-	if (!r->gc_records) {
+	if (!r->gcs.keys.n) {
 		json_decref(rows);
 		return json_pack("{s:s,s:s,s:s}", "status", "none", "reason",
 				 "no GC pause in the probes stream: the program reported none (pmu:gc_begin/gc_end, "
@@ -1377,7 +1382,8 @@ static json_t *gc_json(struct rt *r, json_t *fates)
 	return json_pack("{s:s,s:o,s:I,s:I,s:s}", "status", "ok", "rows", rows, "rows_total",
 			 (json_int_t)r->gcs.keys.n, "pauses", (json_int_t)r->gc_records, "note",
 			 "exact, from the runtimes' probes: per incarnation x runtime x kind; share is the pauses' total "
-			 "over the incarnation's wall time (start to exit, or to the run's end)");
+			 "over the incarnation's wall time (start to exit, or to the run's end); pauses counts whole "
+			 "pauses: a HotSpot pool's row (kind pool) is a view of pauses its minor or full row counts");
 }
 
 static json_t *alloc_json(struct rt *r, json_t *fates)
@@ -1487,7 +1493,7 @@ static json_t *phases_json(struct rt *r, json_t *fates)
 			 "(mark it with PMU_MARK(\"startup-end\") / PMU_MARK(\"warmup-end\"), or pmurec --delay)");
 	else
 		snprintf(note, sizeof(note), "cut at the first %s%s%s in the cohort; times are from the root's start; "
-			 "spans, GC pauses, allocations and calls are counted in the phase where they ended",
+			 "spans, GC pauses (whole pauses: a HotSpot pool's record is a view of one), allocations and calls are counted in the phase where they ended",
 			 r->cut_startup ? "startup-end" : r->cut_delay ? "pmurec:delay-end" : "",
 			 r->cut_warmup && (r->cut_startup || r->cut_delay) ? " and warmup-end" : "",
 			 r->cut_warmup && !(r->cut_startup || r->cut_delay) ? "warmup-end" : "");
