@@ -193,7 +193,9 @@ static int64_t draw(void)
 static void thread_init(void)
 {
 	t_init = 1;
-	t_rng = (now_ns() ^ ((uint64_t)(uintptr_t)&t_left * 0x9e3779b97f4a7c15ull)) | 1;
+	/* the pid too: a forked child's thread has its parent's address */
+	t_rng = (now_ns() ^ ((uint64_t)(uintptr_t)&t_left * 0x9e3779b97f4a7c15ull) ^
+		 ((uint64_t)getpid() << 32)) | 1;
 	t_left = draw();
 }
 
@@ -271,15 +273,31 @@ static void send_rec(const void *r, size_t n, int is_sample)
 		atomic_fetch_add(&lost_samples, 1);
 }
 
-/* A forked child: its own connection (the parent's is closed in the
- * child only), so that what it sends is its own.  A thread of the parent
- * may have held the lock at the fork: none runs in the child. */
+/*
+ * A forked child starts its own account: its own connection (the
+ * parent's is closed in the child only), no losses (the parent reports
+ * its own: copied, they were reported once per child), no live samples
+ * (a free of a block the parent sampled is not the child's sample: a
+ * free record naming it would name another incarnation's sample) and a
+ * countdown drawn afresh (copied, parent and children sampled in lock
+ * step).  A thread of the parent may have held the lock at the fork:
+ * none runs in the child.
+ */
 static void on_fork_child(void)
 {
 	atomic_flag_clear(&chan_lock);
 	if (still_ours(chan))
 		close(chan);
 	chan = -1;
+	atomic_store(&lost_records, 0);
+	atomic_store(&lost_samples, 0);
+	atomic_store(&lost_live, 0);
+	if (atomic_load(&live_n)) {
+		for (size_t i = 0; i < LIVE_SLOTS; i++)
+			atomic_store_explicit(&live_addr[i], 0, memory_order_relaxed);
+		atomic_store(&live_n, 0);
+	}
+	t_init = 0; /* the forking thread's: reseeded at its next call */
 }
 
 static void hdr(struct pmu_alloc_hdr *h, uint16_t kind, uint16_t size)

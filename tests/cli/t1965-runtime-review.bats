@@ -447,19 +447,26 @@ C
 # PMU_ALLOC_REC_LOST (fini), so the stream's loss is multiplied by the
 # number of children and each child's inc record says it dropped the
 # parent's samples, though it allocated nothing.  (Its live table and its
-# random countdown are copied too: children sample in lock step.)
+# random countdown are copied too: children sample in lock step.)  The
+# program stops pmurec (its parent) while it floods the channel, so that
+# there is loss to inherit however fast pmurec drains.
 @test "preload: a forked child does not report its parent's losses again" {
 	cat >"$S/forkloss.c" <<'C'
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <sys/wait.h>
 #include <unistd.h>
 int main(void)
 {
-	for (int i = 0; i < 300000; i++) { /* floods the channel: loss */
+	pid_t rec = getppid(); /* pmurec */
+
+	kill(rec, SIGSTOP); /* it reads nothing meanwhile: the channel fills, loss */
+	for (int i = 0; i < 300000; i++) {
 		void *volatile p = malloc(64);
 		free(p);
 	}
+	kill(rec, SIGCONT);
 	for (int k = 0; k < 3; k++) {
 		pid_t c = fork();
 		if (c == 0)
