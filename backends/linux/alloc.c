@@ -50,6 +50,7 @@
 #include <elf.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <gelf.h>
 #include <inttypes.h>
 #include <limits.h>
 #include <linux/capability.h>
@@ -714,6 +715,84 @@ static int libc_of(void *ctx, const char *obj)
 	return 1;
 }
 
+/*
+ * A program with its own allocator: the executable or an object of its
+ * closure loaded before the C library defines malloc, calloc, realloc or
+ * free.  The executable's own calls bind to its definition (at link time,
+ * or first in the lookup order): LD_PRELOAD's interposer comes after it
+ * and the C library's malloc, which the uprobes watch, is not called, so
+ * either path would say ok with no sample.  A library allocator (jemalloc,
+ * tcmalloc) is interposed by LD_PRELOAD (it comes after the interposer,
+ * whose dlsym(RTLD_NEXT) finds it) but not seen by uprobes on the C
+ * library.
+ */
+struct ownmalloc {
+	int nobj;               /* objects walked (0: the executable) */
+	char obj[PATH_MAX];     /* the object that defines it */
+	const char *sym;
+	bool exe;               /* ... the executable */
+};
+
+static const char *defines_malloc(const char *path, bool symtab_too)
+{
+	static const char *const names[] = { "malloc", "calloc", "realloc", "free" };
+	size_t best = sizeof(names) / sizeof(names[0]); /* the first of names it defines: malloc before free */
+	Elf_Scn *scn = NULL;
+	Elf *e;
+	int fd;
+
+	if (elf_version(EV_CURRENT) == EV_NONE || (fd = open(path, O_RDONLY | O_CLOEXEC)) < 0)
+		return NULL;
+	if (!(e = elf_begin(fd, ELF_C_READ, NULL))) {
+		close(fd);
+		return NULL;
+	}
+	while ((scn = elf_nextscn(e, scn))) {
+		GElf_Shdr sh;
+		Elf_Data *d;
+
+		if (!gelf_getshdr(scn, &sh) || !(sh.sh_type == SHT_DYNSYM || (symtab_too && sh.sh_type == SHT_SYMTAB)) ||
+		    !sh.sh_entsize || !(d = elf_getdata(scn, NULL)))
+			continue;
+		for (size_t i = 0; i < sh.sh_size / sh.sh_entsize; i++) {
+			GElf_Sym sym;
+			const char *n;
+
+			if (!gelf_getsym(d, (int)i, &sym) || sym.st_shndx == SHN_UNDEF ||
+			    (GELF_ST_BIND(sym.st_info) != STB_GLOBAL && GELF_ST_BIND(sym.st_info) != STB_WEAK) ||
+			    GELF_ST_TYPE(sym.st_info) != STT_FUNC || !(n = elf_strptr(e, sh.sh_link, sym.st_name)))
+				continue;
+			for (size_t k = 0; k < best; k++)
+				if (!strcmp(n, names[k]))
+					best = k;
+		}
+	}
+	elf_end(e);
+	close(fd);
+	return best < sizeof(names) / sizeof(names[0]) ? names[best] : NULL;
+}
+
+static int own_malloc_of(void *ctx, const char *obj)
+{
+	struct ownmalloc *o = ctx;
+	const char *b = strrchr(obj, '/');
+	bool exe = o->nobj++ == 0;
+	char libc[PATH_MAX];
+
+	b = b ? b + 1 : obj;
+	if (libc_of(libc, obj))
+		return 1; /* the C library: what follows it does not come first */
+	if (!strncmp(b, "ld-", 3))
+		return 0; /* the interpreter: its minimal malloc is its own */
+	/* the executable's .symtab too: its calls bind at link time */
+	if ((o->sym = defines_malloc(obj, exe))) {
+		snprintf(o->obj, sizeof(o->obj), "%s", obj);
+		o->exe = exe;
+		return 2;
+	}
+	return 0;
+}
+
 /* ---- probe -------------------------------------------------------------- */
 
 static bool have_caps(void)
@@ -885,6 +964,24 @@ static int x_probe(struct pmu_collector_env *env, json_t *caps, void **state)
 			 s->preload ? "LD_PRELOAD does not reach its allocator" : "it loads no C library to probe");
 		unavailable(s, why, "link the program dynamically against the C library (its malloc is then sampled)");
 		return 0;
+	}
+	{
+		struct ownmalloc om = { 0 };
+
+		if (pmu_sdt_closure(s->exe, own_malloc_of, &om) == 2 && (om.exe || !s->preload)) {
+			snprintf(why, sizeof(why), "%s '%s' defines %s before the C library: %s", om.exe ? "the executable" : "its library",
+				 om.obj, om.sym,
+				 om.exe ? "its allocations are its own allocator's, which neither the interposer nor the "
+					  "uprobes on the C library see"
+					: "the uprobes on the C library do not see its allocator");
+			if (om.exe || s->env->cfg->alloc_via == PMU_ALLOC_UPROBE) {
+				unavailable(s, why, om.exe ? "build the program with the C library's malloc (or its "
+							     "allocator as a shared library, which --alloc-via preload "
+							     "interposes)"
+							   : "use --alloc-via preload, which interposes it");
+				return 0;
+			}
+		}
 	}
 	if (s->preload)
 		return preload_probe(s);
