@@ -412,6 +412,20 @@ __attribute__((noinline)) static void gone_slow(void *p)
 	t_in = 0;
 }
 
+/* the free record of sample os at p, stamped t0 (realloc) */
+__attribute__((noinline)) static void realloc_gone(void *p, uint64_t os, uint64_t t0)
+{
+	struct pmu_alloc_free r;
+
+	t_in = 1;
+	hdr(&r.h, PMU_ALLOC_REC_FREE, sizeof(r));
+	r.h.time_ns = t0;
+	r.addr = (uint64_t)(uintptr_t)p;
+	r.sample_seq = os;
+	send_rec(&r, sizeof(r), 0);
+	t_in = 0;
+}
+
 /* every free's path: one load when no sample is live */
 static inline __attribute__((always_inline)) void gone(void *p)
 {
@@ -488,6 +502,7 @@ EXPORT void *calloc(size_t a, size_t b)
 
 EXPORT void *realloc(void *old, size_t n)
 {
+	uint64_t os = 0, t0 = 0;
 	void *p;
 	int s;
 
@@ -505,12 +520,26 @@ EXPORT void *realloc(void *old, size_t n)
 			return old ? NULL : arena_alloc(n);
 		resolve();
 	}
+	/*
+	 * A sampled old block leaves the live table before the real realloc,
+	 * and its free record is stamped then: once realloc has freed it,
+	 * another thread may get the address and sample it, and that sample
+	 * must be neither taken here nor written before this free.
+	 */
+	if (old && on && !t_in && atomic_load_explicit(&live_n, memory_order_relaxed) &&
+	    (os = live_take((uintptr_t)old)))
+		t0 = now_ns();
 	s = crossing(n);
 	p = real_realloc(old, n);
 	/* the old block is gone when it moved, or when realloc(old, 0)
-	 * freed it; a failed realloc leaves it where it was */
-	if (old && on && !t_in && ((p != old && (p || !n)) || (s && p == old)))
-		gone(old);
+	 * freed it (or it is sampled anew in place); a failed realloc
+	 * leaves it where it was, still live */
+	if (os) {
+		if ((p != old && (p || !n)) || (s && p == old))
+			realloc_gone(old, os, t0);
+		else
+			live_put((uintptr_t)old, os);
+	}
 	if (s)
 		sample(n, p, PMU_ALLOC_F_REALLOC, FP());
 	return p;
