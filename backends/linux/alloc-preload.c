@@ -2,12 +2,24 @@
  * libpmu-alloc.so: the alloc collector's LD_PRELOAD interposer, for
  * recording without privilege (spec 1.8: config.via "preload").
  *
- * pmurec puts it in the command's LD_PRELOAD with PMUREC_ALLOC_FD (its end
- * of a SOCK_SEQPACKET socket pair), PMUREC_ALLOC_SAMPLE (the mean sampling
- * interval, bytes) and PMUREC_ALLOC_CHAINS (1: frame-pointer call chains).
- * Without them, or when the fd is not that socket (a program that closed
- * its fds and reused the number), every call goes straight to the C
- * library.
+ * pmurec puts it in the command's LD_PRELOAD with PMUREC_ALLOC_ADDR (the
+ * abstract AF_UNIX address where pmurec listens, SOCK_SEQPACKET),
+ * PMUREC_ALLOC_SAMPLE (the mean sampling interval, bytes) and
+ * PMUREC_ALLOC_CHAINS (1: frame-pointer call chains).  Without them every
+ * call goes straight to the C library.
+ *
+ * Each process connects its own socket, at its first record: no fd is
+ * inherited across exec, so a program that closes every fd or reuses the
+ * numbers cannot take the channel away or be written into.  Before each
+ * send the socket's identity (fstat: a socket of the st_dev and st_ino it
+ * had when connected) is checked, one fstat per record: if the program
+ * closed the fd or the number is now another file, the number is left
+ * alone (it is not ours any more) and a new socket is connected.  The
+ * socket is close-on-exec: an exec'd image that keeps the interposer
+ * connects afresh from the environment, one that drops it (a cleared
+ * environment, secure-exec) is not handed a stray fd.  A forked child
+ * drops its parent's connection, counters, live table and countdown
+ * (pthread_atfork) and connects its own.
  *
  * It wraps malloc, calloc, realloc, free, posix_memalign, aligned_alloc,
  * memalign, valloc and pvalloc, finding the next definitions with
@@ -34,14 +46,18 @@
 #include <errno.h>
 #include <math.h>
 #include <poll.h>
+#include <pthread.h>
+#include <sched.h>
 #include <stdatomic.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/uio.h>
+#include <sys/un.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -67,7 +83,13 @@ static _Alignas(16) char arena[64 * 1024];
 static size_t arena_used;
 static int resolving;
 
-static int chan = -1;      /* the socket, -1: not recording */
+static int on;             /* recording: the environment was valid */
+static struct sockaddr_un addr; /* pmurec's */
+static socklen_t addrlen;
+static int chan = -1;      /* this process's socket (under chan_lock), -1: none yet */
+static dev_t chan_dev;     /* ... its identity when connected */
+static ino_t chan_ino;
+static atomic_flag chan_lock = ATOMIC_FLAG_INIT;
 static double mean;        /* PMUREC_ALLOC_SAMPLE */
 static int want_chains;
 static _Atomic uint64_t seq, lost_records, lost_samples, lost_live;
@@ -115,40 +137,34 @@ static void resolve(void)
 	resolving = 0;
 }
 
-/* Whether fd is an AF_UNIX SOCK_SEQPACKET socket (pmurec's end). */
-static int is_channel(int fd)
-{
-	int v = 0;
-	socklen_t l = sizeof(v);
-
-	if (getsockopt(fd, SOL_SOCKET, SO_TYPE, &v, &l) || v != SOCK_SEQPACKET)
-		return 0;
-	l = sizeof(v);
-	return !getsockopt(fd, SOL_SOCKET, SO_DOMAIN, &v, &l) && v == AF_UNIX;
-}
+static void on_fork_child(void);
 
 __attribute__((constructor)) static void init(void)
 {
-	const char *f = getenv("PMUREC_ALLOC_FD"), *m = getenv("PMUREC_ALLOC_SAMPLE"), *c = getenv("PMUREC_ALLOC_CHAINS");
+	const char *a = getenv("PMUREC_ALLOC_ADDR"), *m = getenv("PMUREC_ALLOC_SAMPLE"), *c = getenv("PMUREC_ALLOC_CHAINS");
 	char *end;
-	long fd;
 	double v;
+	size_t al;
 
 	if (!real_malloc)
 		resolve();
-	if (!f || !m)
+	if (!a || !m)
 		return;
-	fd = strtol(f, &end, 10);
-	if (*end || end == f || fd < 0 || fd > 1 << 20)
+	al = strlen(a);
+	if (!al || al + 1 > sizeof(addr.sun_path))
 		return;
 	v = strtod(m, &end);
 	if (*end || end == m || !(v >= 1))
 		return;
-	if (!is_channel((int)fd))
-		return;
+	/* an abstract address: a NUL, then the name (unix(7)) */
+	addr.sun_family = AF_UNIX;
+	addr.sun_path[0] = 0;
+	memcpy(addr.sun_path + 1, a, al);
+	addrlen = (socklen_t)(offsetof(struct sockaddr_un, sun_path) + 1 + al);
 	mean = v;
 	want_chains = c && *c == '1';
-	chan = (int)fd;
+	pthread_atfork(NULL, NULL, on_fork_child);
+	on = 1;
 }
 
 static uint64_t now_ns(void)
@@ -177,7 +193,9 @@ static int64_t draw(void)
 static void thread_init(void)
 {
 	t_init = 1;
-	t_rng = (now_ns() ^ ((uint64_t)(uintptr_t)&t_left * 0x9e3779b97f4a7c15ull)) | 1;
+	/* the pid too: a forked child's thread has its parent's address */
+	t_rng = (now_ns() ^ ((uint64_t)(uintptr_t)&t_left * 0x9e3779b97f4a7c15ull) ^
+		 ((uint64_t)getpid() << 32)) | 1;
 	t_left = draw();
 }
 
@@ -185,7 +203,7 @@ static void thread_init(void)
  * path: inlined) */
 static inline __attribute__((always_inline)) int crossing(size_t n)
 {
-	if (chan < 0 || t_in)
+	if (!on || t_in)
 		return 0;
 	if (!t_init)
 		thread_init();
@@ -196,13 +214,90 @@ static inline __attribute__((always_inline)) int crossing(size_t n)
 	return 1;
 }
 
+static void lock_chan(void)
+{
+	while (atomic_flag_test_and_set_explicit(&chan_lock, memory_order_acquire))
+		sched_yield();
+}
+
+static void unlock_chan(void)
+{
+	atomic_flag_clear_explicit(&chan_lock, memory_order_release);
+}
+
+/* Whether fd is still the socket this process connected. */
+static int still_ours(int fd)
+{
+	struct stat st;
+
+	return fd >= 0 && !fstat(fd, &st) && S_ISSOCK(st.st_mode) && st.st_dev == chan_dev && st.st_ino == chan_ino;
+}
+
+/* This process's socket, connected now if the program closed or replaced
+ * it (or none was yet): -1 when pmurec cannot be reached.  Under chan_lock. */
+static int channel(void)
+{
+	struct stat st;
+	int fd, big = 4 << 20;
+
+	if (still_ours(chan))
+		return chan;
+	/* the number is closed or another file now: the program's, not ours to close */
+	chan = -1;
+	fd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+	if (fd < 0)
+		return -1;
+	if (connect(fd, (struct sockaddr *)&addr, addrlen) || fstat(fd, &st)) {
+		close(fd);
+		return -1;
+	}
+	/* room for bursts between pmurec's drains (capped at net.core.wmem_max) */
+	setsockopt(fd, SOL_SOCKET, SO_SNDBUF, &big, sizeof(big));
+	chan_dev = st.st_dev;
+	chan_ino = st.st_ino;
+	return chan = fd;
+}
+
 static void send_rec(const void *r, size_t n, int is_sample)
 {
-	if (send(chan, r, n, MSG_DONTWAIT | MSG_NOSIGNAL) == (ssize_t)n)
+	int fd, ok;
+
+	lock_chan();
+	fd = channel();
+	ok = fd >= 0 && send(fd, r, n, MSG_DONTWAIT | MSG_NOSIGNAL) == (ssize_t)n;
+	unlock_chan();
+	if (ok)
 		return;
 	atomic_fetch_add(&lost_records, 1);
 	if (is_sample)
 		atomic_fetch_add(&lost_samples, 1);
+}
+
+/*
+ * A forked child starts its own account: its own connection (the
+ * parent's is closed in the child only), no losses (the parent reports
+ * its own: copied, they were reported once per child), no live samples
+ * (a free of a block the parent sampled is not the child's sample: a
+ * free record naming it would name another incarnation's sample) and a
+ * countdown drawn afresh (copied, parent and children sampled in lock
+ * step).  A thread of the parent may have held the lock at the fork:
+ * none runs in the child.
+ */
+static void on_fork_child(void)
+{
+	atomic_flag_clear(&chan_lock);
+	if (still_ours(chan))
+		close(chan);
+	chan = -1;
+	atomic_store(&lost_records, 0);
+	atomic_store(&lost_samples, 0);
+	atomic_store(&lost_live, 0);
+	if (atomic_load(&live_n)) {
+		for (size_t i = 0; i < LIVE_SLOTS; i++)
+			atomic_store_explicit(&live_addr[i], 0, memory_order_relaxed);
+		atomic_store(&live_n, 0);
+	}
+	t_init = 0; /* the forking thread's: reseeded at its next call */
 }
 
 static void hdr(struct pmu_alloc_hdr *h, uint16_t kind, uint16_t size)
@@ -317,10 +412,24 @@ __attribute__((noinline)) static void gone_slow(void *p)
 	t_in = 0;
 }
 
+/* the free record of sample os at p, stamped t0 (realloc) */
+__attribute__((noinline)) static void realloc_gone(void *p, uint64_t os, uint64_t t0)
+{
+	struct pmu_alloc_free r;
+
+	t_in = 1;
+	hdr(&r.h, PMU_ALLOC_REC_FREE, sizeof(r));
+	r.h.time_ns = t0;
+	r.addr = (uint64_t)(uintptr_t)p;
+	r.sample_seq = os;
+	send_rec(&r, sizeof(r), 0);
+	t_in = 0;
+}
+
 /* every free's path: one load when no sample is live */
 static inline __attribute__((always_inline)) void gone(void *p)
 {
-	if (p && chan >= 0 && atomic_load_explicit(&live_n, memory_order_relaxed))
+	if (p && on && atomic_load_explicit(&live_n, memory_order_relaxed))
 		gone_slow(p);
 }
 
@@ -328,8 +437,9 @@ __attribute__((destructor)) static void fini(void)
 {
 	struct pmu_alloc_lost r;
 	struct pollfd pf;
+	int fd;
 
-	if (chan < 0 || !(atomic_load(&lost_records) || atomic_load(&lost_live)))
+	if (!on || !(atomic_load(&lost_records) || atomic_load(&lost_live)))
 		return;
 	t_in = 1;
 	hdr(&r.h, PMU_ALLOC_REC_LOST, sizeof(r));
@@ -337,10 +447,14 @@ __attribute__((destructor)) static void fini(void)
 	r.samples = atomic_load(&lost_samples);
 	r.live_full = atomic_load(&lost_live);
 	/* the last word: wait a little for room */
-	pf.fd = chan;
-	pf.events = POLLOUT;
-	if (poll(&pf, 1, 1000) == 1)
-		send(chan, &r, sizeof(r), MSG_DONTWAIT | MSG_NOSIGNAL);
+	lock_chan();
+	if ((fd = channel()) >= 0) {
+		pf.fd = fd;
+		pf.events = POLLOUT;
+		if (poll(&pf, 1, 1000) == 1)
+			send(fd, &r, sizeof(r), MSG_DONTWAIT | MSG_NOSIGNAL);
+	}
+	unlock_chan();
 	t_in = 0;
 }
 
@@ -388,6 +502,7 @@ EXPORT void *calloc(size_t a, size_t b)
 
 EXPORT void *realloc(void *old, size_t n)
 {
+	uint64_t os = 0, t0 = 0;
 	void *p;
 	int s;
 
@@ -405,12 +520,26 @@ EXPORT void *realloc(void *old, size_t n)
 			return old ? NULL : arena_alloc(n);
 		resolve();
 	}
+	/*
+	 * A sampled old block leaves the live table before the real realloc,
+	 * and its free record is stamped then: once realloc has freed it,
+	 * another thread may get the address and sample it, and that sample
+	 * must be neither taken here nor written before this free.
+	 */
+	if (old && on && !t_in && atomic_load_explicit(&live_n, memory_order_relaxed) &&
+	    (os = live_take((uintptr_t)old)))
+		t0 = now_ns();
 	s = crossing(n);
 	p = real_realloc(old, n);
 	/* the old block is gone when it moved, or when realloc(old, 0)
-	 * freed it; a failed realloc leaves it where it was */
-	if (old && chan >= 0 && !t_in && ((p != old && (p || !n)) || (s && p == old)))
-		gone(old);
+	 * freed it (or it is sampled anew in place); a failed realloc
+	 * leaves it where it was, still live */
+	if (os) {
+		if ((p != old && (p || !n)) || (s && p == old))
+			realloc_gone(old, os, t0);
+		else
+			live_put((uintptr_t)old, os);
+	}
 	if (s)
 		sample(n, p, PMU_ALLOC_F_REALLOC, FP());
 	return p;

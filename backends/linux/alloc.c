@@ -22,9 +22,17 @@
  *            outside the cohort paid 100-180 us per malloc/free pair
  *            instead of 15-20 ns (man pmurec: ALLOCATIONS).
  *   preload  pmurec's LD_PRELOAD interposer (alloc-preload.c,
- *            libpmu-alloc.so) with a SOCK_SEQPACKET socket (the control
- *            channel's pattern, record/control.c): the environment is set
- *            at probe, before the root is forked, and restored at open.
+ *            libpmu-alloc.so): the environment is set at probe, before
+ *            the root is forked, and restored at open (the control
+ *            channel's pattern, record/control.c).  pmurec listens on a
+ *            SOCK_SEQPACKET socket at a random abstract address
+ *            (PMUREC_ALLOC_ADDR) and each process of the command connects
+ *            its own socket: no fd is inherited, so a program that closes
+ *            its fds cannot lose the channel unseen nor be written into
+ *            (alloc-preload.c).  SO_PASSCRED: the kernel names each
+ *            message's sender; any process may connect, and records of
+ *            processes outside the cohort are unattributed.  The
+ *            connections are polled through one epoll fd.
  *
  * Both send the same records (bpf/alloc.h), decoded by allocrec.h.  They
  * go into a reorder heap by t_ns and are written once older than now -
@@ -42,6 +50,7 @@
 #include <elf.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <gelf.h>
 #include <inttypes.h>
 #include <limits.h>
 #include <linux/capability.h>
@@ -49,8 +58,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/epoll.h>
+#include <sys/random.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/un.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -80,7 +92,6 @@
 #define HEAP_MAX 16384           /* records in the reorder heap (each ~350 bytes) */
 #define LIVE_MAX (1u << 18)      /* sampled addresses kept live (user space) */
 #define LIVE_MAP 65536           /* ... in the kernel (uprobe) */
-#define SOCK_BUF (4u << 20)
 
 static const char REMEDY_PRIV[] = "run pmurec as root (or with CAP_BPF and CAP_PERFMON) for --alloc-via uprobe, "
 				  "or use --alloc-via preload";
@@ -129,7 +140,9 @@ struct allocc {
 	int ncpu;
 	uint64_t *lost_cpu; /* ncpu x LOSS_N (uprobe) */
 	/* preload */
-	int fd[2];
+	int lis, ep;       /* the listening socket, the epoll fd over it and the connections */
+	int *conns;        /* the connections, until their EOF */
+	size_t nconns, capconns;
 	char *old_preload;
 	bool had_preload, env_set;
 	/* the stream */
@@ -491,14 +504,54 @@ static bool flush(struct allocc *s, uint64_t wm, uint64_t now, bool final, size_
 
 /* ---- the preload channel ------------------------------------------------ */
 
-/* Read what the socket holds (at most what the heap has room for): 1 when
- * the heap is full and messages may be left, else 0. */
-static int chan_read(struct allocc *s)
+static void conn_close(struct allocc *s, int fd)
+{
+	for (size_t i = 0; i < s->nconns; i++)
+		if (s->conns[i] == fd) {
+			s->conns[i] = s->conns[--s->nconns];
+			break;
+		}
+	close(fd); /* and out of the epoll set */
+}
+
+static void conn_accept(struct allocc *s)
+{
+	int one = 1, fd;
+
+	while ((fd = accept4(s->lis, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC)) >= 0) {
+		struct epoll_event ev = { .events = EPOLLIN };
+
+		ev.data.fd = fd;
+		if (s->nconns == s->capconns) {
+			size_t nc = s->capconns ? 2 * s->capconns : 16;
+			int *n = realloc(s->conns, nc * sizeof(*n));
+
+			if (!n) {
+				close(fd);
+				s->err = s->err ? s->err : pmu_error(PMU_ERR_NOMEM, "out of memory");
+				return;
+			}
+			s->conns = n;
+			s->capconns = nc;
+		}
+		if (setsockopt(fd, SOL_SOCKET, SO_PASSCRED, &one, sizeof(one)) ||
+		    epoll_ctl(s->ep, EPOLL_CTL_ADD, fd, &ev)) {
+			close(fd);
+			continue;
+		}
+		s->conns[s->nconns++] = fd;
+	}
+	/* EMFILE and the like: the process's sends fail and it counts them (loss channel) */
+}
+
+/* Read what one connection holds (at most what the heap has room for): 1
+ * when the heap is full and messages may be left, else 0. */
+static int conn_read(struct allocc *s, int fd)
 {
 	union pmu_allocrec buf;
 	char cbuf[CMSG_SPACE(sizeof(struct ucred))];
 
-	while (s->fd[0] >= 0) {
+	for (;;) {
 		struct iovec iov = { &buf, sizeof(buf) };
 		struct msghdr mh = { .msg_iov = &iov, .msg_iovlen = 1, .msg_control = cbuf, .msg_controllen = sizeof(cbuf) };
 		struct cmsghdr *cm;
@@ -507,10 +560,14 @@ static int chan_read(struct allocc *s)
 
 		if (s->heap.n >= HEAP_MAX)
 			return 1;
-		n = recvmsg(s->fd[0], &mh, MSG_DONTWAIT);
+		n = recvmsg(fd, &mh, MSG_DONTWAIT);
 		if (n < 0 && errno == EINTR)
 			continue;
-		if (n <= 0)
+		if (n == 0 || (n < 0 && errno != EAGAIN && errno != EWOULDBLOCK)) {
+			conn_close(s, fd); /* the process closed it, or exited */
+			return 0;
+		}
+		if (n < 0)
 			return 0;
 		for (cm = CMSG_FIRSTHDR(&mh); cm; cm = CMSG_NXTHDR(&mh, cm))
 			if (cm->cmsg_level == SOL_SOCKET && cm->cmsg_type == SCM_CREDENTIALS) {
@@ -530,6 +587,27 @@ static int chan_read(struct allocc *s)
 		if (take_rec(s, &buf, (size_t)n, pid) == -ENOMEM)
 			return 0;
 	}
+}
+
+/* Accept the new connections and read the ready ones: 1 when the heap is
+ * full and messages may be left, else 0. */
+static int chan_read(struct allocc *s)
+{
+	struct epoll_event ev[64];
+	int n;
+
+	if (s->ep < 0)
+		return 0;
+	do {
+		if ((n = epoll_wait(s->ep, ev, 64, 0)) < 0)
+			return 0;
+		for (int i = 0; i < n; i++) {
+			if (ev[i].data.fd == s->lis)
+				conn_accept(s);
+			else if (conn_read(s, ev[i].data.fd))
+				return 1;
+		}
+	} while (n == 64);
 	return 0;
 }
 
@@ -637,6 +715,84 @@ static int libc_of(void *ctx, const char *obj)
 	return 1;
 }
 
+/*
+ * A program with its own allocator: the executable or an object of its
+ * closure loaded before the C library defines malloc, calloc, realloc or
+ * free.  The executable's own calls bind to its definition (at link time,
+ * or first in the lookup order): LD_PRELOAD's interposer comes after it
+ * and the C library's malloc, which the uprobes watch, is not called, so
+ * either path would say ok with no sample.  A library allocator (jemalloc,
+ * tcmalloc) is interposed by LD_PRELOAD (it comes after the interposer,
+ * whose dlsym(RTLD_NEXT) finds it) but not seen by uprobes on the C
+ * library.
+ */
+struct ownmalloc {
+	int nobj;               /* objects walked (0: the executable) */
+	char obj[PATH_MAX];     /* the object that defines it */
+	const char *sym;
+	bool exe;               /* ... the executable */
+};
+
+static const char *defines_malloc(const char *path, bool symtab_too)
+{
+	static const char *const names[] = { "malloc", "calloc", "realloc", "free" };
+	size_t best = sizeof(names) / sizeof(names[0]); /* the first of names it defines: malloc before free */
+	Elf_Scn *scn = NULL;
+	Elf *e;
+	int fd;
+
+	if (elf_version(EV_CURRENT) == EV_NONE || (fd = open(path, O_RDONLY | O_CLOEXEC)) < 0)
+		return NULL;
+	if (!(e = elf_begin(fd, ELF_C_READ, NULL))) {
+		close(fd);
+		return NULL;
+	}
+	while ((scn = elf_nextscn(e, scn))) {
+		GElf_Shdr sh;
+		Elf_Data *d;
+
+		if (!gelf_getshdr(scn, &sh) || !(sh.sh_type == SHT_DYNSYM || (symtab_too && sh.sh_type == SHT_SYMTAB)) ||
+		    !sh.sh_entsize || !(d = elf_getdata(scn, NULL)))
+			continue;
+		for (size_t i = 0; i < sh.sh_size / sh.sh_entsize; i++) {
+			GElf_Sym sym;
+			const char *n;
+
+			if (!gelf_getsym(d, (int)i, &sym) || sym.st_shndx == SHN_UNDEF ||
+			    (GELF_ST_BIND(sym.st_info) != STB_GLOBAL && GELF_ST_BIND(sym.st_info) != STB_WEAK) ||
+			    GELF_ST_TYPE(sym.st_info) != STT_FUNC || !(n = elf_strptr(e, sh.sh_link, sym.st_name)))
+				continue;
+			for (size_t k = 0; k < best; k++)
+				if (!strcmp(n, names[k]))
+					best = k;
+		}
+	}
+	elf_end(e);
+	close(fd);
+	return best < sizeof(names) / sizeof(names[0]) ? names[best] : NULL;
+}
+
+static int own_malloc_of(void *ctx, const char *obj)
+{
+	struct ownmalloc *o = ctx;
+	const char *b = strrchr(obj, '/');
+	bool exe = o->nobj++ == 0;
+	char libc[PATH_MAX];
+
+	b = b ? b + 1 : obj;
+	if (libc_of(libc, obj))
+		return 1; /* the C library: what follows it does not come first */
+	if (!strncmp(b, "ld-", 3))
+		return 0; /* the interpreter: its minimal malloc is its own */
+	/* the executable's .symtab too: its calls bind at link time */
+	if ((o->sym = defines_malloc(obj, exe))) {
+		snprintf(o->obj, sizeof(o->obj), "%s", obj);
+		o->exe = exe;
+		return 2;
+	}
+	return 0;
+}
+
 /* ---- probe -------------------------------------------------------------- */
 
 static bool have_caps(void)
@@ -663,10 +819,13 @@ static void unavailable(struct allocc *s, const char *why, const char *remedy)
 
 static int preload_probe(struct allocc *s)
 {
-	char so[PATH_MAX], v[32];
+	char so[PATH_MAX], v[32], name[64];
 	const char *old = getenv("LD_PRELOAD");
+	struct sockaddr_un sa = { .sun_family = AF_UNIX };
+	struct epoll_event ev = { .events = EPOLLIN };
+	uint64_t rnd[2] = { 0, 0 };
 	char *nv;
-	int one = 1, big = SOCK_BUF;
+	int one = 1;
 
 	if (!find_preload(so, sizeof(so))) {
 		unavailable(s, "the LD_PRELOAD interposer libpmu-alloc.so is neither in $PMU_LIBDIR, next to pmurec nor "
@@ -685,20 +844,24 @@ static int preload_probe(struct allocc *s)
 		unavailable(s, why, "install pmu under a path without spaces or colons, or set PMU_LIBDIR to one");
 		return 0;
 	}
-	if (socketpair(AF_UNIX, SOCK_SEQPACKET, 0, s->fd) < 0 ||
-	    setsockopt(s->fd[0], SOL_SOCKET, SO_PASSCRED, &one, sizeof(one)) < 0 ||
-	    fcntl(s->fd[0], F_SETFD, FD_CLOEXEC) < 0) {
+	/* an abstract address (unix(7)): nothing in the file system, gone
+	 * with the socket; random, so that a process that has not read our
+	 * environment does not happen on it */
+	if (getrandom(rnd, sizeof(rnd), GRND_NONBLOCK) != sizeof(rnd))
+		rnd[0] = pmu_now_mono_ns() * 0x9e3779b97f4a7c15ull, rnd[1] = (uint64_t)getpid();
+	snprintf(name, sizeof(name), "pmurec-alloc-%d-%016" PRIx64 "%016" PRIx64, (int)getpid(), rnd[0], rnd[1]);
+	memcpy(sa.sun_path + 1, name, strlen(name));
+	if ((s->lis = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_NONBLOCK | SOCK_CLOEXEC, 0)) < 0 ||
+	    setsockopt(s->lis, SOL_SOCKET, SO_PASSCRED, &one, sizeof(one)) < 0 ||
+	    bind(s->lis, (struct sockaddr *)&sa, (socklen_t)(offsetof(struct sockaddr_un, sun_path) + 1 + strlen(name))) < 0 ||
+	    listen(s->lis, SOMAXCONN) < 0 || (s->ep = epoll_create1(EPOLL_CLOEXEC)) < 0 ||
+	    (ev.data.fd = s->lis, epoll_ctl(s->ep, EPOLL_CTL_ADD, s->lis, &ev)) < 0) {
 		char why[200];
 
 		snprintf(why, sizeof(why), "cannot create the interposer's channel: %s", strerror(errno));
-		s->fd[0] = s->fd[1] = -1;
 		unavailable(s, why, "check the file-descriptor limit (ulimit -n)");
 		return 0;
 	}
-	/* room for bursts between drains (root may pass net.core.wmem_max) */
-	if (setsockopt(s->fd[1], SOL_SOCKET, SO_SNDBUFFORCE, &big, sizeof(big)))
-		setsockopt(s->fd[1], SOL_SOCKET, SO_SNDBUF, &big, sizeof(big));
-	setsockopt(s->fd[0], SOL_SOCKET, SO_RCVBUFFORCE, &big, sizeof(big));
 	/* the command's environment: set now, before the root is forked;
 	 * restored at open (record/control.c's pattern) */
 	s->had_preload = old != NULL;
@@ -708,8 +871,7 @@ static int preload_probe(struct allocc *s)
 		return pmu_error(PMU_ERR_NOMEM, "out of memory");
 	setenv("LD_PRELOAD", nv, 1);
 	free(nv);
-	snprintf(v, sizeof(v), "%d", s->fd[1]);
-	setenv("PMUREC_ALLOC_FD", v, 1);
+	setenv("PMUREC_ALLOC_ADDR", name, 1);
 	snprintf(v, sizeof(v), "%" PRIu64, s->mean);
 	setenv("PMUREC_ALLOC_SAMPLE", v, 1);
 	setenv("PMUREC_ALLOC_CHAINS", s->chains ? "1" : "0", 1);
@@ -727,7 +889,7 @@ static void restore_env(struct allocc *s)
 		setenv("LD_PRELOAD", s->old_preload, 1);
 	else
 		unsetenv("LD_PRELOAD");
-	unsetenv("PMUREC_ALLOC_FD");
+	unsetenv("PMUREC_ALLOC_ADDR");
 	unsetenv("PMUREC_ALLOC_SAMPLE");
 	unsetenv("PMUREC_ALLOC_CHAINS");
 }
@@ -767,7 +929,7 @@ static int x_probe(struct pmu_collector_env *env, json_t *caps, void **state)
 		return pmu_error(PMU_ERR_NOMEM, "out of memory");
 	*state = s;
 	s->env = env;
-	s->fd[0] = s->fd[1] = -1;
+	s->lis = s->ep = -1;
 	s->heap = (struct pmu_heap)PMU_HEAP_INIT(struct item, item_less);
 	s->mean = env->cfg->alloc_sample_bytes;
 	s->chains = env->cfg->mode >= 2 &&
@@ -802,6 +964,24 @@ static int x_probe(struct pmu_collector_env *env, json_t *caps, void **state)
 			 s->preload ? "LD_PRELOAD does not reach its allocator" : "it loads no C library to probe");
 		unavailable(s, why, "link the program dynamically against the C library (its malloc is then sampled)");
 		return 0;
+	}
+	{
+		struct ownmalloc om = { 0 };
+
+		if (pmu_sdt_closure(s->exe, own_malloc_of, &om) == 2 && (om.exe || !s->preload)) {
+			snprintf(why, sizeof(why), "%s '%s' defines %s before the C library: %s", om.exe ? "the executable" : "its library",
+				 om.obj, om.sym,
+				 om.exe ? "its allocations are its own allocator's, which neither the interposer nor the "
+					  "uprobes on the C library see"
+					: "the uprobes on the C library do not see its allocator");
+			if (om.exe || s->env->cfg->alloc_via == PMU_ALLOC_UPROBE) {
+				unavailable(s, why, om.exe ? "build the program with the C library's malloc (or its "
+							     "allocator as a shared library, which --alloc-via preload "
+							     "interposes)"
+							   : "use --alloc-via preload, which interposes it");
+				return 0;
+			}
+		}
 	}
 	if (s->preload)
 		return preload_probe(s);
@@ -1065,11 +1245,9 @@ static int x_open(void *state, pid_t root, uint64_t t)
 	(void)root;
 	pmu_lc_step(s->env->lc, "opened", t);
 	if (s->preload) {
-		/* the root has the fd and the environment: the recorder's
-		 * later children do not */
+		/* the root has the environment: the recorder's later
+		 * children do not */
 		restore_env(s);
-		close(s->fd[1]);
-		s->fd[1] = -1;
 	} else {
 #ifdef PMU_BPF_BUILT
 		if (!s->env->followed)
@@ -1085,7 +1263,7 @@ static int x_open(void *state, pid_t root, uint64_t t)
 	write_config(s);
 	if (s->preload)
 		snprintf(ev, sizeof(ev),
-			 "LD_PRELOAD=%s with PMUREC_ALLOC_FD given to the command before its exec (mean %" PRIu64
+			 "LD_PRELOAD=%s with PMUREC_ALLOC_ADDR given to the command before its exec (mean %" PRIu64
 			 " bytes%s)%s%.600s",
 			 s->library, s->mean, s->chains ? ", fp chains" : "",
 			 s->fallback[0] ? "; the uprobe path was not taken: " : "", s->fallback);
@@ -1117,9 +1295,9 @@ static int x_fds(void *state, int *fds, int max)
 	if (max < 1 || s->stalled)
 		return 0;
 	if (s->preload) {
-		if (s->fd[0] < 0)
+		if (s->ep < 0)
 			return 0;
-		fds[0] = s->fd[0];
+		fds[0] = s->ep;
 		return 1;
 	}
 #ifdef PMU_BPF_BUILT
@@ -1209,10 +1387,12 @@ static int x_emit(void *state, struct pmu_collector_env *env, const struct pmu_r
 	while (take(s) && !s->err)
 		flush(s, UINT64_MAX, UINT64_MAX, true, HEAP_MAX / 4);
 	flush(s, UINT64_MAX, UINT64_MAX, true, SIZE_MAX);
-	if (s->preload && s->fd[0] >= 0) {
-		shutdown(s->fd[0], SHUT_RDWR);
-		close(s->fd[0]);
-		s->fd[0] = -1;
+	if (s->preload && s->ep >= 0) {
+		while (s->nconns)
+			conn_close(s, s->conns[s->nconns - 1]);
+		close(s->lis);
+		close(s->ep);
+		s->lis = s->ep = -1;
 	}
 	tl = s->stop_t > s->last_written ? s->stop_t : s->last_written;
 	if (tl > win->end_ns)
@@ -1327,9 +1507,13 @@ static void x_release(void *state)
 	ring_buffer__free(s->ring);
 	alloc_bpf__destroy(s->skel);
 #endif
-	for (int i = 0; i < 2; i++)
-		if (s->fd[i] >= 0)
-			close(s->fd[i]);
+	while (s->nconns)
+		conn_close(s, s->conns[s->nconns - 1]);
+	free(s->conns);
+	if (s->lis >= 0)
+		close(s->lis);
+	if (s->ep >= 0)
+		close(s->ep);
 	free(s->old_preload);
 	free(s->lost_cpu);
 	free(s->live);

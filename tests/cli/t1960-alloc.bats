@@ -237,3 +237,42 @@ C
 	run jq -r 'select(.event == "final") | "\(.status) \(.reason)"' "$A/lifecycle.jsonl"
 	assert_output --partial "unavailable no C library (libc.so) in the objects"
 }
+
+# An allocator library before the C library (as jemalloc or tcmalloc):
+# the preload path interposes it (the library comes after libpmu-alloc.so,
+# whose dlsym(RTLD_NEXT) finds it), the uprobes on the C library never see
+# it: --alloc-via uprobe is unavailable, naming the library.  100000 x 4096
+# bytes at 64k: about 6250 samples, so +-20% is many standard deviations.
+@test "an allocator library before the C library: preload samples it, uprobe is unavailable naming it" {
+	command -v gcc >/dev/null || skip "no gcc"
+	local T=$BATS_TEST_TMPDIR
+	cat >"$T/bump.c" <<'C'
+#include <string.h>
+#include <sys/mman.h>
+static char *heap, *top;
+void *malloc(size_t n)
+{
+	if (!heap)
+		top = heap = mmap(0, 1ul << 30, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+	char *p = top;
+	top += (n + 15) & ~15ul;
+	return p;
+}
+void free(void *p) { (void)p; }
+void *calloc(size_t a, size_t b) { return malloc(a * b); }
+void *realloc(void *o, size_t n) { void *p = malloc(n); if (o) memcpy(p, o, n); return p; }
+C
+	printf '#include <stdlib.h>\nint main(void){ for (int i = 0; i < 100000; i++) { void *volatile p = malloc(4096); free(p); } return 0; }\n' >"$T/use.c"
+	gcc -shared -fPIC -o "$T/libbump.so" "$T/bump.c"
+	gcc -o "$T/use" "$T/use.c" -L"$T" -lbump -Wl,-rpath,"$T"
+	rec preload --mode light --alloc-sample 64k -- "$T/use"
+	checked
+	n=$(jq -r 'select(.type == "summary") | .est_bytes' "$A/alloc.jsonl")
+	within "$n" 327680000 491520000
+	[ "$(id -u)" -eq 0 ] || skip "the uprobe path needs root"
+	rm -rf "$B"
+	run pmurec --mode light --alloc-via uprobe --alloc-sample 64k -o "$B" -- "$T/use"
+	assert_success
+	run jq -r 'select(.event == "final") | "\(.status) \(.reason)"' "$A/lifecycle.jsonl"
+	assert_output --partial "unavailable its library '$T/libbump.so' defines malloc before the C library"
+}
