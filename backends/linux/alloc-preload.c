@@ -262,10 +262,23 @@ static void send_rec(const void *r, size_t n, int is_sample)
 {
 	int fd, ok;
 
+	int saved = errno; /* the program's errno is not ours to change */
+
 	lock_chan();
 	fd = channel();
 	ok = fd >= 0 && send(fd, r, n, MSG_DONTWAIT | MSG_NOSIGNAL) == (ssize_t)n;
+	if (!ok && fd >= 0 && errno == EAGAIN) {
+		/* back-pressure: the socket's buffer is full (pmurec drains it on
+		 * its timer); the program waits for room, at most a second,
+		 * rather than lose the record (a sampling rate of one byte sends
+		 * one record per allocation) */
+		struct pollfd pf = { .fd = fd, .events = POLLOUT };
+
+		if (poll(&pf, 1, 1000) == 1)
+			ok = send(fd, r, n, MSG_DONTWAIT | MSG_NOSIGNAL) == (ssize_t)n;
+	}
 	unlock_chan();
+	errno = saved;
 	if (ok)
 		return;
 	atomic_fetch_add(&lost_records, 1);
