@@ -49,6 +49,7 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
+#include <sys/uio.h>
 #include <unistd.h>
 
 #include "collector.h"
@@ -491,6 +492,15 @@ static void hit_raw(struct prs *s, const struct prb *p, const union pmu_prb_rec 
 	put(s, o);
 }
 
+/* whether hit r has a string the kernel and reread_strings() could not read */
+static bool str_unread(const union pmu_prb_rec *r)
+{
+	for (unsigned j = 0; j < r->hit.nstr; j++)
+		if (r->hit.flags & PMU_PRB_F_STR_BAD(j))
+			return true;
+	return false;
+}
+
 /* One hit in time order, attributed to inc. */
 static void hit(struct prs *s, const union pmu_prb_rec *r, const struct pmu_incarnation *in)
 {
@@ -509,6 +519,17 @@ static void hit(struct prs *s, const union pmu_prb_rec *r, const struct pmu_inca
 		return;
 	}
 	snprintf(src, sizeof(src), "%s:%s", p->provider, p->name);
+	if (str_unread(r)) {
+		/* neither the kernel nor process_vm_readv() could read a name:
+		 * not written as "" (the summary's malformed counts it, the
+		 * lifecycle's malformed record says why) */
+		char why[sizeof(s->malformed_first)];
+
+		snprintf(why, sizeof(why), "a %.60s hit of pid %d with a string argument that could not be read "
+			 "(its page not mapped, the process gone)", src, (int)pid);
+		refuse(s, why);
+		return;
+	}
 	switch (m->role) {
 	case R_RUNTIME:
 		if (!(o = rec_base("runtime", t, in->id, pid)))
@@ -723,6 +744,129 @@ static bool item_less(const void *a, const void *b)
 
 static void late_exec(struct prs *s, pid_t pid, uint64_t t);
 
+/*
+ * want bytes at addr of process pid into buf, page by page (a string may
+ * end on a page before an unmapped one): the bytes read.  nul: stop after
+ * the first NUL.  process_vm_readv(2) faults the pages in, which the
+ * program's bpf_probe_read_user_str() cannot.
+ */
+static size_t vm_read(pid_t pid, uint64_t addr, char *buf, size_t want, bool nul)
+{
+	long pg = sysconf(_SC_PAGESIZE);
+	size_t got = 0;
+
+	if (pg <= 0)
+		pg = 4096;
+	while (got < want) {
+		uint64_t a = addr + got;
+		size_t n = (size_t)pg - (size_t)(a % (uint64_t)pg);
+		struct iovec l, r;
+		ssize_t k;
+
+		if (n > want - got)
+			n = want - got;
+		l = (struct iovec){ buf + got, n };
+		r = (struct iovec){ (void *)(uintptr_t)a, n };
+		if ((k = process_vm_readv(pid, &l, 1, &r, 1, 0)) <= 0)
+			break;
+		if (nul && memchr(buf + got, 0, (size_t)k))
+			return got + (size_t)k;
+		got += (size_t)k;
+		if ((size_t)k < n)
+			break;
+	}
+	return got;
+}
+
+/* whether addr lies in a file mapping of pid that is not writable: its
+ * bytes are the file's, the same in a process forked from it */
+static bool file_backed_ro(pid_t pid, uint64_t addr)
+{
+	char path[64], line[512];
+	FILE *f;
+	bool ok = false;
+
+	snprintf(path, sizeof(path), "/proc/%d/maps", (int)pid);
+	if (!(f = fopen(path, "re")))
+		return false;
+	while (fgets(line, sizeof(line), f)) {
+		unsigned long long lo, hi, ino;
+		char perms[8];
+
+		if (sscanf(line, "%llx-%llx %7s %*s %*s %llu", &lo, &hi, perms, &ino) != 4)
+			continue;
+		if (addr >= lo && addr < hi) {
+			ok = ino && perms[1] != 'w';
+			break;
+		}
+	}
+	fclose(f);
+	return ok;
+}
+
+/*
+ * The strings of hit r that the kernel could not read (PMU_PRB_F_STR_BAD:
+ * bpf_probe_read_user_str() cannot fault in a page not touched yet, or a
+ * forked child's file pages not mapped yet), read here from the process,
+ * the pointer being the argument the probe map names.  A process gone by
+ * now (a forked worker exits quickly): from its parent incarnation's
+ * process when the address is in a read-only file mapping there (a fork
+ * shares that image).  What stays unread keeps its flag: hit() refuses
+ * the record rather than write an empty name.
+ */
+static void reread_strings(struct prs *s, union pmu_prb_rec *r)
+{
+	const struct pmap *m = s->p[r->hit.probe].m;
+
+	if (!m)
+		return;
+	for (unsigned j = 0; j < r->hit.nstr && j < (unsigned)m->nstr; j++) {
+		int sa = m->str[j], la = m->len[j];
+		uint64_t addr, want = PMU_PRB_STR - 1;
+		char *buf = r->full.str[j];
+		size_t got;
+		bool nul = la < 0;
+
+		if (!(r->hit.flags & PMU_PRB_F_STR_BAD(j)) || sa < 0 || (unsigned)sa >= r->hit.nargs)
+			continue;
+		if (!nul) {
+			if ((unsigned)la >= r->hit.nargs || r->hit.flags & PMU_PRB_F_ARG_BAD(la))
+				continue;
+			if (r->hit.args[la] < want)
+				want = r->hit.args[la];
+		}
+		if (r->hit.flags & PMU_PRB_F_ARG_BAD(sa) || !(addr = r->hit.args[sa]))
+			continue;
+		got = vm_read((pid_t)r->hit.tgid, addr, buf, (size_t)want, nul);
+		if ((nul ? !memchr(buf, 0, got) && got < want : got < want) && s->env->cohort) {
+			const struct pmu_cohort *c = s->env->cohort;
+			const struct pmu_incarnation *in =
+				pmu_cohort_find(c, (pid_t)r->hit.tgid, (pid_t)r->hit.tid, r->h.time_ns, r->h.time_ns);
+			const struct pmu_incarnation *par =
+				in && in->parent >= 1 && (size_t)in->parent <= c->n ? &c->incs[in->parent - 1] : NULL;
+
+			/* a parent of another pid: a fork, the same image (an exec's
+			 * parent incarnation is the same pid) */
+			if (par && !par->ended && par->pid != in->pid && file_backed_ro(par->pid, addr))
+				got = vm_read(par->pid, addr, buf, (size_t)want, nul);
+		}
+		if (nul) {
+			char *z = memchr(buf, 0, got);
+
+			if (z)
+				got = (size_t)(z - buf);
+			else if (got < want)
+				continue; /* unread: the flag stays */
+			else
+				r->hit.flags |= PMU_PRB_F_STR_CUT(j);
+		} else if (got < want)
+			continue;
+		buf[got] = 0;
+		r->hit.slen[j] = (__u16)got;
+		r->hit.flags &= ~PMU_PRB_F_STR_BAD(j);
+	}
+}
+
 static int on_sample(void *ctx, void *data, size_t len)
 {
 	struct prs *s = ctx;
@@ -732,6 +876,8 @@ static int on_sample(void *ctx, void *data, size_t len)
 		refuse(s, pmu_error_detail());
 		return 0;
 	}
+	if (d.h.kind == PMU_PRB_REC_HIT)
+		reread_strings(s, &d);
 	if (d.h.kind == PMU_PRB_REC_EXEC) {
 		/* a new image: its probes now (a leader's exec is no task event) */
 		if (!s->stopped)

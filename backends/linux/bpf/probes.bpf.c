@@ -226,7 +226,10 @@ int pmu_probe_hit(struct pt_regs *ctx)
 	__u64 avail = bpf_ringbuf_query(&rb, BPF_RB_AVAIL_DATA);
 	__u64 rsize = ring_size ? ring_size : bpf_ringbuf_query(&rb, BPF_RB_RING_SIZE);
 	struct pmu_prb_counters *c = ctr();
-	if (bpf_ringbuf_output(&rb, r, size, avail > rsize / 2 ? BPF_RB_FORCE_WAKEUP : BPF_RB_NO_WAKEUP)) {
+	/* a string not read here is read by user space from the process
+	 * (process_vm_readv): woken now, while the process likely lives */
+	bool wake = avail > rsize / 2 || (r->hit.flags & 0x000f0000u);
+	if (bpf_ringbuf_output(&rb, r, size, wake ? BPF_RB_FORCE_WAKEUP : BPF_RB_NO_WAKEUP)) {
 		if (c)
 			c->reserve_fail++;
 		return 0;
