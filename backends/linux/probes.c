@@ -81,6 +81,9 @@
 #define OPEN_MAX 65536           /* begins waiting for their end */
 #define ALLOCS_MAX 16384         /* process images whose pmu:alloc hits are summed */
 #define OBJS_MAX 512             /* objects read for probes */
+#define SCAN_NS 1000000000ull    /* the cohort's maps are read for new images at most this often */
+#define SCAN_INCS 64             /* live incarnations whose maps one scan reads at most */
+#define SEEN_MAX 4096            /* executable files (dev:ino) a run remembers (a power of two) */
 
 static const char REMEDY_PRIV[] = "run pmurec as root, or grant it CAP_BPF and CAP_PERFMON "
 				  "(setcap cap_bpf,cap_perfmon+ep); spans and marks still reach spans.jsonl "
@@ -211,6 +214,11 @@ struct prs {
 	uint64_t hits_total;
 	bool stopped;
 	char failed_why[400];
+	/* images mapped later (dlopen): executable files seen, by dev:ino */
+	struct seen { uint64_t dev, ino; } *seen;
+	size_t nseen;
+	uint64_t scan_t;
+	size_t scan_next;          /* the incarnation the next scan starts at */
 };
 
 static void incname(char *b, size_t n, int id)
@@ -955,6 +963,8 @@ static bool flush(struct prs *s, uint64_t wm, uint64_t now, bool final, size_t m
 	return false;
 }
 
+static void scan_late(struct prs *s, uint64_t now);
+
 static int prb_drain(void *state, uint64_t now)
 {
 	struct prs *s = state;
@@ -963,6 +973,7 @@ static int prb_drain(void *state, uint64_t now)
 
 	if (!s->ring)
 		return 0;
+	scan_late(s, now);
 	s->stalled = false;
 	do {
 		int held = take(s);
@@ -1516,6 +1527,113 @@ static void late_exec(struct prs *s, pid_t pid, uint64_t t)
 	}
 }
 
+/* whether dev:ino was seen already; else remembered (false) while the set
+ * has room, true when it is full (bounded: the rest is not read) */
+static bool seen_add(struct prs *s, uint64_t dev, uint64_t ino)
+{
+	uint64_t h = (ino * 0x9e3779b97f4a7c15ull) ^ (dev * 0xff51afd7ed558ccdull);
+	size_t i = (size_t)(h ^ (h >> 31)) & (SEEN_MAX - 1);
+
+	if (!s->seen && !(s->seen = calloc(SEEN_MAX, sizeof(*s->seen))))
+		return true;
+	/* ino 0 is no file: the slot's marker of empty */
+	for (size_t k = 0; k < SEEN_MAX; k++, i = (i + 1) & (SEEN_MAX - 1)) {
+		if (!s->seen[i].ino) {
+			if (s->nseen >= SEEN_MAX / 2)
+				return true;
+			s->seen[i] = (struct seen){ dev, ino };
+			s->nseen++;
+			return false;
+		}
+		if (s->seen[i].dev == dev && s->seen[i].ino == ino)
+			return true;
+	}
+	return true;
+}
+
+/* the executable file mappings of pid not seen yet: read and attached */
+static void scan_maps(struct prs *s, pid_t pid, uint64_t t)
+{
+	char path[64], line[PATH_MAX + 128];
+	FILE *f;
+
+	{
+		char me[PATH_MAX], exe[PATH_MAX];
+
+		/* the root before its exec is pmurec's image: not the command's */
+		snprintf(path, sizeof(path), "/proc/%d/exe", (int)pid);
+		if (!realpath(path, exe) || (realpath("/proc/self/exe", me) && !strcmp(me, exe)))
+			return;
+	}
+	snprintf(path, sizeof(path), "/proc/%d/maps", (int)pid);
+	if (!(f = fopen(path, "re")))
+		return; /* gone: its images are no one's now */
+	while (fgets(line, sizeof(line), f)) {
+		unsigned maj, min;
+		unsigned long long ino;
+		char perms[8], *obj, *nl;
+		int off = 0;
+		size_t from, to;
+
+		if (sscanf(line, "%*s %7s %*s %x:%x %llu %n", perms, &maj, &min, &ino, &off) != 4 || !off)
+			continue;
+		obj = line + off;
+		if ((nl = strchr(obj, '\n')))
+			*nl = 0;
+		/* executable file mappings; a deleted file cannot be read */
+		if (perms[2] != 'x' || !ino || obj[0] != '/' || strstr(obj, " (deleted)"))
+			continue;
+		if (seen_add(s, (uint64_t)maj << 32 | min, ino))
+			continue;
+		read_obj(s, obj, &from, &to);
+		if (from < to)
+			attach_range(s, from, to, t);
+	}
+	fclose(f);
+}
+
+/*
+ * An object the cohort maps after its exec (dlopen(3)) is in no DT_NEEDED
+ * closure and has no exec record: its probes are found here, on the drain,
+ * at most once per SCAN_NS, from the maps of up to SCAN_INCS live
+ * incarnations per scan (round robin), each file once (dev:ino).  Its hits
+ * before the attach are not seen; the probe record's attached_ns says from
+ * when they are.
+ */
+static void scan_late(struct prs *s, uint64_t now)
+{
+	const struct pmu_cohort *c = s->env->cohort;
+	size_t had = s->np, done = 0;
+	libbpf_print_fn_t old;
+
+	if (!c || s->stopped || !s->skel || (s->scan_t && now < s->scan_t + SCAN_NS))
+		return;
+	s->scan_t = now;
+	old = libbpf_set_print(lb_print);
+	for (size_t k = 0, at = s->scan_next; k < c->n && done < SCAN_INCS; k++) {
+		const struct pmu_incarnation *in = &c->incs[(at + k) % c->n];
+
+		if (in->ended)
+			continue;
+		scan_maps(s, in->pid, pmu_now_mono_ns());
+		done++;
+		s->scan_next = (at + k + 1) % c->n;
+	}
+	libbpf_set_print(old);
+	if (s->np != had) {
+		size_t natt = 0;
+		char ev[400];
+
+		for (size_t i = 0; i < s->np; i++)
+			natt += s->p[i].attached;
+		snprintf(ev, sizeof(ev),
+			 "%zu of %zu USDT probes attached (uprobes, pid -1) in %zu objects, cohort filter in the kernel "
+			 "(members); the latest with '%.200s', mapped after its exec",
+			 natt, s->np, s->nobjs, s->p[s->np - 1].binary ? s->p[s->np - 1].binary : "");
+		pmu_lc_set_evidence(s->env->lc, ev);
+	}
+}
+
 static void prb_task(void *state, const struct pmu_task_event *ev)
 {
 	struct prs *s = state;
@@ -1809,6 +1927,7 @@ static void prb_release(void *state)
 		free(s->objs[i]);
 	free(s->p);
 	free(s->lost_cpu);
+	free(s->seen);
 	free(s);
 }
 
