@@ -48,6 +48,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include <sys/syscall.h>
 #include <sys/uio.h>
 #include <unistd.h>
@@ -813,6 +814,34 @@ static bool file_backed_ro(pid_t pid, uint64_t addr)
 }
 
 /*
+ * want bytes of string j of hit r from the file the program found it in
+ * (sfile: a read-only file mapping): only an object this run read for
+ * probes (s->objs), matched by device and inode; the bytes read.
+ */
+static size_t file_read(struct prs *s, const union pmu_prb_rec *r, unsigned j, char *buf, size_t want)
+{
+	const struct pmu_prb_sfile *sf = &r->hit.sfile[j];
+	unsigned maj = sf->dev >> 20, min = sf->dev & 0xfffff;
+	struct stat st;
+
+	if (!sf->ino)
+		return 0;
+	for (size_t i = 0; i < s->nobjs; i++) {
+		int fd;
+		ssize_t k;
+
+		if (stat(s->objs[i], &st) || st.st_ino != sf->ino || major(st.st_dev) != maj || minor(st.st_dev) != min)
+			continue;
+		if ((fd = open(s->objs[i], O_RDONLY | O_CLOEXEC)) < 0)
+			return 0;
+		k = pread(fd, buf, want, (off_t)sf->off);
+		close(fd);
+		return k > 0 ? (size_t)k : 0;
+	}
+	return 0;
+}
+
+/*
  * The strings of hit r that the kernel could not read (PMU_PRB_F_STR_BAD:
  * bpf_probe_read_user_str() cannot fault in a page not touched yet, or a
  * forked child's file pages not mapped yet), read here from the process,
@@ -858,6 +887,8 @@ static void reread_strings(struct prs *s, union pmu_prb_rec *r)
 			if (par && !par->ended && par->pid != in->pid && file_backed_ro(par->pid, addr))
 				got = vm_read(par->pid, addr, buf, (size_t)want, nul);
 		}
+		if (nul ? !memchr(buf, 0, got) && got < want : got < want)
+			got = file_read(s, r, j, buf, (size_t)want);
 		if (nul) {
 			char *z = memchr(buf, 0, got);
 
