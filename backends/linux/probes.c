@@ -1176,6 +1176,30 @@ static int on_note(void *ctx, const struct pmu_sdt_probe *n)
 	return 0;
 }
 
+/* whether dev:ino was seen already; else remembered (false) while the set
+ * has room, true when it is full (bounded: the rest is not read) */
+static bool seen_add(struct prs *s, uint64_t dev, uint64_t ino)
+{
+	uint64_t h = (ino * 0x9e3779b97f4a7c15ull) ^ (dev * 0xff51afd7ed558ccdull);
+	size_t i = (size_t)(h ^ (h >> 31)) & (SEEN_MAX - 1);
+
+	if (!s->seen && !(s->seen = calloc(SEEN_MAX, sizeof(*s->seen))))
+		return true;
+	/* ino 0 is no file: the slot's marker of empty */
+	for (size_t k = 0; k < SEEN_MAX; k++, i = (i + 1) & (SEEN_MAX - 1)) {
+		if (!s->seen[i].ino) {
+			if (s->nseen >= SEEN_MAX / 2)
+				return true;
+			s->seen[i] = (struct seen){ dev, ino };
+			s->nseen++;
+			return false;
+		}
+		if (s->seen[i].dev == dev && s->seen[i].ino == ino)
+			return true;
+	}
+	return true;
+}
+
 /* Read obj's probes into s->p (once per object): the new ones' range */
 static void read_obj(struct prs *s, const char *obj, size_t *from, size_t *to)
 {
@@ -1187,6 +1211,14 @@ static void read_obj(struct prs *s, const char *obj, size_t *from, size_t *to)
 			return;
 	if (s->nobjs >= OBJS_MAX || !(s->objs[s->nobjs] = strdup(obj)))
 		return;
+	{
+		struct stat st;
+
+		/* the same file under another path (/lib vs /usr/lib) in a
+		 * process's maps is not read, nor attached, again */
+		if (!stat(obj, &st))
+			seen_add(s, (uint64_t)major(st.st_dev) << 32 | minor(st.st_dev), st.st_ino);
+	}
 	rc.obj = s->objs[s->nobjs++];
 	rc.first = s->np;
 	build_id_of(obj, rc.build_id, sizeof(rc.build_id));
@@ -1556,30 +1588,6 @@ static void late_exec(struct prs *s, pid_t pid, uint64_t t)
 			 natt, s->np, s->nobjs, path, (int)pid);
 		pmu_lc_set_evidence(s->env->lc, ev);
 	}
-}
-
-/* whether dev:ino was seen already; else remembered (false) while the set
- * has room, true when it is full (bounded: the rest is not read) */
-static bool seen_add(struct prs *s, uint64_t dev, uint64_t ino)
-{
-	uint64_t h = (ino * 0x9e3779b97f4a7c15ull) ^ (dev * 0xff51afd7ed558ccdull);
-	size_t i = (size_t)(h ^ (h >> 31)) & (SEEN_MAX - 1);
-
-	if (!s->seen && !(s->seen = calloc(SEEN_MAX, sizeof(*s->seen))))
-		return true;
-	/* ino 0 is no file: the slot's marker of empty */
-	for (size_t k = 0; k < SEEN_MAX; k++, i = (i + 1) & (SEEN_MAX - 1)) {
-		if (!s->seen[i].ino) {
-			if (s->nseen >= SEEN_MAX / 2)
-				return true;
-			s->seen[i] = (struct seen){ dev, ino };
-			s->nseen++;
-			return false;
-		}
-		if (s->seen[i].dev == dev && s->seen[i].ino == ino)
-			return true;
-	}
-	return true;
 }
 
 /* the executable file mappings of pid not seen yet: read and attached */
