@@ -1606,6 +1606,14 @@ int main(int argc, char **argv)
 	int nout, err, code = 0, rounds;
 	bool aborted = false;
 
+	/*
+	 * PMUREC_PROBES=pmu tells <pmu/probe.h> to leave marks and spans to
+	 * the probes collector.  Only this pmurec's own probes collector may
+	 * say so (it sets it at probe when it will listen): one inherited
+	 * from an outer pmurec or a shell would reach our command and
+	 * silence the control channel of a run that does not listen.
+	 */
+	unsetenv("PMUREC_PROBES");
 	memset(out, 0, sizeof(out));
 	if (parse(argc, argv, &o) < 0) {
 		fputs("pmurec: see 'pmurec --help'\n", stderr);

@@ -48,7 +48,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include <sys/syscall.h>
+#include <sys/uio.h>
 #include <unistd.h>
 
 #include "collector.h"
@@ -80,6 +82,9 @@
 #define OPEN_MAX 65536           /* begins waiting for their end */
 #define ALLOCS_MAX 16384         /* process images whose pmu:alloc hits are summed */
 #define OBJS_MAX 512             /* objects read for probes */
+#define SCAN_NS 1000000000ull    /* the cohort's maps are read for new images at most this often */
+#define SCAN_INCS 64             /* live incarnations whose maps one scan reads at most */
+#define SEEN_MAX 4096            /* executable files (dev:ino) a run remembers (a power of two) */
 
 static const char REMEDY_PRIV[] = "run pmurec as root, or grant it CAP_BPF and CAP_PERFMON "
 				  "(setcap cap_bpf,cap_perfmon+ep); spans and marks still reach spans.jsonl "
@@ -210,6 +215,11 @@ struct prs {
 	uint64_t hits_total;
 	bool stopped;
 	char failed_why[400];
+	/* images mapped later (dlopen): executable files seen, by dev:ino */
+	struct seen { uint64_t dev, ino; } *seen;
+	size_t nseen;
+	uint64_t scan_t;
+	size_t scan_next;          /* the incarnation the next scan starts at */
 };
 
 static void incname(char *b, size_t n, int id)
@@ -491,6 +501,15 @@ static void hit_raw(struct prs *s, const struct prb *p, const union pmu_prb_rec 
 	put(s, o);
 }
 
+/* whether hit r has a string the kernel and reread_strings() could not read */
+static bool str_unread(const union pmu_prb_rec *r)
+{
+	for (unsigned j = 0; j < r->hit.nstr; j++)
+		if (r->hit.flags & PMU_PRB_F_STR_BAD(j))
+			return true;
+	return false;
+}
+
 /* One hit in time order, attributed to inc. */
 static void hit(struct prs *s, const union pmu_prb_rec *r, const struct pmu_incarnation *in)
 {
@@ -509,6 +528,17 @@ static void hit(struct prs *s, const union pmu_prb_rec *r, const struct pmu_inca
 		return;
 	}
 	snprintf(src, sizeof(src), "%s:%s", p->provider, p->name);
+	if (str_unread(r)) {
+		/* neither the kernel nor process_vm_readv() could read a name:
+		 * not written as "" (the summary's malformed counts it, the
+		 * lifecycle's malformed record says why) */
+		char why[sizeof(s->malformed_first)];
+
+		snprintf(why, sizeof(why), "a %.60s hit of pid %d with a string argument that could not be read "
+			 "(its page not mapped, the process gone)", src, (int)pid);
+		refuse(s, why);
+		return;
+	}
 	switch (m->role) {
 	case R_RUNTIME:
 		if (!(o = rec_base("runtime", t, in->id, pid)))
@@ -723,6 +753,159 @@ static bool item_less(const void *a, const void *b)
 
 static void late_exec(struct prs *s, pid_t pid, uint64_t t);
 
+/*
+ * want bytes at addr of process pid into buf, page by page (a string may
+ * end on a page before an unmapped one): the bytes read.  nul: stop after
+ * the first NUL.  process_vm_readv(2) faults the pages in, which the
+ * program's bpf_probe_read_user_str() cannot.
+ */
+static size_t vm_read(pid_t pid, uint64_t addr, char *buf, size_t want, bool nul)
+{
+	long pg = sysconf(_SC_PAGESIZE);
+	size_t got = 0;
+
+	if (pg <= 0)
+		pg = 4096;
+	while (got < want) {
+		uint64_t a = addr + got;
+		size_t n = (size_t)pg - (size_t)(a % (uint64_t)pg);
+		struct iovec l, r;
+		ssize_t k;
+
+		if (n > want - got)
+			n = want - got;
+		l = (struct iovec){ buf + got, n };
+		r = (struct iovec){ (void *)(uintptr_t)a, n };
+		if ((k = process_vm_readv(pid, &l, 1, &r, 1, 0)) <= 0)
+			break;
+		if (nul && memchr(buf + got, 0, (size_t)k))
+			return got + (size_t)k;
+		got += (size_t)k;
+		if ((size_t)k < n)
+			break;
+	}
+	return got;
+}
+
+/* whether addr lies in a file mapping of pid that is not writable: its
+ * bytes are the file's, the same in a process forked from it */
+static bool file_backed_ro(pid_t pid, uint64_t addr)
+{
+	char path[64], line[512];
+	FILE *f;
+	bool ok = false;
+
+	snprintf(path, sizeof(path), "/proc/%d/maps", (int)pid);
+	if (!(f = fopen(path, "re")))
+		return false;
+	while (fgets(line, sizeof(line), f)) {
+		unsigned long long lo, hi, ino;
+		char perms[8];
+
+		if (sscanf(line, "%llx-%llx %7s %*s %*s %llu", &lo, &hi, perms, &ino) != 4)
+			continue;
+		if (addr >= lo && addr < hi) {
+			ok = ino && perms[1] != 'w';
+			break;
+		}
+	}
+	fclose(f);
+	return ok;
+}
+
+/*
+ * want bytes of string j of hit r from the file the program found it in
+ * (sfile: a read-only file mapping): only an object this run read for
+ * probes (s->objs), matched by device and inode; the bytes read.
+ */
+static size_t file_read(struct prs *s, const union pmu_prb_rec *r, unsigned j, char *buf, size_t want)
+{
+	const struct pmu_prb_sfile *sf = &r->hit.sfile[j];
+	unsigned maj = sf->dev >> 20, min = sf->dev & 0xfffff;
+	struct stat st;
+
+	if (!sf->ino)
+		return 0;
+	for (size_t i = 0; i < s->nobjs; i++) {
+		int fd;
+		ssize_t k;
+
+		if (stat(s->objs[i], &st) || st.st_ino != sf->ino || major(st.st_dev) != maj || minor(st.st_dev) != min)
+			continue;
+		if ((fd = open(s->objs[i], O_RDONLY | O_CLOEXEC)) < 0)
+			return 0;
+		k = pread(fd, buf, want, (off_t)sf->off);
+		close(fd);
+		return k > 0 ? (size_t)k : 0;
+	}
+	return 0;
+}
+
+/*
+ * The strings of hit r that the kernel could not read (PMU_PRB_F_STR_BAD:
+ * bpf_probe_read_user_str() cannot fault in a page not touched yet, or a
+ * forked child's file pages not mapped yet), read here from the process,
+ * the pointer being the argument the probe map names.  A process gone by
+ * now (a forked worker exits quickly): from its parent incarnation's
+ * process when the address is in a read-only file mapping there (a fork
+ * shares that image).  What stays unread keeps its flag: hit() refuses
+ * the record rather than write an empty name.
+ */
+static void reread_strings(struct prs *s, union pmu_prb_rec *r)
+{
+	const struct pmap *m = s->p[r->hit.probe].m;
+
+	if (!m)
+		return;
+	for (unsigned j = 0; j < r->hit.nstr && j < (unsigned)m->nstr; j++) {
+		int sa = m->str[j], la = m->len[j];
+		uint64_t addr, want = PMU_PRB_STR - 1;
+		char *buf = r->full.str[j];
+		size_t got;
+		bool nul = la < 0;
+
+		if (!(r->hit.flags & PMU_PRB_F_STR_BAD(j)) || sa < 0 || (unsigned)sa >= r->hit.nargs)
+			continue;
+		if (!nul) {
+			if ((unsigned)la >= r->hit.nargs || r->hit.flags & PMU_PRB_F_ARG_BAD(la))
+				continue;
+			if (r->hit.args[la] < want)
+				want = r->hit.args[la];
+		}
+		if (r->hit.flags & PMU_PRB_F_ARG_BAD(sa) || !(addr = r->hit.args[sa]))
+			continue;
+		got = vm_read((pid_t)r->hit.tgid, addr, buf, (size_t)want, nul);
+		if ((nul ? !memchr(buf, 0, got) && got < want : got < want) && s->env->cohort) {
+			const struct pmu_cohort *c = s->env->cohort;
+			const struct pmu_incarnation *in =
+				pmu_cohort_find(c, (pid_t)r->hit.tgid, (pid_t)r->hit.tid, r->h.time_ns, r->h.time_ns);
+			const struct pmu_incarnation *par =
+				in && in->parent >= 1 && (size_t)in->parent <= c->n ? &c->incs[in->parent - 1] : NULL;
+
+			/* a parent of another pid: a fork, the same image (an exec's
+			 * parent incarnation is the same pid) */
+			if (par && !par->ended && par->pid != in->pid && file_backed_ro(par->pid, addr))
+				got = vm_read(par->pid, addr, buf, (size_t)want, nul);
+		}
+		if (nul ? !memchr(buf, 0, got) && got < want : got < want)
+			got = file_read(s, r, j, buf, (size_t)want);
+		if (nul) {
+			char *z = memchr(buf, 0, got);
+
+			if (z)
+				got = (size_t)(z - buf);
+			else if (got < want)
+				continue; /* unread: the flag stays */
+			else
+				r->hit.flags |= PMU_PRB_F_STR_CUT(j);
+		} else if (got < want)
+			continue;
+		buf[got] = 0;
+		r->hit.slen[j] = (__u16)got;
+		r->hit.flags &= ~PMU_PRB_F_STR_BAD(j);
+	}
+}
+
 static int on_sample(void *ctx, void *data, size_t len)
 {
 	struct prs *s = ctx;
@@ -732,6 +915,8 @@ static int on_sample(void *ctx, void *data, size_t len)
 		refuse(s, pmu_error_detail());
 		return 0;
 	}
+	if (d.h.kind == PMU_PRB_REC_HIT)
+		reread_strings(s, &d);
 	if (d.h.kind == PMU_PRB_REC_EXEC) {
 		/* a new image: its probes now (a leader's exec is no task event) */
 		if (!s->stopped)
@@ -809,6 +994,8 @@ static bool flush(struct prs *s, uint64_t wm, uint64_t now, bool final, size_t m
 	return false;
 }
 
+static void scan_late(struct prs *s, uint64_t now);
+
 static int prb_drain(void *state, uint64_t now)
 {
 	struct prs *s = state;
@@ -817,6 +1004,7 @@ static int prb_drain(void *state, uint64_t now)
 
 	if (!s->ring)
 		return 0;
+	scan_late(s, now);
 	s->stalled = false;
 	do {
 		int held = take(s);
@@ -988,6 +1176,30 @@ static int on_note(void *ctx, const struct pmu_sdt_probe *n)
 	return 0;
 }
 
+/* whether dev:ino was seen already; else remembered (false) while the set
+ * has room, true when it is full (bounded: the rest is not read) */
+static bool seen_add(struct prs *s, uint64_t dev, uint64_t ino)
+{
+	uint64_t h = (ino * 0x9e3779b97f4a7c15ull) ^ (dev * 0xff51afd7ed558ccdull);
+	size_t i = (size_t)(h ^ (h >> 31)) & (SEEN_MAX - 1);
+
+	if (!s->seen && !(s->seen = calloc(SEEN_MAX, sizeof(*s->seen))))
+		return true;
+	/* ino 0 is no file: the slot's marker of empty */
+	for (size_t k = 0; k < SEEN_MAX; k++, i = (i + 1) & (SEEN_MAX - 1)) {
+		if (!s->seen[i].ino) {
+			if (s->nseen >= SEEN_MAX / 2)
+				return true;
+			s->seen[i] = (struct seen){ dev, ino };
+			s->nseen++;
+			return false;
+		}
+		if (s->seen[i].dev == dev && s->seen[i].ino == ino)
+			return true;
+	}
+	return true;
+}
+
 /* Read obj's probes into s->p (once per object): the new ones' range */
 static void read_obj(struct prs *s, const char *obj, size_t *from, size_t *to)
 {
@@ -999,6 +1211,14 @@ static void read_obj(struct prs *s, const char *obj, size_t *from, size_t *to)
 			return;
 	if (s->nobjs >= OBJS_MAX || !(s->objs[s->nobjs] = strdup(obj)))
 		return;
+	{
+		struct stat st;
+
+		/* the same file under another path (/lib vs /usr/lib) in a
+		 * process's maps is not read, nor attached, again */
+		if (!stat(obj, &st))
+			seen_add(s, (uint64_t)major(st.st_dev) << 32 | minor(st.st_dev), st.st_ino);
+	}
 	rc.obj = s->objs[s->nobjs++];
 	rc.first = s->np;
 	build_id_of(obj, rc.build_id, sizeof(rc.build_id));
@@ -1370,6 +1590,89 @@ static void late_exec(struct prs *s, pid_t pid, uint64_t t)
 	}
 }
 
+/* the executable file mappings of pid not seen yet: read and attached */
+static void scan_maps(struct prs *s, pid_t pid, uint64_t t)
+{
+	char path[64], line[PATH_MAX + 128];
+	FILE *f;
+
+	{
+		char me[PATH_MAX], exe[PATH_MAX];
+
+		/* the root before its exec is pmurec's image: not the command's */
+		snprintf(path, sizeof(path), "/proc/%d/exe", (int)pid);
+		if (!realpath(path, exe) || (realpath("/proc/self/exe", me) && !strcmp(me, exe)))
+			return;
+	}
+	snprintf(path, sizeof(path), "/proc/%d/maps", (int)pid);
+	if (!(f = fopen(path, "re")))
+		return; /* gone: its images are no one's now */
+	while (fgets(line, sizeof(line), f)) {
+		unsigned maj, min;
+		unsigned long long ino;
+		char perms[8], *obj, *nl;
+		int off = 0;
+		size_t from, to;
+
+		if (sscanf(line, "%*s %7s %*s %x:%x %llu %n", perms, &maj, &min, &ino, &off) != 4 || !off)
+			continue;
+		obj = line + off;
+		if ((nl = strchr(obj, '\n')))
+			*nl = 0;
+		/* executable file mappings; a deleted file cannot be read */
+		if (perms[2] != 'x' || !ino || obj[0] != '/' || strstr(obj, " (deleted)"))
+			continue;
+		if (seen_add(s, (uint64_t)maj << 32 | min, ino))
+			continue;
+		read_obj(s, obj, &from, &to);
+		if (from < to)
+			attach_range(s, from, to, t);
+	}
+	fclose(f);
+}
+
+/*
+ * An object the cohort maps after its exec (dlopen(3)) is in no DT_NEEDED
+ * closure and has no exec record: its probes are found here, on the drain,
+ * at most once per SCAN_NS, from the maps of up to SCAN_INCS live
+ * incarnations per scan (round robin), each file once (dev:ino).  Its hits
+ * before the attach are not seen; the probe record's attached_ns says from
+ * when they are.
+ */
+static void scan_late(struct prs *s, uint64_t now)
+{
+	const struct pmu_cohort *c = s->env->cohort;
+	size_t had = s->np, done = 0;
+	libbpf_print_fn_t old;
+
+	if (!c || s->stopped || !s->skel || (s->scan_t && now < s->scan_t + SCAN_NS))
+		return;
+	s->scan_t = now;
+	old = libbpf_set_print(lb_print);
+	for (size_t k = 0, at = s->scan_next; k < c->n && done < SCAN_INCS; k++) {
+		const struct pmu_incarnation *in = &c->incs[(at + k) % c->n];
+
+		if (in->ended)
+			continue;
+		scan_maps(s, in->pid, pmu_now_mono_ns());
+		done++;
+		s->scan_next = (at + k + 1) % c->n;
+	}
+	libbpf_set_print(old);
+	if (s->np != had) {
+		size_t natt = 0;
+		char ev[400];
+
+		for (size_t i = 0; i < s->np; i++)
+			natt += s->p[i].attached;
+		snprintf(ev, sizeof(ev),
+			 "%zu of %zu USDT probes attached (uprobes, pid -1) in %zu objects, cohort filter in the kernel "
+			 "(members); the latest with '%.200s', mapped after its exec",
+			 natt, s->np, s->nobjs, s->p[s->np - 1].binary ? s->p[s->np - 1].binary : "");
+		pmu_lc_set_evidence(s->env->lc, ev);
+	}
+}
+
 static void prb_task(void *state, const struct pmu_task_event *ev)
 {
 	struct prs *s = state;
@@ -1663,6 +1966,7 @@ static void prb_release(void *state)
 		free(s->objs[i]);
 	free(s->p);
 	free(s->lost_cpu);
+	free(s->seen);
 	free(s);
 }
 

@@ -65,10 +65,12 @@ int pmu_prb_decode(const void *data, size_t len, uint32_t nprobes, union pmu_prb
 	memcpy(out, data, len);
 	for (unsigned j = 0; j < PMU_PRB_NSTR; j++) {
 		if (j >= h.nstr) {
-			if (h.slen[j] || h.flags & (PMU_PRB_F_STR_BAD(j) | PMU_PRB_F_STR_CUT(j)))
+			if (h.slen[j] || h.flags & (PMU_PRB_F_STR_BAD(j) | PMU_PRB_F_STR_CUT(j)) || h.sfile[j].ino)
 				return bad("a string past its count", h.h.seq);
 			continue;
 		}
+		if (h.sfile[j].ino && !(h.flags & PMU_PRB_F_STR_BAD(j)))
+			return bad("the file of a string that was read", h.h.seq);
 		if (h.slen[j] >= PMU_PRB_STR || out->full.str[j][h.slen[j]])
 			return bad("a string without its NUL at its length", h.h.seq);
 	}

@@ -65,6 +65,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t len)
 	for (unsigned j = 0; j < r.hit.nstr; j++)
 		if (strlen(pmu_prb_str(&r, j)) > r.hit.slen[j] || r.hit.slen[j] >= PMU_PRB_STR)
 			abort();
+	/* a string's file only for a string the program could not read */
+	for (unsigned j = 0; j < PMU_PRB_NSTR; j++)
+		if (r.hit.sfile[j].ino && (j >= r.hit.nstr || !(r.hit.flags & PMU_PRB_F_STR_BAD(j))))
+			abort();
 	if (pmu_prb_decode(&r, len, np, &again) || memcmp(&r, &again, len))
 		abort();
 	free(buf);

@@ -119,6 +119,36 @@ static __always_inline void alloc_add(__u64 bytes, __u64 now)
 		v->last_ns = now;
 }
 
+struct vma_ctx {
+	__u64 addr;
+	struct pmu_prb_sfile f;
+};
+
+#define PRB_VM_WRITE 0x2ull /* include/linux/mm.h VM_WRITE */
+
+/* bpf_find_vma(): the file and offset of a read-only file mapping */
+static long vma_cb(struct task_struct *task, struct vm_area_struct *vma, void *data)
+{
+	struct vma_ctx *c = data;
+	struct file *f = BPF_CORE_READ(vma, vm_file);
+
+	if (!f || (BPF_CORE_READ(vma, vm_flags) & PRB_VM_WRITE))
+		return 0;
+	c->f.ino = BPF_CORE_READ(f, f_inode, i_ino);
+	c->f.dev = BPF_CORE_READ(f, f_inode, i_sb, s_dev);
+	c->f.off = c->addr - BPF_CORE_READ(vma, vm_start) + ((__u64)BPF_CORE_READ(vma, vm_pgoff) << 12);
+	return 0;
+}
+
+/* where the unread string j at p lies, for user space (sfile) */
+static __always_inline void str_where(struct pmu_prb_hit_full *r, int j, const void *p)
+{
+	struct vma_ctx c = { .addr = (__u64)p };
+
+	bpf_find_vma(bpf_get_current_task_btf(), (__u64)p, vma_cb, &c, 0);
+	r->hit.sfile[j & (PMU_PRB_NSTR - 1)] = c.f;
+}
+
 SEC("usdt")
 int pmu_probe_hit(struct pt_regs *ctx)
 {
@@ -176,6 +206,7 @@ int pmu_probe_hit(struct pt_regs *ctx)
 	for (int j = 0; j < PMU_PRB_NSTR; j++) {
 		r->hit.slen[j] = 0;
 		r->str[j][0] = 0;
+		r->hit.sfile[j] = (struct pmu_prb_sfile){};
 		if (j >= ns)
 			continue;
 		__s8 sa = cf->str_arg[j], la = cf->len_arg[j];
@@ -189,6 +220,7 @@ int pmu_probe_hit(struct pt_regs *ctx)
 			if (got <= 0) {
 				r->hit.flags |= PMU_PRB_F_STR_BAD(j);
 				r->str[j][0] = 0;
+				str_where(r, j, p);
 				continue;
 			}
 			if (got == PMU_PRB_STR)
@@ -208,6 +240,7 @@ int pmu_probe_hit(struct pt_regs *ctx)
 			len &= PMU_PRB_STR - 1;
 			if (len && bpf_probe_read_user(r->str[j], len, p)) {
 				r->hit.flags |= PMU_PRB_F_STR_BAD(j);
+				str_where(r, j, p);
 				len = 0;
 			}
 			r->str[j][len & (PMU_PRB_STR - 1)] = 0;
@@ -226,7 +259,10 @@ int pmu_probe_hit(struct pt_regs *ctx)
 	__u64 avail = bpf_ringbuf_query(&rb, BPF_RB_AVAIL_DATA);
 	__u64 rsize = ring_size ? ring_size : bpf_ringbuf_query(&rb, BPF_RB_RING_SIZE);
 	struct pmu_prb_counters *c = ctr();
-	if (bpf_ringbuf_output(&rb, r, size, avail > rsize / 2 ? BPF_RB_FORCE_WAKEUP : BPF_RB_NO_WAKEUP)) {
+	/* a string not read here is read by user space from the process
+	 * (process_vm_readv): woken now, while the process likely lives */
+	bool wake = avail > rsize / 2 || (r->hit.flags & 0x000f0000u);
+	if (bpf_ringbuf_output(&rb, r, size, wake ? BPF_RB_FORCE_WAKEUP : BPF_RB_NO_WAKEUP)) {
 		if (c)
 			c->reserve_fail++;
 		return 0;

@@ -15,7 +15,7 @@
  * strings and where each string's length is (hotspot's strings are not
  * NUL-terminated), or that the probe is pmu:alloc, summed in the kernel.
  */
-#define PMU_PRB_WIRE_VERSION 1
+#define PMU_PRB_WIRE_VERSION 2
 
 #define PMU_PRB_REC_HIT 1   /* one probe hit, its arguments and strings */
 #define PMU_PRB_REC_EXEC 2  /* a cohort process exec'd: user space reads its new image's probes */
@@ -63,6 +63,15 @@ struct pmu_prb_hit {
 	__u16 slen[PMU_PRB_NSTR]; /* each string's length, its NUL not counted (< PMU_PRB_STR) */
 	__u32 pad;
 	__u64 args[PMU_PRB_NARGS]; /* as libbpf's arg spec reads them (sign-extended to 64 bits) */
+	/* where a string the program could not read lies, when that is a
+	 * file mapping that is not writable (its bytes are the file's):
+	 * user space reads it there once the process is gone; zero else */
+	struct pmu_prb_sfile {
+		__u64 off;  /* the string's offset in the file */
+		__u64 ino;  /* the file's inode, 0: none */
+		__u32 dev;  /* its device, the kernel's encoding (major << 20 | minor) */
+		__u32 pad;
+	} sfile[PMU_PRB_NSTR];
 	/* then nstr x PMU_PRB_STR bytes: NUL-terminated strings */
 };
 
