@@ -9,7 +9,9 @@
  * config's requested probes (RT_REQ_MAX bytes), and for the alloc stream
  * one small entry per cohort incarnation (its sums, the inc record's
  * place): the cohort is held already, so this grows with it, never with
- * the records.  The probes stream's spans go to the span table the
+ * the records; and per sample, for its free, 12 bytes (RT_SEQ_MAX
+ * samples at most, past which frees are not checked and that is said).
+ * The probes stream's spans go to the span table the
  * validator keeps for spans.jsonl (struct span), keyed by (incarnation,
  * id): span ids are unique per incarnation (section 24.1) and a parent is
  * a span of the same incarnation, begun on any thread.  An unended span
@@ -27,6 +29,14 @@
 #include "validate_int.h"
 
 #define RT_REQ_MAX 4096            /* bytes of config.requested held */
+/* samples whose incarnation, estimate and freed bit are held: 12 bytes
+ * each (an est_bytes and a 32-bit incarnation index with the freed bit),
+ * so at most 48 MiB; a stream with more is refused (ALLOC-SHAPE) and its
+ * frees past the bound are not checked.  At --alloc's 512 KiB mean that is
+ * 2 TiB allocated. */
+#define RT_SEQ_MAX (4u << 20)
+#define RT_FREED 0x80000000u       /* in seq_inc[]: the sample was freed */
+#define RT_NOINC 0x7fffffffu       /* in seq_inc[]: no incarnation found */
 
 enum { RT_PROBES, RT_ALLOC };
 enum { PH_START, PH_BODY, PH_PROBE, PH_END };
@@ -35,7 +45,9 @@ enum { PV_PMU = 1, PV_PYTHON = 2, PV_HOTSPOT = 4 };
 /* the alloc stream: one per cohort incarnation */
 struct rt_inc {
 	uint64_t samples, frees, est_bytes, est_milli;
+	uint64_t freed_est;            /* est_bytes of its samples freed */
 	uint64_t inc_line;             /* its inc record's line, 0 before */
+	bool bad_free;                 /* a free refused: its live sums are not checked again */
 };
 
 struct rt_state {
@@ -55,6 +67,12 @@ struct rt_state {
 	uint64_t samples, frees, est_bytes, last_seq;
 	struct rt_inc *per;                /* by incarnation index, v->nincs of them; NULL: none */
 	size_t nper;
+	/* per sample, indexed by seq - 1 (seq is 1, 2, ... in order): grows
+	 * with the stream's samples, by doubling, up to RT_SEQ_MAX */
+	uint64_t *seq_est;
+	uint32_t *seq_inc;
+	size_t nseq, capseq;
+	bool seq_full;                 /* a sample out of order, past RT_SEQ_MAX or not held: reported */
 };
 
 int pmu_v_rt_kind(const struct pmu_streamdef *sd)
@@ -493,6 +511,92 @@ static void estimate(uint64_t size, uint64_t sb, double *bytes, double *milli)
 	*milli = p > 0 ? 1000.0 / p : 0;
 }
 
+/* Hold sample seq's incarnation index and est_bytes, for its free.  Only
+ * samples in order (seq = the samples so far) are held: after one out of
+ * order (refused by the caller) no more are, and later frees and live
+ * sums are not checked against them. */
+static void seq_hold(struct v *v, struct stream_state *s, uint64_t rec, uint64_t seq, uint32_t ix, uint64_t eb)
+{
+	struct rt_state *rt = s->rt;
+
+	if (seq != rt->nseq + 1)        /* out of order: reported by the caller; stop holding */
+		rt->seq_full = true;
+	if (rt->seq_full)
+		return;
+	if (rt->nseq == rt->capseq) {
+		size_t cap = rt->capseq ? 2 * rt->capseq : 1024;
+		uint64_t *e;
+		uint32_t *i;
+
+		if (rt->capseq >= RT_SEQ_MAX) {
+			rt->seq_full = true;
+			report(v, PMU_CHECK_ALLOC_SHAPE, s->file, rec, "more than %u samples: the validator holds "
+			       "12 bytes per sample up to that bound; frees of later samples are not checked",
+			       RT_SEQ_MAX);
+			return;
+		}
+		if (cap > RT_SEQ_MAX)
+			cap = RT_SEQ_MAX;
+		e = realloc(rt->seq_est, cap * sizeof(*e));
+		if (e)
+			rt->seq_est = e;
+		i = e ? realloc(rt->seq_inc, cap * sizeof(*i)) : NULL;
+		if (!i) {
+			rt->seq_full = true;
+			report(v, PMU_CHECK_ALLOC_SHAPE, s->file, rec, "cannot hold sample %llu for its free: %s",
+			       (unsigned long long)seq, pmu_strerror(PMU_ERR_NOMEM));
+			return;
+		}
+		rt->seq_inc = i;
+		rt->capseq = cap;
+	}
+	rt->seq_est[rt->nseq] = eb;
+	rt->seq_inc[rt->nseq++] = ix;
+}
+
+/* A free names an earlier sample of its own incarnation, not freed yet */
+static void free_rec(struct v *v, struct stream_state *s, uint64_t rec, const struct pmu_jrec *r, uint64_t t)
+{
+	struct rt_state *rt = s->rt;
+	enum pmu_check C = PMU_CHECK_ALLOC_SHAPE;
+	uint64_t sq = ri(r, "sample_seq");
+	struct inc *in = pmu_v_attribute(v, s->file, rec, r, true, t, t);
+	struct rt_inc *pi = per_inc(v, rt, in, r);
+	uint32_t ix = pi ? (uint32_t)(pi - rt->per) : RT_NOINC, *st;
+
+	rt->frees++;
+	if (!sq || sq > rt->last_seq) {
+		report(v, C, s->file, rec, "a free of sample %llu, which is not an earlier sample",
+		       (unsigned long long)sq);
+		if (pi)
+			pi->bad_free = true;
+		return;
+	}
+	if (sq > rt->nseq) {           /* not held (past the bound, reported): counted unchecked */
+		if (pi)
+			pi->frees++;
+		return;
+	}
+	st = &rt->seq_inc[sq - 1];
+	if (*st & RT_FREED) {
+		report(v, C, s->file, rec, "sample %llu is freed a second time", (unsigned long long)sq);
+		if (pi)
+			pi->bad_free = true;
+		return;
+	}
+	if ((*st & ~RT_FREED) != ix && *st != RT_NOINC && ix != RT_NOINC) {
+		report(v, C, s->file, rec, "a free in incarnation '%s' of sample %llu, which is of incarnation '%s'",
+		       v->incs[ix].id, (unsigned long long)sq, v->incs[*st].id);
+		pi->bad_free = true;
+		return;
+	}
+	*st |= RT_FREED;
+	if (pi) {
+		pi->frees++;
+		pi->freed_est += rt->seq_est[sq - 1];
+	}
+}
+
 static void sample_rec(struct v *v, struct stream_state *s, uint64_t rec, const struct pmu_jrec *r, uint64_t t)
 {
 	struct rt_state *rt = s->rt;
@@ -530,7 +634,9 @@ static void sample_rec(struct v *v, struct stream_state *s, uint64_t rec, const 
 			       (unsigned long long)size, (unsigned long long)rt->sample_bytes);
 	}
 	in = pmu_v_attribute(v, s->file, rec, r, true, t, t);
-	if ((pi = per_inc(v, rt, in, r))) {
+	pi = per_inc(v, rt, in, r);
+	seq_hold(v, s, rec, seq, pi ? (uint32_t)(pi - rt->per) : RT_NOINC, eb);
+	if (pi) {
 		if (pi->inc_line)
 			report(v, C, s->file, rec, "a sample of incarnation '%s' after its inc record",
 			       v->incs[pi - rt->per].id);
@@ -577,9 +683,14 @@ static void inc_rec(struct v *v, struct stream_state *s, uint64_t rec, const str
 	if (n != pi->samples)
 		report(v, C, s->file, rec, "samples %llu, the stream has %llu of incarnation '%s'", (unsigned long long)n,
 		       (unsigned long long)pi->samples, id);
-	if (live != pi->samples - (pi->frees < pi->samples ? pi->frees : pi->samples))
+	/* a free refused above leaves the live sums unknown: reported once, there */
+	if (!pi->bad_free && live != pi->samples - (pi->frees < pi->samples ? pi->frees : pi->samples))
 		report(v, C, s->file, rec, "live_samples %llu is not its %llu samples less its %llu frees",
 		       (unsigned long long)live, (unsigned long long)pi->samples, (unsigned long long)pi->frees);
+	if (!pi->bad_free && !rt->seq_full && pi->est_bytes >= pi->freed_est && leb != pi->est_bytes - pi->freed_est)
+		report(v, PMU_CHECK_ALLOC_ESTIMATE, s->file, rec, "live_est_bytes %llu is not the sum of its unfreed "
+		       "samples' est_bytes, %llu", (unsigned long long)leb,
+		       (unsigned long long)(pi->est_bytes - pi->freed_est));
 	if (eb != pi->est_bytes)
 		report(v, PMU_CHECK_ALLOC_ESTIMATE, s->file, rec, "est_bytes %llu is not the sum of its samples' %llu",
 		       (unsigned long long)eb, (unsigned long long)pi->est_bytes);
@@ -633,17 +744,7 @@ static void on_alloc(struct v *v, struct stream_state *s, uint64_t rec, const st
 	if (!strcmp(type, "sample")) {
 		sample_rec(v, s, rec, r, t);
 	} else if (!strcmp(type, "free")) {
-		uint64_t sq = ri(r, "sample_seq");
-		struct inc *in;
-		struct rt_inc *pi;
-
-		rt->frees++;
-		if (!sq || sq > rt->last_seq)
-			report(v, C, s->file, rec, "a free of sample %llu, which is not an earlier sample",
-			       (unsigned long long)sq);
-		in = pmu_v_attribute(v, s->file, rec, r, true, t, t);
-		if ((pi = per_inc(v, rt, in, r)))
-			pi->frees++;
+		free_rec(v, s, rec, r, t);
 	} else if (!strcmp(type, "inc")) {
 		inc_rec(v, s, rec, r, t);
 	} else if (!strcmp(type, "loss")) {
@@ -704,6 +805,8 @@ void pmu_v_rt_end(struct v *v, struct stream_state *s)
 		alloc_end(v, s);
 	}
 	free(s->rt->per);
+	free(s->rt->seq_est);
+	free(s->rt->seq_inc);
 	free(s->rt);
 	s->rt = NULL;
 }
