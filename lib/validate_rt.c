@@ -9,7 +9,8 @@
  * config's requested probes (RT_REQ_MAX bytes), and for the alloc stream
  * one small entry per cohort incarnation (its sums, the inc record's
  * place): the cohort is held already, so this grows with it, never with
- * the records; and per sample, for its free, 12 bytes (RT_SEQ_MAX
+ * the records; for the probes stream a counter per probe (RT_MADE_MAX
+ * at most) of the records it made and its hits; and per sample, for its free, 12 bytes (RT_SEQ_MAX
  * samples at most, past which frees are not checked and that is said).
  * The probes stream's spans go to the span table the
  * validator keeps for spans.jsonl (struct span), keyed by (incarnation,
@@ -38,9 +39,23 @@
 #define RT_FREED 0x80000000u       /* in seq_inc[]: the sample was freed */
 #define RT_NOINC 0x7fffffffu       /* in seq_inc[]: no incarnation found */
 
+/* probes (PROVIDER:NAME) whose records and hits are counted: the probe
+ * map's 19 and the --probe names config.requested holds (at most
+ * RT_REQ_MAX bytes); a stream naming more is refused (PROBES-SHAPE), its
+ * later probes not counted.  128 bytes each, 64 KiB in all, allocated
+ * at the first record of a probe. */
+#define RT_MADE_MAX 512
+
 enum { RT_PROBES, RT_ALLOC };
 enum { PH_START, PH_BODY, PH_PROBE, PH_END };
 enum { PV_PMU = 1, PV_PYTHON = 2, PV_HOTSPOT = 4 };
+
+/* the probes stream: records made from one probe, and its hits */
+struct rt_made {
+	uint64_t h, made, hits, line;  /* line: its last probe record, else its first record */
+	bool probe, attached;          /* a probe record of it came, one attached */
+	char name[88];                 /* PROVIDER:NAME, cut */
+};
 
 /* the alloc stream: one per cohort incarnation */
 struct rt_inc {
@@ -61,6 +76,9 @@ struct rt_state {
 	unsigned seen_pv, attached_pv;     /* PV_*: providers whose records came, whose probes attached */
 	uint64_t seen_pv_line[3];
 	size_t span_base;                  /* the stream's spans begin here in v->spans */
+	struct rt_made *made;              /* RT_MADE_MAX of them, open addressing on h; NULL before use */
+	size_t nmade;
+	bool made_full;                    /* reported */
 	/* alloc */
 	bool chains, chains_known;
 	uint64_t sample_bytes;
@@ -263,6 +281,99 @@ static void pv_seen(struct rt_state *rt, unsigned pv, uint64_t rec)
 	rt->seen_pv |= pv;
 }
 
+/* The entry of probe PROVIDER:NAME (prov, name: their bytes), NULL past
+ * the bound (reported once) or when it cannot be had */
+static struct rt_made *made_of(struct v *v, struct stream_state *s, uint64_t rec, const char *prov, size_t pl,
+			       const char *name, size_t nl)
+{
+	struct rt_state *rt = s->rt;
+	uint64_t h = hash_bytes(prov, pl) * 0x9e3779b97f4a7c15ull ^ hash_bytes(name, nl);
+	size_t i;
+
+	if (!rt->made && !(rt->made = calloc(RT_MADE_MAX, sizeof(*rt->made)))) {
+		if (!rt->made_full)
+			report(v, PMU_CHECK_PROBES_SHAPE, s->file, rec, "cannot count records per probe: %s",
+			       pmu_strerror(PMU_ERR_NOMEM));
+		rt->made_full = true;
+		return NULL;
+	}
+	h |= 1;                        /* 0: a free slot */
+	for (i = h % RT_MADE_MAX; rt->made[i].h; i = (i + 1) % RT_MADE_MAX)
+		if (rt->made[i].h == h)
+			return &rt->made[i];
+	if (rt->nmade + 1 >= RT_MADE_MAX) {
+		if (!rt->made_full)
+			report(v, PMU_CHECK_PROBES_SHAPE, s->file, rec, "records of more than %u probes: records per "
+			       "probe are not counted past that bound", RT_MADE_MAX - 1);
+		rt->made_full = true;
+		return NULL;
+	}
+	rt->nmade++;
+	rt->made[i].h = h;
+	rt->made[i].line = rec;
+	snprintf(rt->made[i].name, sizeof(rt->made[i].name), "%.*s:%.*s", (int)(pl > 40 ? 40 : pl), prov,
+		 (int)(nl > 40 ? 40 : nl), name);
+	return &rt->made[i];
+}
+
+/* n more records made from probe PROVIDER:NAME (src: that text) */
+static void made_by(struct v *v, struct stream_state *s, uint64_t rec, const char *src, size_t sl, uint64_t n)
+{
+	const char *c = memchr(src, ':', sl);
+	struct rt_made *m;
+
+	if (c && (m = made_of(v, s, rec, src, (size_t)(c - src), c + 1, sl - (size_t)(c - src) - 1)))
+		m->made += n;
+}
+
+static void made_by_f(struct v *v, struct stream_state *s, uint64_t rec, const struct pmu_jfield *src, uint64_t n)
+{
+	if (src && src->type == PMU_JV_STR)
+		made_by(v, s, rec, src->s, src->slen, n);
+}
+
+/* A gc record comes from its begin probe (source) and its end probe */
+static void gc_made(struct v *v, struct stream_state *s, uint64_t rec, const struct pmu_jfield *src)
+{
+	static const char *const pair[][2] = {
+		{ "pmu:gc_begin", "pmu:gc_end" },
+		{ "python:gc__start", "python:gc__done" },
+		{ "hotspot:gc__begin", "hotspot:gc__end" },
+		{ "hotspot:mem__pool__gc__begin", "hotspot:mem__pool__gc__end" },
+	};
+
+	made_by_f(v, s, rec, src, 1);
+	for (size_t i = 0; src && i < sizeof(pair) / sizeof(pair[0]); i++)
+		if (fis(src, pair[i][0]))
+			made_by(v, s, rec, pair[i][1], strlen(pair[i][1]), 1);
+}
+
+/* Records made from a probe are at most its hits (the kernel counts every
+ * cohort hit while attached, each record needs one): compared once the
+ * probe records (last) have come.  A probe that was not attached made
+ * nothing: its records are PROBE-ATTACH's. */
+static void made_check(struct v *v, struct stream_state *s)
+{
+	struct rt_state *rt = s->rt;
+
+	for (size_t i = 0; rt->made && i < RT_MADE_MAX; i++) {
+		struct rt_made *m = &rt->made[i];
+
+		if (!m->h || m->made <= m->hits)
+			continue;
+		if (m->probe && !m->attached) {
+			eval(v, PMU_CHECK_PROBE_ATTACH);
+			report(v, PMU_CHECK_PROBE_ATTACH, s->file, m->line, "%llu records made from probe %s, which was "
+			       "not attached", (unsigned long long)m->made, m->name);
+		} else {
+			report(v, PMU_CHECK_PROBES_SHAPE, s->file, m->line, "%llu records made from probe %s, which %s "
+			       "%llu hits", (unsigned long long)m->made, m->name,
+			       m->probe ? "its probe records give" : "has no probe record: it has",
+			       (unsigned long long)m->hits);
+		}
+	}
+}
+
 static void gc_rec(struct v *v, struct stream_state *s, uint64_t rec, const struct pmu_jrec *r)
 {
 	enum pmu_check C = PMU_CHECK_PROBES_SHAPE;
@@ -272,6 +383,7 @@ static void gc_rec(struct v *v, struct stream_state *s, uint64_t rec, const stru
 
 	s->rt->gcs++;
 	pv_seen(s->rt, pv, rec);
+	gc_made(v, s, rec, src);
 	if (pv_of(src) != pv)
 		report(v, C, s->file, rec, "a gc of runtime '%.*s' has source '%.*s'", rt_ ? (int)rt_->slen : 0,
 		       rt_ ? rt_->s : "", src ? (int)src->slen : 0, src ? src->s : "");
@@ -297,6 +409,16 @@ static void probe_rec(struct v *v, struct stream_state *s, uint64_t rec, const s
 	eval(v, C);
 	rt->probes++;
 	rt->hits += hits;
+	if (prov && name && prov->type == PMU_JV_STR && name->type == PMU_JV_STR) {
+		struct rt_made *m = made_of(v, s, rec, prov->s, prov->slen, name->s, name->slen);
+
+		if (m) {
+			m->hits += hits;
+			m->probe = true;
+			m->attached |= attached;
+			m->line = rec;
+		}
+	}
 	if (attached) {
 		rt->attached++;
 		rt->attached_pv |= pv_of(prov);
@@ -347,6 +469,7 @@ static void on_probes(struct v *v, struct stream_state *s, uint64_t rec, const s
 	}
 	if (!strcmp(type, "summary")) {
 		rt->sum_line = rec;
+		made_check(v, s);
 #define SAYS(f, have, what) do { if (ri(r, f) != (have)) report(v, C, s->file, rec, "summary says %llu " f \
 		", the stream has %llu " what, (unsigned long long)ri(r, f), (unsigned long long)(have)); } while (0)
 		SAYS("probes", rt->probes, "probe records");
@@ -395,6 +518,8 @@ static void on_probes(struct v *v, struct stream_state *s, uint64_t rec, const s
 
 		rt->spans++;
 		pv_seen(rt, PV_PMU, rec);
+		made_by(v, s, rec, "pmu:span_begin", 14, 1);
+		made_by(v, s, rec, "pmu:span_end", 12, 1);
 		if (se != t)
 			report(v, C, s->file, rec, "a span's t_ns is its end_ns");
 		if (!fis(rf(r, "via"), "usdt"))
@@ -414,17 +539,21 @@ static void on_probes(struct v *v, struct stream_state *s, uint64_t rec, const s
 	}
 	if (!strcmp(type, "allocs")) {
 		pv_seen(rt, PV_PMU, rec);
+		made_by(v, s, rec, "pmu:alloc", 9, ri(r, "count"));
 		pmu_v_attribute_proc(v, s->file, rec, r, t, t, true);
 		return;
 	}
 	if (!strcmp(type, "runtime") || !strcmp(type, "mark") || !strcmp(type, "hit")) {
-		if (type[0] == 'r')
+		if (type[0] == 'r') {
 			pv_seen(rt, PV_PMU, rec);
+			made_by(v, s, rec, "pmu:runtime", 11, 1);
+		}
 		if (type[0] == 'm') {
 			const struct pmu_jfield *src = rf(r, "source");
 
 			rt->marks++;
 			pv_seen(rt, pv_of(src), rec);
+			made_by_f(v, s, rec, src, 1);
 			if (!fis(rf(r, "via"), "usdt"))
 				report(v, C, s->file, rec, "a mark of the probes stream is via usdt");
 			if (pv_of(src) == PV_HOTSPOT && !fis(rf(r, "name"), "startup-end"))
@@ -434,6 +563,12 @@ static void on_probes(struct v *v, struct stream_state *s, uint64_t rec, const s
 			const struct pmu_jfield *prov = rf(r, "provider"), *name = rf(r, "name");
 
 			rt->raw_hits++;
+			if (prov && name && prov->type == PMU_JV_STR && name->type == PMU_JV_STR) {
+				struct rt_made *m = made_of(v, s, rec, prov->s, prov->slen, name->s, name->slen);
+
+				if (m)
+					m->made++;
+			}
 			if (rt->req_known && prov && name) {
 				char w[300];
 
@@ -449,13 +584,27 @@ static void on_probes(struct v *v, struct stream_state *s, uint64_t rec, const s
 	}
 	if (!strcmp(type, "gc"))
 		gc_rec(v, s, rec, r);
-	else if (!strcmp(type, "thread") || !strcmp(type, "jit"))
+	else if (!strcmp(type, "thread")) {
 		pv_seen(rt, PV_HOTSPOT, rec);
-	else if (!strcmp(type, "unended")) {
-		const struct pmu_jfield *id = rf(r, "id");
-		bool span = fis(rf(r, "what"), "span");
+		made_by(v, s, rec, "hotspot:thread__start", 21, 1);
+		if (fbool(rf(r, "ended")))
+			made_by(v, s, rec, "hotspot:thread__stop", 20, 1);
+	} else if (!strcmp(type, "jit")) {
+		pv_seen(rt, PV_HOTSPOT, rec);
+		made_by(v, s, rec, "hotspot:method__compile__begin", 30, 1);
+		made_by(v, s, rec, "hotspot:method__compile__end", 28, 1);
+	} else if (!strcmp(type, "unended")) {
+		const struct pmu_jfield *id = rf(r, "id"), *what = rf(r, "what");
+		bool span = fis(what, "span");
 
 		rt->unended++;
+		/* from its begin probe; an unended gc names no runtime: not counted */
+		if (span)
+			made_by(v, s, rec, "pmu:span_begin", 14, 1);
+		else if (fis(what, "jit"))
+			made_by(v, s, rec, "hotspot:method__compile__begin", 30, 1);
+		else if (fis(what, "thread"))
+			made_by(v, s, rec, "hotspot:thread__start", 21, 1);
 		if (span != (id != NULL))
 			report(v, C, s->file, rec, "an unended record has id exactly when it is a span's");
 		if (span)
@@ -805,6 +954,7 @@ void pmu_v_rt_end(struct v *v, struct stream_state *s)
 		alloc_end(v, s);
 	}
 	free(s->rt->per);
+	free(s->rt->made);
 	free(s->rt->seq_est);
 	free(s->rt->seq_inc);
 	free(s->rt);
