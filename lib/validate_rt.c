@@ -238,17 +238,10 @@ static void span_add(struct v *v, uint64_t rec, const struct pmu_jfield *inc, co
 {
 	uint64_t ih = inc ? hash_bytes(inc->s, inc->slen) : 1;
 
-	if (!id)
+	/* a span the table cannot hold is counted and reported by
+	 * pmu_v_check_spans(), not dropped silently */
+	if (!id || !pmu_v_span_room(v))
 		return;
-	if (v->nspans == v->capspans) {
-		size_t cap = v->capspans ? 2 * v->capspans : 256;
-		struct span *sp = realloc(v->spans, cap * sizeof(*sp));
-
-		if (!sp)
-			return;
-		v->spans = sp;
-		v->capspans = cap;
-	}
 	/* keyed by (incarnation, id): ids are unique per incarnation */
 	v->spans[v->nspans++] = (struct span){
 		ih * 0x9e3779b97f4a7c15ull ^ hash_bytes(id->s, id->slen),

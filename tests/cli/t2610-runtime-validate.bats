@@ -332,6 +332,38 @@ for p in R:
 	assert_output FILE-UNKNOWN
 }
 
+# The span table (56 bytes per span, first 256 of them: realloc of 14336
+# bytes) made to fail by an interposed realloc: the spans not held are
+# reported, not dropped (which would refuse their children as SPAN-PARENT
+# "parent span does not exist").
+@test "span table: spans the validator cannot hold are reported, not dropped silently" {
+	command -v gcc >/dev/null || skip "no gcc"
+	ldd "$(command -v pmuvalidate)" | grep -q libasan && skip "pmuvalidate is built with ASan"
+	cat >"$BATS_TEST_TMPDIR/shim.c" <<'EOF'
+#define _GNU_SOURCE
+#include <dlfcn.h>
+#include <errno.h>
+#include <stddef.h>
+void *realloc(void *p, size_t n)
+{
+	static void *(*next)(void *, size_t);
+	if (n == 256 * 56) {
+		errno = ENOMEM;
+		return NULL;
+	}
+	if (!next)
+		next = (void *(*)(void *, size_t))dlsym(RTLD_NEXT, "realloc");
+	return next(p, n);
+}
+EOF
+	gcc -shared -fPIC -o "$BATS_TEST_TMPDIR/shim.so" "$BATS_TEST_TMPDIR/shim.c" -ldl
+	b=$(mk b runtime)
+	run env LD_PRELOAD="$BATS_TEST_TMPDIR/shim.so" pmuvalidate "$b"
+	assert_failure
+	assert_output --partial "out of memory: 0 spans held (56 bytes each), 200 not; the span rules are not checked"
+	refute_output --partial "parent span does not exist"
+}
+
 @test "a spec 1.7 bundle has no probes or alloc stream" {
 	mkfixture multiproc "$BATS_TEST_TMPDIR/b" --spec 1.7 >/dev/null
 	mkfixture runtime "$BATS_TEST_TMPDIR/r" >/dev/null
