@@ -814,9 +814,15 @@ static int pass_index(struct rt *r)
 
 		if (e < 0)
 			return e;
-		while (e && rd_next(&d))
-			if (is_type(&d.r, "span"))
+		/* an unended span (what span: it began and never ended) is a
+		 * parent as well: its children name it (section 24.2) */
+		while (e && rd_next(&d)) {
+			char what[8];
+
+			if (is_type(&d.r, "span") || (k == 1 && is_type(&d.r, "unended") &&
+						      jstrb(&d.r, "what", what, sizeof(what)) && !strcmp(what, "span")))
 				span_index(r, &d.r);
+		}
 		rd_close(&d);
 	}
 	return 0;

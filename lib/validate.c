@@ -174,7 +174,7 @@ static void reset_scope(struct v *v)
 	v->nslots = 0;
 	free(v->spans);
 	v->spans = NULL;
-	v->nspans = v->capspans = 0;
+	v->nspans = v->capspans = v->spans_dropped = 0;
 	v->run_ok = v->cohort_ok = false;
 	v->maps_kmap = -1;
 	pmu_v_os_reset(v);

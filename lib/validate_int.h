@@ -153,8 +153,11 @@ struct v {
 	char root[256];            /* cohort.json: the root's id (truncated: then none matches) */
 	struct stack *stacks;
 
+	/* the span table: 56 bytes per span of the stream being read (spans.jsonl
+	 * or a probes stream), grown by doubling; spans_dropped counts those an
+	 * allocation failure left out, reported by pmu_v_check_spans() */
 	struct span *spans;
-	size_t nspans, capspans;
+	size_t nspans, capspans, spans_dropped;
 
 	/* the maps stream of the repetition's sampling collector, checked
 	 * before its samples stream (the files are sorted): -1 none yet, else
@@ -508,6 +511,9 @@ struct inc *pmu_v_attribute_tid(struct v *v, const char *file, uint64_t rec, con
  * spans v->spans[base ..): their keys as the stream that added them made
  * them (spans.jsonl: the id; the probes stream: the incarnation and id). */
 void pmu_v_check_spans(struct v *v, const char *file, size_t base);
+/* Room for one more span in v->spans; false (the span counted in
+ * spans_dropped) when it cannot be had */
+bool pmu_v_span_room(struct v *v);
 
 /* ---- samples and maps (validate_samples.c) ------------------------------ */
 

@@ -9,7 +9,10 @@
  * config's requested probes (RT_REQ_MAX bytes), and for the alloc stream
  * one small entry per cohort incarnation (its sums, the inc record's
  * place): the cohort is held already, so this grows with it, never with
- * the records.  The probes stream's spans go to the span table the
+ * the records; for the probes stream a counter per probe (RT_MADE_MAX
+ * at most) of the records it made and its hits; and per sample, for its free, 12 bytes (RT_SEQ_MAX
+ * samples at most, past which frees are not checked and that is said).
+ * The probes stream's spans go to the span table the
  * validator keeps for spans.jsonl (struct span), keyed by (incarnation,
  * id): span ids are unique per incarnation (section 24.1) and a parent is
  * a span of the same incarnation, begun on any thread.  An unended span
@@ -27,15 +30,39 @@
 #include "validate_int.h"
 
 #define RT_REQ_MAX 4096            /* bytes of config.requested held */
+/* samples whose incarnation, estimate and freed bit are held: 12 bytes
+ * each (an est_bytes and a 32-bit incarnation index with the freed bit),
+ * so at most 48 MiB; a stream with more is refused (ALLOC-SHAPE) and its
+ * frees past the bound are not checked.  At --alloc's 512 KiB mean that is
+ * 2 TiB allocated. */
+#define RT_SEQ_MAX (4u << 20)
+#define RT_FREED 0x80000000u       /* in seq_inc[]: the sample was freed */
+#define RT_NOINC 0x7fffffffu       /* in seq_inc[]: no incarnation found */
+
+/* probes (PROVIDER:NAME) whose records and hits are counted: the probe
+ * map's 19 and the --probe names config.requested holds (at most
+ * RT_REQ_MAX bytes); a stream naming more is refused (PROBES-SHAPE), its
+ * later probes not counted.  128 bytes each, 64 KiB in all, allocated
+ * at the first record of a probe. */
+#define RT_MADE_MAX 512
 
 enum { RT_PROBES, RT_ALLOC };
 enum { PH_START, PH_BODY, PH_PROBE, PH_END };
 enum { PV_PMU = 1, PV_PYTHON = 2, PV_HOTSPOT = 4 };
 
+/* the probes stream: records made from one probe, and its hits */
+struct rt_made {
+	uint64_t h, made, hits, line;  /* line: its last probe record, else its first record */
+	bool probe, attached;          /* a probe record of it came, one attached */
+	char name[88];                 /* PROVIDER:NAME, cut */
+};
+
 /* the alloc stream: one per cohort incarnation */
 struct rt_inc {
 	uint64_t samples, frees, est_bytes, est_milli;
+	uint64_t freed_est;            /* est_bytes of its samples freed */
 	uint64_t inc_line;             /* its inc record's line, 0 before */
+	bool bad_free;                 /* a free refused: its live sums are not checked again */
 };
 
 struct rt_state {
@@ -49,12 +76,21 @@ struct rt_state {
 	unsigned seen_pv, attached_pv;     /* PV_*: providers whose records came, whose probes attached */
 	uint64_t seen_pv_line[3];
 	size_t span_base;                  /* the stream's spans begin here in v->spans */
+	struct rt_made *made;              /* RT_MADE_MAX of them, open addressing on h; NULL before use */
+	size_t nmade;
+	bool made_full;                    /* reported */
 	/* alloc */
 	bool chains, chains_known;
 	uint64_t sample_bytes;
 	uint64_t samples, frees, est_bytes, last_seq;
 	struct rt_inc *per;                /* by incarnation index, v->nincs of them; NULL: none */
 	size_t nper;
+	/* per sample, indexed by seq - 1 (seq is 1, 2, ... in order): grows
+	 * with the stream's samples, by doubling, up to RT_SEQ_MAX */
+	uint64_t *seq_est;
+	uint32_t *seq_inc;
+	size_t nseq, capseq;
+	bool seq_full;                 /* a sample out of order, past RT_SEQ_MAX or not held: reported */
 };
 
 int pmu_v_rt_kind(const struct pmu_streamdef *sd)
@@ -202,17 +238,10 @@ static void span_add(struct v *v, uint64_t rec, const struct pmu_jfield *inc, co
 {
 	uint64_t ih = inc ? hash_bytes(inc->s, inc->slen) : 1;
 
-	if (!id)
+	/* a span the table cannot hold is counted and reported by
+	 * pmu_v_check_spans(), not dropped silently */
+	if (!id || !pmu_v_span_room(v))
 		return;
-	if (v->nspans == v->capspans) {
-		size_t cap = v->capspans ? 2 * v->capspans : 256;
-		struct span *sp = realloc(v->spans, cap * sizeof(*sp));
-
-		if (!sp)
-			return;
-		v->spans = sp;
-		v->capspans = cap;
-	}
 	/* keyed by (incarnation, id): ids are unique per incarnation */
 	v->spans[v->nspans++] = (struct span){
 		ih * 0x9e3779b97f4a7c15ull ^ hash_bytes(id->s, id->slen),
@@ -245,6 +274,99 @@ static void pv_seen(struct rt_state *rt, unsigned pv, uint64_t rec)
 	rt->seen_pv |= pv;
 }
 
+/* The entry of probe PROVIDER:NAME (prov, name: their bytes), NULL past
+ * the bound (reported once) or when it cannot be had */
+static struct rt_made *made_of(struct v *v, struct stream_state *s, uint64_t rec, const char *prov, size_t pl,
+			       const char *name, size_t nl)
+{
+	struct rt_state *rt = s->rt;
+	uint64_t h = hash_bytes(prov, pl) * 0x9e3779b97f4a7c15ull ^ hash_bytes(name, nl);
+	size_t i;
+
+	if (!rt->made && !(rt->made = calloc(RT_MADE_MAX, sizeof(*rt->made)))) {
+		if (!rt->made_full)
+			report(v, PMU_CHECK_PROBES_SHAPE, s->file, rec, "cannot count records per probe: %s",
+			       pmu_strerror(PMU_ERR_NOMEM));
+		rt->made_full = true;
+		return NULL;
+	}
+	h |= 1;                        /* 0: a free slot */
+	for (i = h % RT_MADE_MAX; rt->made[i].h; i = (i + 1) % RT_MADE_MAX)
+		if (rt->made[i].h == h)
+			return &rt->made[i];
+	if (rt->nmade + 1 >= RT_MADE_MAX) {
+		if (!rt->made_full)
+			report(v, PMU_CHECK_PROBES_SHAPE, s->file, rec, "records of more than %u probes: records per "
+			       "probe are not counted past that bound", RT_MADE_MAX - 1);
+		rt->made_full = true;
+		return NULL;
+	}
+	rt->nmade++;
+	rt->made[i].h = h;
+	rt->made[i].line = rec;
+	snprintf(rt->made[i].name, sizeof(rt->made[i].name), "%.*s:%.*s", (int)(pl > 40 ? 40 : pl), prov,
+		 (int)(nl > 40 ? 40 : nl), name);
+	return &rt->made[i];
+}
+
+/* n more records made from probe PROVIDER:NAME (src: that text) */
+static void made_by(struct v *v, struct stream_state *s, uint64_t rec, const char *src, size_t sl, uint64_t n)
+{
+	const char *c = memchr(src, ':', sl);
+	struct rt_made *m;
+
+	if (c && (m = made_of(v, s, rec, src, (size_t)(c - src), c + 1, sl - (size_t)(c - src) - 1)))
+		m->made += n;
+}
+
+static void made_by_f(struct v *v, struct stream_state *s, uint64_t rec, const struct pmu_jfield *src, uint64_t n)
+{
+	if (src && src->type == PMU_JV_STR)
+		made_by(v, s, rec, src->s, src->slen, n);
+}
+
+/* A gc record comes from its begin probe (source) and its end probe */
+static void gc_made(struct v *v, struct stream_state *s, uint64_t rec, const struct pmu_jfield *src)
+{
+	static const char *const pair[][2] = {
+		{ "pmu:gc_begin", "pmu:gc_end" },
+		{ "python:gc__start", "python:gc__done" },
+		{ "hotspot:gc__begin", "hotspot:gc__end" },
+		{ "hotspot:mem__pool__gc__begin", "hotspot:mem__pool__gc__end" },
+	};
+
+	made_by_f(v, s, rec, src, 1);
+	for (size_t i = 0; src && i < sizeof(pair) / sizeof(pair[0]); i++)
+		if (fis(src, pair[i][0]))
+			made_by(v, s, rec, pair[i][1], strlen(pair[i][1]), 1);
+}
+
+/* Records made from a probe are at most its hits (the kernel counts every
+ * cohort hit while attached, each record needs one): compared once the
+ * probe records (last) have come.  A probe that was not attached made
+ * nothing: its records are PROBE-ATTACH's. */
+static void made_check(struct v *v, struct stream_state *s)
+{
+	struct rt_state *rt = s->rt;
+
+	for (size_t i = 0; rt->made && i < RT_MADE_MAX; i++) {
+		struct rt_made *m = &rt->made[i];
+
+		if (!m->h || m->made <= m->hits)
+			continue;
+		if (m->probe && !m->attached) {
+			eval(v, PMU_CHECK_PROBE_ATTACH);
+			report(v, PMU_CHECK_PROBE_ATTACH, s->file, m->line, "%llu records made from probe %s, which was "
+			       "not attached", (unsigned long long)m->made, m->name);
+		} else {
+			report(v, PMU_CHECK_PROBES_SHAPE, s->file, m->line, "%llu records made from probe %s, which %s "
+			       "%llu hits", (unsigned long long)m->made, m->name,
+			       m->probe ? "its probe records give" : "has no probe record: it has",
+			       (unsigned long long)m->hits);
+		}
+	}
+}
+
 static void gc_rec(struct v *v, struct stream_state *s, uint64_t rec, const struct pmu_jrec *r)
 {
 	enum pmu_check C = PMU_CHECK_PROBES_SHAPE;
@@ -254,6 +376,7 @@ static void gc_rec(struct v *v, struct stream_state *s, uint64_t rec, const stru
 
 	s->rt->gcs++;
 	pv_seen(s->rt, pv, rec);
+	gc_made(v, s, rec, src);
 	if (pv_of(src) != pv)
 		report(v, C, s->file, rec, "a gc of runtime '%.*s' has source '%.*s'", rt_ ? (int)rt_->slen : 0,
 		       rt_ ? rt_->s : "", src ? (int)src->slen : 0, src ? src->s : "");
@@ -279,6 +402,16 @@ static void probe_rec(struct v *v, struct stream_state *s, uint64_t rec, const s
 	eval(v, C);
 	rt->probes++;
 	rt->hits += hits;
+	if (prov && name && prov->type == PMU_JV_STR && name->type == PMU_JV_STR) {
+		struct rt_made *m = made_of(v, s, rec, prov->s, prov->slen, name->s, name->slen);
+
+		if (m) {
+			m->hits += hits;
+			m->probe = true;
+			m->attached |= attached;
+			m->line = rec;
+		}
+	}
 	if (attached) {
 		rt->attached++;
 		rt->attached_pv |= pv_of(prov);
@@ -329,6 +462,7 @@ static void on_probes(struct v *v, struct stream_state *s, uint64_t rec, const s
 	}
 	if (!strcmp(type, "summary")) {
 		rt->sum_line = rec;
+		made_check(v, s);
 #define SAYS(f, have, what) do { if (ri(r, f) != (have)) report(v, C, s->file, rec, "summary says %llu " f \
 		", the stream has %llu " what, (unsigned long long)ri(r, f), (unsigned long long)(have)); } while (0)
 		SAYS("probes", rt->probes, "probe records");
@@ -377,6 +511,8 @@ static void on_probes(struct v *v, struct stream_state *s, uint64_t rec, const s
 
 		rt->spans++;
 		pv_seen(rt, PV_PMU, rec);
+		made_by(v, s, rec, "pmu:span_begin", 14, 1);
+		made_by(v, s, rec, "pmu:span_end", 12, 1);
 		if (se != t)
 			report(v, C, s->file, rec, "a span's t_ns is its end_ns");
 		if (!fis(rf(r, "via"), "usdt"))
@@ -396,17 +532,21 @@ static void on_probes(struct v *v, struct stream_state *s, uint64_t rec, const s
 	}
 	if (!strcmp(type, "allocs")) {
 		pv_seen(rt, PV_PMU, rec);
+		made_by(v, s, rec, "pmu:alloc", 9, ri(r, "count"));
 		pmu_v_attribute_proc(v, s->file, rec, r, t, t, true);
 		return;
 	}
 	if (!strcmp(type, "runtime") || !strcmp(type, "mark") || !strcmp(type, "hit")) {
-		if (type[0] == 'r')
+		if (type[0] == 'r') {
 			pv_seen(rt, PV_PMU, rec);
+			made_by(v, s, rec, "pmu:runtime", 11, 1);
+		}
 		if (type[0] == 'm') {
 			const struct pmu_jfield *src = rf(r, "source");
 
 			rt->marks++;
 			pv_seen(rt, pv_of(src), rec);
+			made_by_f(v, s, rec, src, 1);
 			if (!fis(rf(r, "via"), "usdt"))
 				report(v, C, s->file, rec, "a mark of the probes stream is via usdt");
 			if (pv_of(src) == PV_HOTSPOT && !fis(rf(r, "name"), "startup-end"))
@@ -416,6 +556,12 @@ static void on_probes(struct v *v, struct stream_state *s, uint64_t rec, const s
 			const struct pmu_jfield *prov = rf(r, "provider"), *name = rf(r, "name");
 
 			rt->raw_hits++;
+			if (prov && name && prov->type == PMU_JV_STR && name->type == PMU_JV_STR) {
+				struct rt_made *m = made_of(v, s, rec, prov->s, prov->slen, name->s, name->slen);
+
+				if (m)
+					m->made++;
+			}
 			if (rt->req_known && prov && name) {
 				char w[300];
 
@@ -431,13 +577,27 @@ static void on_probes(struct v *v, struct stream_state *s, uint64_t rec, const s
 	}
 	if (!strcmp(type, "gc"))
 		gc_rec(v, s, rec, r);
-	else if (!strcmp(type, "thread") || !strcmp(type, "jit"))
+	else if (!strcmp(type, "thread")) {
 		pv_seen(rt, PV_HOTSPOT, rec);
-	else if (!strcmp(type, "unended")) {
-		const struct pmu_jfield *id = rf(r, "id");
-		bool span = fis(rf(r, "what"), "span");
+		made_by(v, s, rec, "hotspot:thread__start", 21, 1);
+		if (fbool(rf(r, "ended")))
+			made_by(v, s, rec, "hotspot:thread__stop", 20, 1);
+	} else if (!strcmp(type, "jit")) {
+		pv_seen(rt, PV_HOTSPOT, rec);
+		made_by(v, s, rec, "hotspot:method__compile__begin", 30, 1);
+		made_by(v, s, rec, "hotspot:method__compile__end", 28, 1);
+	} else if (!strcmp(type, "unended")) {
+		const struct pmu_jfield *id = rf(r, "id"), *what = rf(r, "what");
+		bool span = fis(what, "span");
 
 		rt->unended++;
+		/* from its begin probe; an unended gc names no runtime: not counted */
+		if (span)
+			made_by(v, s, rec, "pmu:span_begin", 14, 1);
+		else if (fis(what, "jit"))
+			made_by(v, s, rec, "hotspot:method__compile__begin", 30, 1);
+		else if (fis(what, "thread"))
+			made_by(v, s, rec, "hotspot:thread__start", 21, 1);
 		if (span != (id != NULL))
 			report(v, C, s->file, rec, "an unended record has id exactly when it is a span's");
 		if (span)
@@ -493,6 +653,92 @@ static void estimate(uint64_t size, uint64_t sb, double *bytes, double *milli)
 	*milli = p > 0 ? 1000.0 / p : 0;
 }
 
+/* Hold sample seq's incarnation index and est_bytes, for its free.  Only
+ * samples in order (seq = the samples so far) are held: after one out of
+ * order (refused by the caller) no more are, and later frees and live
+ * sums are not checked against them. */
+static void seq_hold(struct v *v, struct stream_state *s, uint64_t rec, uint64_t seq, uint32_t ix, uint64_t eb)
+{
+	struct rt_state *rt = s->rt;
+
+	if (seq != rt->nseq + 1)        /* out of order: reported by the caller; stop holding */
+		rt->seq_full = true;
+	if (rt->seq_full)
+		return;
+	if (rt->nseq == rt->capseq) {
+		size_t cap = rt->capseq ? 2 * rt->capseq : 1024;
+		uint64_t *e;
+		uint32_t *i;
+
+		if (rt->capseq >= RT_SEQ_MAX) {
+			rt->seq_full = true;
+			report(v, PMU_CHECK_ALLOC_SHAPE, s->file, rec, "more than %u samples: the validator holds "
+			       "12 bytes per sample up to that bound; frees of later samples are not checked",
+			       RT_SEQ_MAX);
+			return;
+		}
+		if (cap > RT_SEQ_MAX)
+			cap = RT_SEQ_MAX;
+		e = realloc(rt->seq_est, cap * sizeof(*e));
+		if (e)
+			rt->seq_est = e;
+		i = e ? realloc(rt->seq_inc, cap * sizeof(*i)) : NULL;
+		if (!i) {
+			rt->seq_full = true;
+			report(v, PMU_CHECK_ALLOC_SHAPE, s->file, rec, "cannot hold sample %llu for its free: %s",
+			       (unsigned long long)seq, pmu_strerror(PMU_ERR_NOMEM));
+			return;
+		}
+		rt->seq_inc = i;
+		rt->capseq = cap;
+	}
+	rt->seq_est[rt->nseq] = eb;
+	rt->seq_inc[rt->nseq++] = ix;
+}
+
+/* A free names an earlier sample of its own incarnation, not freed yet */
+static void free_rec(struct v *v, struct stream_state *s, uint64_t rec, const struct pmu_jrec *r, uint64_t t)
+{
+	struct rt_state *rt = s->rt;
+	enum pmu_check C = PMU_CHECK_ALLOC_SHAPE;
+	uint64_t sq = ri(r, "sample_seq");
+	struct inc *in = pmu_v_attribute(v, s->file, rec, r, true, t, t);
+	struct rt_inc *pi = per_inc(v, rt, in, r);
+	uint32_t ix = pi ? (uint32_t)(pi - rt->per) : RT_NOINC, *st;
+
+	rt->frees++;
+	if (!sq || sq > rt->last_seq) {
+		report(v, C, s->file, rec, "a free of sample %llu, which is not an earlier sample",
+		       (unsigned long long)sq);
+		if (pi)
+			pi->bad_free = true;
+		return;
+	}
+	if (sq > rt->nseq) {           /* not held (past the bound, reported): counted unchecked */
+		if (pi)
+			pi->frees++;
+		return;
+	}
+	st = &rt->seq_inc[sq - 1];
+	if (*st & RT_FREED) {
+		report(v, C, s->file, rec, "sample %llu is freed a second time", (unsigned long long)sq);
+		if (pi)
+			pi->bad_free = true;
+		return;
+	}
+	if ((*st & ~RT_FREED) != ix && *st != RT_NOINC && ix != RT_NOINC) {
+		report(v, C, s->file, rec, "a free in incarnation '%s' of sample %llu, which is of incarnation '%s'",
+		       v->incs[ix].id, (unsigned long long)sq, v->incs[*st].id);
+		pi->bad_free = true;
+		return;
+	}
+	*st |= RT_FREED;
+	if (pi) {
+		pi->frees++;
+		pi->freed_est += rt->seq_est[sq - 1];
+	}
+}
+
 static void sample_rec(struct v *v, struct stream_state *s, uint64_t rec, const struct pmu_jrec *r, uint64_t t)
 {
 	struct rt_state *rt = s->rt;
@@ -530,7 +776,9 @@ static void sample_rec(struct v *v, struct stream_state *s, uint64_t rec, const 
 			       (unsigned long long)size, (unsigned long long)rt->sample_bytes);
 	}
 	in = pmu_v_attribute(v, s->file, rec, r, true, t, t);
-	if ((pi = per_inc(v, rt, in, r))) {
+	pi = per_inc(v, rt, in, r);
+	seq_hold(v, s, rec, seq, pi ? (uint32_t)(pi - rt->per) : RT_NOINC, eb);
+	if (pi) {
 		if (pi->inc_line)
 			report(v, C, s->file, rec, "a sample of incarnation '%s' after its inc record",
 			       v->incs[pi - rt->per].id);
@@ -577,9 +825,14 @@ static void inc_rec(struct v *v, struct stream_state *s, uint64_t rec, const str
 	if (n != pi->samples)
 		report(v, C, s->file, rec, "samples %llu, the stream has %llu of incarnation '%s'", (unsigned long long)n,
 		       (unsigned long long)pi->samples, id);
-	if (live != pi->samples - (pi->frees < pi->samples ? pi->frees : pi->samples))
+	/* a free refused above leaves the live sums unknown: reported once, there */
+	if (!pi->bad_free && live != pi->samples - (pi->frees < pi->samples ? pi->frees : pi->samples))
 		report(v, C, s->file, rec, "live_samples %llu is not its %llu samples less its %llu frees",
 		       (unsigned long long)live, (unsigned long long)pi->samples, (unsigned long long)pi->frees);
+	if (!pi->bad_free && !rt->seq_full && pi->est_bytes >= pi->freed_est && leb != pi->est_bytes - pi->freed_est)
+		report(v, PMU_CHECK_ALLOC_ESTIMATE, s->file, rec, "live_est_bytes %llu is not the sum of its unfreed "
+		       "samples' est_bytes, %llu", (unsigned long long)leb,
+		       (unsigned long long)(pi->est_bytes - pi->freed_est));
 	if (eb != pi->est_bytes)
 		report(v, PMU_CHECK_ALLOC_ESTIMATE, s->file, rec, "est_bytes %llu is not the sum of its samples' %llu",
 		       (unsigned long long)eb, (unsigned long long)pi->est_bytes);
@@ -633,17 +886,7 @@ static void on_alloc(struct v *v, struct stream_state *s, uint64_t rec, const st
 	if (!strcmp(type, "sample")) {
 		sample_rec(v, s, rec, r, t);
 	} else if (!strcmp(type, "free")) {
-		uint64_t sq = ri(r, "sample_seq");
-		struct inc *in;
-		struct rt_inc *pi;
-
-		rt->frees++;
-		if (!sq || sq > rt->last_seq)
-			report(v, C, s->file, rec, "a free of sample %llu, which is not an earlier sample",
-			       (unsigned long long)sq);
-		in = pmu_v_attribute(v, s->file, rec, r, true, t, t);
-		if ((pi = per_inc(v, rt, in, r)))
-			pi->frees++;
+		free_rec(v, s, rec, r, t);
 	} else if (!strcmp(type, "inc")) {
 		inc_rec(v, s, rec, r, t);
 	} else if (!strcmp(type, "loss")) {
@@ -704,6 +947,9 @@ void pmu_v_rt_end(struct v *v, struct stream_state *s)
 		alloc_end(v, s);
 	}
 	free(s->rt->per);
+	free(s->rt->made);
+	free(s->rt->seq_est);
+	free(s->rt->seq_inc);
 	free(s->rt);
 	s->rt = NULL;
 }

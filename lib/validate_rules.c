@@ -231,19 +231,28 @@ static void on_span(struct v *v, struct stream_state *s, uint64_t rec, const str
 	check_window(v, s->file, rec, "begin_ns", b);
 	check_window(v, s->file, rec, "end_ns", e);
 	attribute(v, s->file, rec, r, false, b, e, &slot);
-	if (v->nspans == v->capspans) {
-		size_t cap = v->capspans ? 2 * v->capspans : 256;
-		struct span *sp = realloc(v->spans, cap * sizeof(*sp));
-
-		if (!sp)
-			return;
-		v->spans = sp;
-		v->capspans = cap;
-	}
+	if (!pmu_v_span_room(v))
+		return;
 	v->spans[v->nspans++] = (struct span){
 		hash_bytes(id->s, id->slen), parent ? hash_bytes(parent->s, parent->slen) : 0, b, e, rec,
 		parent != NULL, 0, 0,
 	};
+}
+
+bool pmu_v_span_room(struct v *v)
+{
+	if (v->nspans == v->capspans) {
+		size_t cap = v->capspans ? 2 * v->capspans : 256;
+		struct span *sp = cap <= SIZE_MAX / sizeof(*sp) ? realloc(v->spans, cap * sizeof(*sp)) : NULL;
+
+		if (!sp) {
+			v->spans_dropped++;
+			return false;
+		}
+		v->spans = sp;
+		v->capspans = cap;
+	}
+	return true;
 }
 
 static int cmp_span(const void *a, const void *b)
@@ -262,6 +271,14 @@ void pmu_v_check_spans(struct v *v, const char *file, size_t base)
 	eval(v, PMU_CHECK_SPAN_PARENT);
 	eval(v, PMU_CHECK_SPAN_CYCLE);
 	eval(v, PMU_CHECK_SPAN_NESTING);
+	/* A span the table could not hold would make its children's parents
+	 * missing: say so instead, once, and check nothing that would lie */
+	if (v->spans_dropped) {
+		report(v, PMU_CHECK_SPAN_PARENT, file, 0, "out of memory: %zu spans held (%zu bytes each), %zu not; "
+		       "the span rules are not checked", n, sizeof(*spans), v->spans_dropped);
+		v->spans_dropped = 0;
+		return;
+	}
 	if (!n)
 		return; /* no spans: spans is NULL, which qsort must not get */
 	qsort(spans, n, sizeof(*spans), cmp_span);

@@ -125,12 +125,15 @@ print(len(spans), len(cross), " ".join(marks), " ".join(rts))' "$b/data/$PR"
 	run pr_case "R[at(R, type='span', id='$WORK4')]['id'] = '$WORK3'"
 	assert_output SPAN-ID
 	# the same id in another incarnation is another span: i4's thread 9008 begins a span '3' of its own
+	# (two more hits, of pmu:span_begin and pmu:span_end, made it)
 	run pr_case "s = dict(R[at(R, type='span', id='3')]); s.update(inc='i4', pid=9005, tid=9008, end_tid=9008, t_ns=2200000000, begin_ns=2190000000, end_ns=2200000000)
-R.insert(at(R, type='gc', runtime='hotspot', kind='pool', t_ns=2204000000), s); R[-1]['spans'] += 1"
+R.insert(at(R, type='gc', runtime='hotspot', kind='pool', t_ns=2204000000), s); R[-1]['spans'] += 1
+R[at(R, type='probe', name='span_begin')]['hits'] += 1; R[at(R, type='probe', name='span_end')]['hits'] += 1; R[-1]['hits'] += 2"
 	assert_output ""
 	# ... and a parent named in another incarnation does not resolve
 	run pr_case "s = dict(R[at(R, type='span', id='$WORK3')]); s.update(inc='i4', pid=9005, tid=9008, end_tid=9008, t_ns=2200000000, begin_ns=2190000000, end_ns=2200000000)
-R.insert(at(R, type='gc', runtime='hotspot', kind='pool', t_ns=2204000000), s); R[-1]['spans'] += 1"
+R.insert(at(R, type='gc', runtime='hotspot', kind='pool', t_ns=2204000000), s); R[-1]['spans'] += 1
+R[at(R, type='probe', name='span_begin')]['hits'] += 1; R[at(R, type='probe', name='span_end')]['hits'] += 1; R[-1]['hits'] += 2"
 	assert_output SPAN-PARENT
 }
 
@@ -228,7 +231,11 @@ R.insert(at(R, type='allocs'), u); R[-1]['unended'] += 1"
 	assert_output PROBE-ATTACH
 	run pr_case "p = R[at(R, type='probe', provider='python', name='function__entry')]; p['attached'] = False; del p['attached_ns']; p['reason'] = 'x'; R[-1]['attached'] -= 1"
 	assert_output PROBE-ATTACH
+	# (and so no hit records: records made from a probe not attached are refused)
 	run pr_case "p = R[at(R, type='probe', provider='python', name='function__entry')]; p['attached'] = False; del p['attached_ns']; p['reason'] = 'x'; R[-1]['attached'] -= 1; R[-1]['hits'] -= p['hits']; p['hits'] = 0"
+	assert_output PROBE-ATTACH
+	run pr_case "p = R[at(R, type='probe', provider='python', name='function__entry')]; p['attached'] = False; del p['attached_ns']; p['reason'] = 'x'; R[-1]['attached'] -= 1; R[-1]['hits'] -= p['hits']; p['hits'] = 0
+R[:] = [r for r in R if r.get('type') != 'hit']; R[-1]['raw_hits'] = 0"
 	assert_output ""
 }
 
@@ -323,6 +330,38 @@ for p in R:
 	rebag "$b"
 	run verdict "$b"
 	assert_output FILE-UNKNOWN
+}
+
+# The span table (56 bytes per span, first 256 of them: realloc of 14336
+# bytes) made to fail by an interposed realloc: the spans not held are
+# reported, not dropped (which would refuse their children as SPAN-PARENT
+# "parent span does not exist").
+@test "span table: spans the validator cannot hold are reported, not dropped silently" {
+	command -v gcc >/dev/null || skip "no gcc"
+	ldd "$(command -v pmuvalidate)" | grep -q libasan && skip "pmuvalidate is built with ASan"
+	cat >"$BATS_TEST_TMPDIR/shim.c" <<'EOF'
+#define _GNU_SOURCE
+#include <dlfcn.h>
+#include <errno.h>
+#include <stddef.h>
+void *realloc(void *p, size_t n)
+{
+	static void *(*next)(void *, size_t);
+	if (n == 256 * 56) {
+		errno = ENOMEM;
+		return NULL;
+	}
+	if (!next)
+		next = (void *(*)(void *, size_t))dlsym(RTLD_NEXT, "realloc");
+	return next(p, n);
+}
+EOF
+	gcc -shared -fPIC -o "$BATS_TEST_TMPDIR/shim.so" "$BATS_TEST_TMPDIR/shim.c" -ldl
+	b=$(mk b runtime)
+	run env LD_PRELOAD="$BATS_TEST_TMPDIR/shim.so" pmuvalidate "$b"
+	assert_failure
+	assert_output --partial "out of memory: 0 spans held (56 bytes each), 200 not; the span rules are not checked"
+	refute_output --partial "parent span does not exist"
 }
 
 @test "a spec 1.7 bundle has no probes or alloc stream" {
