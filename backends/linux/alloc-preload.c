@@ -258,6 +258,9 @@ static int channel(void)
 	return chan = fd;
 }
 
+/* 1: a wait for room timed out; no thread waits again until a send goes through */
+static atomic_int stalled;
+
 static void send_rec(const void *r, size_t n, int is_sample)
 {
 	int fd, ok;
@@ -267,16 +270,22 @@ static void send_rec(const void *r, size_t n, int is_sample)
 	lock_chan();
 	fd = channel();
 	ok = fd >= 0 && send(fd, r, n, MSG_DONTWAIT | MSG_NOSIGNAL) == (ssize_t)n;
-	if (!ok && fd >= 0 && errno == EAGAIN) {
+	if (!ok && fd >= 0 && errno == EAGAIN && !atomic_load(&stalled)) {
 		/* back-pressure: the socket's buffer is full (pmurec drains it on
 		 * its timer); the program waits for room, at most a second,
 		 * rather than lose the record (a sampling rate of one byte sends
-		 * one record per allocation) */
+		 * one record per allocation).  A wait that found no room means
+		 * pmurec is not reading (stopped, or gone): no more waits until
+		 * a send goes through, so the program is held a second at most */
 		struct pollfd pf = { .fd = fd, .events = POLLOUT };
 
 		if (poll(&pf, 1, 1000) == 1)
 			ok = send(fd, r, n, MSG_DONTWAIT | MSG_NOSIGNAL) == (ssize_t)n;
+		if (!ok)
+			atomic_store(&stalled, 1);
 	}
+	if (ok)
+		atomic_store(&stalled, 0);
 	unlock_chan();
 	errno = saved;
 	if (ok)
