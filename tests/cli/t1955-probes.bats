@@ -28,6 +28,11 @@ recs() {
 	jq -c --arg t "$1" 'select(.type == $t)' "$P/probes.jsonl"
 }
 
+# a background pmu-example of a test that failed half-way is not left running
+teardown() {
+	[ -z "${bg_pid:-}" ] || kill -9 "$bg_pid" 2>/dev/null || true
+}
+
 @test "pmu-example, 1000 requests: spans across threads, marks, 20 GC pauses, exact allocs; the bundle validates" {
 	rec -- pmu-example --requests 1000
 	assert_output --partial "pmu-example: requests=1000 allocations=17000 bytes=65792000"
@@ -197,8 +202,8 @@ EOF
 }
 
 @test "a pmu-example outside the cohort adds nothing" {
-	pmu-example --requests 100000 --quiet 2>/dev/null &
-	bg=$!
+	pmu-example --requests 100000 --quiet 2>/dev/null 3>&- &
+	bg=$! bg_pid=$!
 	rec -- pmu-example --requests 100 --quiet
 	kill "$bg" 2>/dev/null || true
 	wait "$bg" 2>/dev/null || true
@@ -231,7 +236,7 @@ EOF
 # killed (by pid) a second after its exec; the number of unended records
 kill_run() {
 	rm -rf "$B"
-	pmurec --mode full -o "$B" -- pmu-example --requests 100000000 --quiet 2>/dev/null &
+	pmurec --mode full -o "$B" -- pmu-example --requests 100000000 --quiet 2>/dev/null 3>&- &
 	local rp=$! root=
 	for _ in $(seq 100); do
 		root=$(pgrep -P "$rp" -x pmu-example) && break
@@ -269,8 +274,8 @@ kill_run() {
 }
 
 @test "--pid: a running pmu-example's probes attached from now, its spans recorded, the bundle valid" {
-	pmu-example --requests 100000000 --quiet 2>/dev/null &
-	pid=$!
+	pmu-example --requests 100000000 --quiet 2>/dev/null 3>&- &
+	pid=$! bg_pid=$!
 	sleep 0.5
 	# 3 s of it, then the cohort is stopped (SIGTERM)
 	rec --max-duration 3000 --pid "$pid"

@@ -168,7 +168,11 @@ static __always_inline struct pmu_sched_task *track(struct task_struct *t, __u32
 	v.first_on_ns = st == PMU_SCHED_ST_ON ? now : 0;
 	v.st = st;
 	v.nr = -1;
-	if (bpf_map_update_elem(&threads, &key, &v, BPF_NOEXIST)) {
+	long err = bpf_map_update_elem(&threads, &key, &v, BPF_NOEXIST);
+	/* -EEXIST: another CPU tracked it at the same moment (a thread that
+	 * existed before the attach, switched out on one CPU while woken on
+	 * another): its entry stands, nothing is lost */
+	if (err && err != -17 /* EEXIST */) {
 		struct pmu_sched_counters *c = ctr();
 		if (c)
 			__sync_fetch_and_add(&c->map_fail, 1);
