@@ -189,6 +189,7 @@ EOF
 }
 
 @test "pmu-example recorded: the span tree from whichever path delivered the spans, phases at its marks" {
+	needs_backend linux
 	[ -x "$PMU_BUILD/pmu-example" ] || skip "build/pmu-example is not built"
 	pmurec --mode full -o "$T/r.bundle" -- "$PMU_BUILD/pmu-example" --requests 200 --quiet 2>"$T/err" ||
 		{ cat "$T/err"; false; }
@@ -209,6 +210,7 @@ EOF
 }
 
 @test "pmu-example recorded with --alloc: the allocation estimate against the program's own count" {
+	needs_backend linux
 	[ -x "$PMU_BUILD/pmu-example" ] || skip "build/pmu-example is not built"
 	pmurec --mode full --alloc-sample 65536 -o "$T/a.bundle" -- "$PMU_BUILD/pmu-example" --requests 1000 --quiet \
 		2>"$T/err" || { cat "$T/err"; false; }
