@@ -38,7 +38,7 @@ nobody_setup() {
 }
 
 nobody_teardown() {
-	[ -n "${W:-}" ] && rm -rf "$W"
+	if [ -n "${W:-}" ]; then rm -rf "$W"; fi
 }
 
 as_nobody() {
