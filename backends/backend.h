@@ -26,6 +26,10 @@
  */
 int pmu_backend_probe(json_t *host, json_t *caps);
 
+/* Whether this pmurec can attach to USDT probes (pmurec --list-probes):
+ * true with why saying on what grounds, or false with why and *remedy. */
+bool pmu_backend_usdt_attach(char *why, size_t n, const char **remedy);
+
 /* Host settings that bear on timing (governor, SMT, turbo, clocksource),
  * in the same shape. */
 int pmu_backend_settings(json_t *settings);

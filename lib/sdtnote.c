@@ -33,10 +33,6 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
-#ifdef __linux__
-#include <linux/capability.h>
-#include <sys/syscall.h>
-#endif
 
 #include "error.h"
 #include "sdtnote.h"
@@ -932,47 +928,6 @@ static void listing_free(struct listing *l)
 
 /* Whether this host lets this process attach USDT probes (uprobes through
  * eBPF), and if not why and what to do. */
-static bool attach_check(char *why, size_t wn, const char **remedy)
-{
-#ifdef __linux__
-	struct __user_cap_header_struct hdr = { _LINUX_CAPABILITY_VERSION_3, 0 };
-	struct __user_cap_data_struct cd[2] = { { 0 } };
-	uint64_t eff = 0;
-	bool bpf, perfmon, uprobe;
-
-	if (!syscall(SYS_capget, &hdr, cd))
-		eff = cd[0].effective | (uint64_t)cd[1].effective << 32;
-	else if (geteuid() == 0)
-		eff = UINT64_MAX;
-	/* CAP_SYS_ADMIN (21) stands for both, as the kernel's bpf_capable()
-	 * and perfmon_capable() say; CAP_PERFMON 38, CAP_BPF 39 */
-	bpf = eff & (1ull << 39 | 1ull << 21);
-	perfmon = eff & (1ull << 38 | 1ull << 21);
-	uprobe = !access("/sys/bus/event_source/devices/uprobe", F_OK);
-	if (bpf && perfmon && uprobe) {
-		snprintf(why, wn, "euid %d with CAP_BPF and CAP_PERFMON; the uprobe PMU is there (/sys/bus/event_source/devices/uprobe)",
-			 (int)geteuid());
-		*remedy = NULL;
-		return true;
-	}
-	if (!(bpf && perfmon)) {
-		snprintf(why, wn, "euid %d lacks %s%s%s%s", (int)geteuid(), bpf ? "" : "CAP_BPF",
-			 !bpf && !perfmon ? " and " : "", perfmon ? "" : "CAP_PERFMON",
-			 uprobe ? "" : "; no uprobe PMU (/sys/bus/event_source/devices/uprobe)");
-		*remedy = uprobe ? "run pmurec as root, or grant it CAP_BPF and CAP_PERFMON (setcap cap_bpf,cap_perfmon+ep)"
-				 : "run pmurec as root on a kernel built with CONFIG_UPROBE_EVENTS=y";
-	} else {
-		snprintf(why, wn, "no uprobe PMU (/sys/bus/event_source/devices/uprobe is missing)");
-		*remedy = "boot a kernel built with CONFIG_UPROBE_EVENTS=y";
-	}
-	return false;
-#else
-	snprintf(why, wn, "USDT probes are attached through Linux uprobes; this is not Linux");
-	*remedy = "run pmurec on Linux";
-	return false;
-#endif
-}
-
 /* BINARY as execvp(3) would find it: with a slash as is, otherwise the
  * first regular executable file of that name along PATH. */
 static char *find_exe(const char *bin)
@@ -1118,7 +1073,8 @@ static void list_text(FILE *out, const char *exe, const struct listing *l, bool 
 		fprintf(out, "\ncannot attach: %s; remedy: %s\n", why, remedy);
 }
 
-int pmu_sdt_list_main(const char *binary, bool json, FILE *out, FILE *err)
+int pmu_sdt_list_main(const char *binary, bool json, FILE *out, FILE *err,
+		      bool (*attach_check)(char *why, size_t n, const char **remedy))
 {
 	struct listing l = { 0 };
 	char *exe = find_exe(binary), why[256];

@@ -63,10 +63,11 @@ int pmu_sdt_closure(const char *path, int (*fn)(void *ctx, const char *obj), voi
 /* pmurec --list-probes BINARY [--json]: BINARY found as execvp(3) would,
  * then the probes of it and of its closure (provider, name, argument
  * layout, semaphore, object), the needed names found nowhere, and whether
- * this process could attach (CAP_BPF and CAP_PERFMON, or CAP_SYS_ADMIN;
- * the uprobe PMU) with the reason and remedy when not.  The exit status:
+ * this process could attach, as attach_check says (the backend's
+ * pmu_backend_usdt_attach), with the reason and remedy when not.  The exit status:
  * 0 listed (none found too: a line says so), 2 BINARY missing, not ELF, or
  * its own notes malformed (the error on err). */
-int pmu_sdt_list_main(const char *binary, bool json, FILE *out, FILE *err);
+int pmu_sdt_list_main(const char *binary, bool json, FILE *out, FILE *err,
+		      bool (*attach_check)(char *why, size_t n, const char **remedy));
 
 #endif

@@ -1623,7 +1623,7 @@ int main(int argc, char **argv)
 	if (o.probe)
 		return pmu_cli_finish("pmurec", probe(o.json));
 	if (o.list_probes)
-		return pmu_cli_finish("pmurec", pmu_sdt_list_main(o.list_probes, o.json, stdout, stderr));
+		return pmu_cli_finish("pmurec", pmu_sdt_list_main(o.list_probes, o.json, stdout, stderr, pmu_backend_usdt_attach));
 	if (o.list_events) {
 		for (size_t i = 0; i < pmu_evtable_count(); i++) {
 			const struct pmu_evdef *d = pmu_evtable_get(i);

@@ -2016,3 +2016,46 @@ const struct pmu_collector_ops pmu_probes_collector = {
 	.name = "probes", .modes = 4, .probe = prb_probe, .emit = prb_emit, .release = prb_release,
 };
 #endif
+
+/* pmurec --list-probes' last line: whether this pmurec could attach to the
+ * probes it lists (backend.h) */
+bool pmu_backend_usdt_attach(char *why, size_t wn, const char **remedy)
+{
+#ifndef PMU_BPF_BUILT
+	snprintf(why, wn, "this pmurec was built without eBPF (%s)", PMU_BPF_UNBUILT);
+	*remedy = "install clang, bpftool and libbpf-dev (and a kernel with BTF), then rebuild pmu";
+	return false;
+#else
+	struct __user_cap_header_struct hdr = { _LINUX_CAPABILITY_VERSION_3, 0 };
+	struct __user_cap_data_struct cd[2] = { { 0 } };
+	uint64_t eff = 0;
+	bool bpf, perfmon, uprobe;
+
+	if (!syscall(SYS_capget, &hdr, cd))
+		eff = cd[0].effective | (uint64_t)cd[1].effective << 32;
+	else if (geteuid() == 0)
+		eff = UINT64_MAX;
+	/* CAP_SYS_ADMIN (21) stands for both, as the kernel's bpf_capable()
+	 * and perfmon_capable() say; CAP_PERFMON 38, CAP_BPF 39 */
+	bpf = eff & (1ull << 39 | 1ull << 21);
+	perfmon = eff & (1ull << 38 | 1ull << 21);
+	uprobe = !access("/sys/bus/event_source/devices/uprobe", F_OK);
+	if (bpf && perfmon && uprobe) {
+		snprintf(why, wn, "euid %d with CAP_BPF and CAP_PERFMON; the uprobe PMU is there (/sys/bus/event_source/devices/uprobe)",
+			 (int)geteuid());
+		*remedy = NULL;
+		return true;
+	}
+	if (!(bpf && perfmon)) {
+		snprintf(why, wn, "euid %d lacks %s%s%s%s", (int)geteuid(), bpf ? "" : "CAP_BPF",
+			 !bpf && !perfmon ? " and " : "", perfmon ? "" : "CAP_PERFMON",
+			 uprobe ? "" : "; no uprobe PMU (/sys/bus/event_source/devices/uprobe)");
+		*remedy = uprobe ? "run pmurec as root, or grant it CAP_BPF and CAP_PERFMON (setcap cap_bpf,cap_perfmon+ep)"
+				 : "run pmurec as root on a kernel built with CONFIG_UPROBE_EVENTS=y";
+	} else {
+		snprintf(why, wn, "no uprobe PMU (/sys/bus/event_source/devices/uprobe is missing)");
+		*remedy = "boot a kernel built with CONFIG_UPROBE_EVENTS=y";
+	}
+	return false;
+#endif
+}

@@ -81,6 +81,13 @@ int pmu_backend_probe(json_t *host, json_t *caps)
 	return 0;
 }
 
+bool pmu_backend_usdt_attach(char *why, size_t n, const char **remedy)
+{
+	snprintf(why, n, "this pmurec was built with BACKEND=stub, which records nothing");
+	*remedy = "build pmu with its platform's backend (make; on Linux BACKEND=linux)";
+	return false;
+}
+
 int pmu_backend_settings(json_t *settings)
 {
 	unavailable_rows(settings, settings_known, sizeof(settings_known) / sizeof(*settings_known));

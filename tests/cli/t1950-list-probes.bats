@@ -126,6 +126,7 @@ readelf_probes() {
 }
 
 @test "as root: can attach, with the reason" {
+	needs_backend linux
 	[ "$(id -u)" -eq 0 ] || skip "not root"
 	[ -e /sys/bus/event_source/devices/uprobe ] || skip "no uprobe PMU on this kernel"
 	run --separate-stderr pmurec --list-probes "$EX"
@@ -135,7 +136,18 @@ readelf_probes() {
 	[ "$(jq '.attach.possible' <<<"$output")" = true ]
 }
 
+@test "a stub build cannot attach, and says so with the remedy; the probes still listed" {
+	needs_backend stub
+	run --separate-stderr pmurec --list-probes "$EX"
+	assert_success
+	assert_line --index 0 --partial ": 10 USDT probes"
+	assert_line "cannot attach: this pmurec was built with BACKEND=stub, which records nothing; remedy: build pmu with its platform's backend (make; on Linux BACKEND=linux)"
+	run --separate-stderr pmurec --list-probes "$EX" --json
+	[ "$(jq '.attach.possible' <<<"$output")" = false ]
+}
+
 @test "as nobody: cannot attach, with the reason and the remedy; the probes still listed" {
+	needs_backend linux
 	nobody_setup
 	run --separate-stderr setpriv --reuid=nobody --regid=nogroup --clear-groups --inh-caps=-all -- \
 		"$PMU_BUILD/pmurec" --list-probes "$EX"
