@@ -91,6 +91,37 @@ struct {
 	__type(value, struct pmu_sched_off_chain);
 } off_scratch SEC(".maps");
 
+/*
+ * Which task came on each CPU, and when (written at every switch).  A
+ * cohort thread seen first while on a CPU is tracked at its switch out (or
+ * its exit) from the moment it came on, not at its switch in: then one
+ * sched_switch allocates at most one map entry.  The threads map is not
+ * preallocated, and the kernel's BPF allocator keeps a single spare entry
+ * of this size per CPU until its refill (an irq_work) runs after the
+ * switch, so a second allocation in the same switch failed with -ENOMEM:
+ * two untracked cohort threads switching on one CPU at an attach (--pid)
+ * lost one entry every time.
+ */
+struct on_cpu {
+	__u64 task; /* the task_struct's address */
+	__u64 since;
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct on_cpu);
+} on_cpu SEC(".maps");
+
+/* when t came on this CPU, if the last switch here brought it; else now */
+static __always_inline __u64 on_since(struct task_struct *t, __u64 now)
+{
+	__u32 k = 0;
+	struct on_cpu *o = bpf_map_lookup_elem(&on_cpu, &k);
+	return o && o->task == (__u64)t && o->since <= now ? o->since : now;
+}
+
 /* include/linux/sched.h: #defines, so not in BTF */
 #define TASK_RUNNING 0x0000
 #define TASK_INTERRUPTIBLE 0x0001
@@ -296,7 +327,7 @@ static __always_inline void switch_out(void *ctx, struct task_struct *prev, bool
 		/* after its exit record a thread is not tracked again */
 		if ((BPF_CORE_READ(prev, flags) & PF_EXITING) || !pmu_task_in_cohort(prev))
 			return;
-		e = track(prev, tid, now, PMU_SCHED_ST_ON, 0);
+		e = track(prev, tid, on_since(prev, now), PMU_SCHED_ST_ON, 0);
 		if (!e)
 			return;
 	}
@@ -340,8 +371,13 @@ static __always_inline void fill_off(struct pmu_sched_off *r, const struct pmu_s
 
 static __always_inline void switch_in(struct task_struct *next, __u64 now, __u32 cpu)
 {
-	__u32 tid = BPF_CORE_READ(next, pid);
+	__u32 tid = BPF_CORE_READ(next, pid), slot = 0;
 	__u64 key = (__u64)next;
+	struct on_cpu *o = bpf_map_lookup_elem(&on_cpu, &slot);
+	if (o) {
+		o->task = key;
+		o->since = now;
+	}
 	if (!tid)
 		return;
 	struct pmu_sched_task *e = bpf_map_lookup_elem(&threads, &key);
@@ -349,11 +385,8 @@ static __always_inline void switch_in(struct task_struct *next, __u64 now, __u32
 		stale(next);
 		return;
 	}
-	if (!e) {
-		if (!(BPF_CORE_READ(next, flags) & PF_EXITING) && pmu_task_in_cohort(next))
-			track(next, tid, now, PMU_SCHED_ST_ON, 0);
-		return;
-	}
+	if (!e)
+		return; /* tracked at its switch out or exit, from now (on_cpu) */
 	if (e->st == PMU_SCHED_ST_ON)
 		return; /* not off: nothing to close */
 	if (e->st == PMU_SCHED_ST_WAIT)
@@ -565,11 +598,19 @@ int BPF_PROG(pmu_sched_exec, struct task_struct *p, pid_t old_pid, struct linux_
 SEC("tp_btf/sched_process_exit")
 int BPF_PROG(pmu_sched_exit, struct task_struct *p)
 {
-	__u64 key = (__u64)p;
+	__u64 key = (__u64)p, now = bpf_ktime_get_ns();
 	struct pmu_sched_task *e = bpf_map_lookup_elem(&threads, &key);
-	if (!e || (e->flags & PMU_SCHED_EXITED))
+	if (e && (e->flags & PMU_SCHED_EXITED))
 		return 0;
-	account(e, bpf_ktime_get_ns());
+	if (!e) {
+		/* not seen switching out since it came on (on_cpu) */
+		if (!pmu_task_in_cohort(p))
+			return 0;
+		e = track(p, BPF_CORE_READ(p, pid), on_since(p, now), PMU_SCHED_ST_ON, 0);
+		if (!e)
+			return 0;
+	}
+	account(e, now);
 	if (send_thread(e, e->tid))
 		bpf_map_delete_elem(&threads, &key);
 	return 0;
