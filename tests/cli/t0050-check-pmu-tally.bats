@@ -68,7 +68,7 @@ tap() {
 	assert_line "2 passed, 1 failed, 0 skipped"
 }
 
-@test "a skipped test whose teardown failed (bats writes 'not ok N ... # skip') is a failure, not a skip" {
+@test "a skipped test whose teardown failed (bats writes 'not ok N' with the skip directive) is a failure, not a skip" {
 	# what bats-core 1.8 writes for a test that skips in setup and whose
 	# teardown then fails (nobody_teardown once did, hiding the failure)
 	# (a skip the guest may have, so only the failed teardown can fail it)
