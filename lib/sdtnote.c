@@ -926,8 +926,6 @@ static void listing_free(struct listing *l)
 	free(l->probes);
 }
 
-/* Whether this host lets this process attach USDT probes (uprobes through
- * eBPF), and if not why and what to do. */
 /* BINARY as execvp(3) would find it: with a slash as is, otherwise the
  * first regular executable file of that name along PATH. */
 static char *find_exe(const char *bin)

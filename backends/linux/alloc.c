@@ -66,6 +66,7 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include "linux/caps.h"
 #include "collector.h"
 #include "error.h"
 #include "heap.h"
@@ -795,20 +796,6 @@ static int own_malloc_of(void *ctx, const char *obj)
 
 /* ---- probe -------------------------------------------------------------- */
 
-static bool have_caps(void)
-{
-	struct __user_cap_header_struct hdr = { _LINUX_CAPABILITY_VERSION_3, 0 };
-	struct __user_cap_data_struct d[2] = { { 0 } };
-	uint64_t eff;
-
-	if (syscall(SYS_capget, &hdr, d))
-		return geteuid() == 0;
-	eff = d[0].effective | (uint64_t)d[1].effective << 32;
-	if (eff & (1ull << 21)) /* CAP_SYS_ADMIN */
-		return true;
-	return (eff & (1ull << 38)) && (eff & (1ull << 39)); /* CAP_PERFMON, CAP_BPF */
-}
-
 static int uprobe_load(struct allocc *s);
 
 static void unavailable(struct allocc *s, const char *why, const char *remedy)
@@ -921,7 +908,7 @@ static int x_probe(struct pmu_collector_env *env, json_t *caps, void **state)
 	struct allocc *s = calloc(1, sizeof(*s));
 	const struct pmu_sampling_opts *so = env->cfg->sampling;
 	char why[PATH_MAX + 200];
-	bool root = have_caps();
+	bool root = pmu_caps_bpf();
 	int dyn;
 
 	(void)caps;

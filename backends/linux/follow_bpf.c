@@ -26,6 +26,7 @@
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 
+#include "linux/caps.h"
 #include "error.h"
 #include "follow.skel.h"
 #include "linux/follow_bpf.h"
@@ -129,20 +130,6 @@ static const char *lb_tail(char *buf, size_t cap)
 }
 
 /* ---- privilege and BTF ---------------------------------------------------- */
-
-static bool have_caps(void)
-{
-	struct __user_cap_header_struct hdr = {_LINUX_CAPABILITY_VERSION_3, 0};
-	struct __user_cap_data_struct d[2] = {{0}};
-	if (syscall(SYS_capget, &hdr, d))
-		return geteuid() == 0;
-	uint64_t eff = d[0].effective | (uint64_t)d[1].effective << 32;
-#define BIT(c) (1ull << (c))
-	if (eff & BIT(21)) /* CAP_SYS_ADMIN */
-		return true;
-	return (eff & BIT(38)) && (eff & BIT(39)); /* CAP_PERFMON, CAP_BPF */
-#undef BIT
-}
 
 /* The GNU build-id note in an ELF note blob (Elf64_Nhdr: namesz, descsz,
  * type; name and desc each padded to 4).  0 and the id, or -1. */
@@ -436,7 +423,7 @@ int pmu_bpf_follow_open(const struct pmu_bpf_follow_opts *opts, struct pmu_bpf_f
 	if (access("/sys/kernel/btf/vmlinux", R_OK))
 		return unavailable(why, PMU_BPF_NO_BTF, REMEDY_BTF, "the running kernel has no BTF: '/sys/kernel/btf/vmlinux': %s",
 		                   strerror(errno));
-	if (!have_caps())
+	if (!pmu_caps_bpf())
 		return unavailable(why, PMU_BPF_NO_PRIVILEGE, REMEDY_PRIV,
 		                   "uid %d lacks CAP_BPF and CAP_PERFMON (or CAP_SYS_ADMIN)", (int)geteuid());
 

@@ -53,6 +53,7 @@
 #include <sys/uio.h>
 #include <unistd.h>
 
+#include "linux/caps.h"
 #include "collector.h"
 #include "error.h"
 #include "heap.h"
@@ -1036,20 +1037,6 @@ static int prb_fds(void *state, int *fds, int max)
 
 /* ---- probe: what the command's objects carry ---------------------------------- */
 
-static bool have_caps(void)
-{
-	struct __user_cap_header_struct hdr = { _LINUX_CAPABILITY_VERSION_3, 0 };
-	struct __user_cap_data_struct d[2] = { { 0 } };
-	uint64_t eff;
-
-	if (syscall(SYS_capget, &hdr, d))
-		return geteuid() == 0;
-	eff = d[0].effective | (uint64_t)d[1].effective << 32;
-	if (eff & (1ull << 21)) /* CAP_SYS_ADMIN */
-		return true;
-	return (eff & (1ull << 38)) && (eff & (1ull << 39)); /* CAP_PERFMON, CAP_BPF */
-}
-
 /* argv[0] as execvp(3) finds it: with a slash as given, else along PATH
  * (glibc's default when unset); the real path in out */
 static bool resolve_exe(const char *a0, char *out, size_t n)
@@ -1365,7 +1352,7 @@ static int prb_probe(struct pmu_collector_env *env, json_t *caps, void **state)
 		pmu_lc_unavailable_at(env->lc, t, why, REMEDY_BTF);
 		return 0;
 	}
-	if (!have_caps()) {
+	if (!pmu_caps_bpf()) {
 		snprintf(why, sizeof(why), "uid %d lacks CAP_BPF and CAP_PERFMON (or CAP_SYS_ADMIN) to attach uprobes",
 			 (int)geteuid());
 		s->unusable = true;
@@ -2026,19 +2013,13 @@ bool pmu_backend_usdt_attach(char *why, size_t wn, const char **remedy)
 	*remedy = "install clang, bpftool and libbpf-dev (and a kernel with BTF), then rebuild pmu";
 	return false;
 #else
-	struct __user_cap_header_struct hdr = { _LINUX_CAPABILITY_VERSION_3, 0 };
-	struct __user_cap_data_struct cd[2] = { { 0 } };
-	uint64_t eff = 0;
+	uint64_t eff = pmu_caps_effective();
 	bool bpf, perfmon, uprobe;
 
-	if (!syscall(SYS_capget, &hdr, cd))
-		eff = cd[0].effective | (uint64_t)cd[1].effective << 32;
-	else if (geteuid() == 0)
-		eff = UINT64_MAX;
-	/* CAP_SYS_ADMIN (21) stands for both, as the kernel's bpf_capable()
-	 * and perfmon_capable() say; CAP_PERFMON 38, CAP_BPF 39 */
-	bpf = eff & (1ull << 39 | 1ull << 21);
-	perfmon = eff & (1ull << 38 | 1ull << 21);
+	/* CAP_SYS_ADMIN stands for both, as the kernel's bpf_capable() and
+	 * perfmon_capable() say */
+	bpf = eff & (PMU_CAP_BPF | PMU_CAP_SYS_ADMIN);
+	perfmon = eff & (PMU_CAP_PERFMON | PMU_CAP_SYS_ADMIN);
 	uprobe = !access("/sys/bus/event_source/devices/uprobe", F_OK);
 	if (bpf && perfmon && uprobe) {
 		snprintf(why, wn, "euid %d with CAP_BPF and CAP_PERFMON; the uprobe PMU is there (/sys/bus/event_source/devices/uprobe)",

@@ -38,6 +38,7 @@
 #include <sys/utsname.h>
 #include <unistd.h>
 
+#include "linux/caps.h"
 #include "backend.h"
 #include "collector.h"
 #include "error.h"
@@ -421,20 +422,6 @@ static void release(struct sched *s, uint64_t limit, uint64_t now, bool final, s
 
 #include "linux/bpf/cohort.h"
 #include "sched.skel.h"
-
-static bool have_caps(void)
-{
-	struct __user_cap_header_struct hdr = { _LINUX_CAPABILITY_VERSION_3, 0 };
-	struct __user_cap_data_struct d[2] = { { 0 } };
-	uint64_t eff;
-
-	if (syscall(SYS_capget, &hdr, d))
-		return geteuid() == 0;
-	eff = d[0].effective | (uint64_t)d[1].effective << 32;
-	if (eff & (1ull << 21)) /* CAP_SYS_ADMIN */
-		return true;
-	return (eff & (1ull << 38)) && (eff & (1ull << 39)); /* CAP_PERFMON, CAP_BPF */
-}
 
 /* libbpf's messages: the last ones kept for the reason, never printed */
 static char lb_log[1024];
@@ -855,7 +842,7 @@ static int sched_probe(struct pmu_collector_env *env, json_t *caps, void **state
 		unusable(s, REMEDY_BTF, "the running kernel has no BTF: '/sys/kernel/btf/vmlinux': %s", strerror(errno));
 		return 0;
 	}
-	if (!have_caps()) {
+	if (!pmu_caps_bpf()) {
 		unusable(s, REMEDY_PRIV, "uid %d lacks CAP_BPF and CAP_PERFMON (or CAP_SYS_ADMIN) to load eBPF programs",
 			 (int)geteuid());
 		return 0;

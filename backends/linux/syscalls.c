@@ -36,6 +36,7 @@
 #include <sys/utsname.h>
 #include <unistd.h>
 
+#include "linux/caps.h"
 #include "collector.h"
 #include "error.h"
 #include "heap.h"
@@ -698,20 +699,6 @@ static int sys_fds(void *state, int *fds, int max)
 
 /* ---- probe, open ------------------------------------------------------------ */
 
-static bool have_caps(void)
-{
-	struct __user_cap_header_struct hdr = { _LINUX_CAPABILITY_VERSION_3, 0 };
-	struct __user_cap_data_struct d[2] = { { 0 } };
-	uint64_t eff;
-
-	if (syscall(SYS_capget, &hdr, d))
-		return geteuid() == 0;
-	eff = d[0].effective | (uint64_t)d[1].effective << 32;
-	if (eff & (1ull << 21)) /* CAP_SYS_ADMIN */
-		return true;
-	return (eff & (1ull << 38)) && (eff & (1ull << 39)); /* CAP_PERFMON, CAP_BPF */
-}
-
 static int sys_load(struct sysc *s);
 
 static int sys_probe(struct pmu_collector_env *env, json_t *caps, void **state)
@@ -732,7 +719,7 @@ static int sys_probe(struct pmu_collector_env *env, json_t *caps, void **state)
 		pmu_lc_unavailable_at(env->lc, t, why, REMEDY_BTF);
 		return 0;
 	}
-	if (!have_caps()) {
+	if (!pmu_caps_bpf()) {
 		snprintf(why, sizeof(why), "uid %d lacks CAP_BPF and CAP_PERFMON (or CAP_SYS_ADMIN) to load eBPF programs",
 			 (int)geteuid());
 		s->unusable = true;
