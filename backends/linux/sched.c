@@ -59,12 +59,12 @@
 #define DEFAULT_RING (16u << 20)
 #define MAX_THREADS 65536
 
-static const char REMEDY_PRIV[] =
+static const char REMEDY_PRIV[] __attribute__((unused)) =
 	"run pmurec as root, or grant it CAP_BPF and CAP_PERFMON (setcap cap_bpf,cap_perfmon+ep)";
-static const char REMEDY_BTF[] = "boot a kernel built with CONFIG_DEBUG_INFO_BTF=y";
+static const char REMEDY_BTF[] __attribute__((unused)) = "boot a kernel built with CONFIG_DEBUG_INFO_BTF=y";
 static const char REMEDY_BUILD[] __attribute__((unused)) =
 	"install clang, bpftool and libbpf-dev (Debian: apt-get install clang bpftool libbpf-dev) and rebuild pmu";
-static const char REMEDY_KERNEL[] = "see the reason (a kernel with BPF ring buffers, tp_btf and BTF, Linux 5.8 or later)";
+static const char REMEDY_KERNEL[] __attribute__((unused)) = "see the reason (a kernel with BPF ring buffers, tp_btf and BTF, Linux 5.8 or later)";
 
 /* a record waiting in the reorder heap: a decoded kernel record, or a
  * thread read from the map at the stop (live) */
@@ -129,6 +129,7 @@ static bool item_less(const void *a, const void *b)
 	return before(a, b);
 }
 
+#ifdef PMU_BPF_BUILT
 static int heap_push(struct sched *s, const struct item *it)
 {
 	return pmu_heap_push(&s->heap, it);
@@ -138,6 +139,7 @@ static void heap_pop(struct sched *s)
 {
 	pmu_heap_pop(&s->heap, NULL);
 }
+#endif
 
 /* ---- output ------------------------------------------------------------------ */
 
@@ -159,6 +161,8 @@ static void set_u(json_t *o, const char *k, uint64_t v)
 	json_object_set_new(o, k, json_integer((json_int_t)v));
 }
 
+/* (from here to the #else: with the eBPF object only) */
+#ifdef PMU_BPF_BUILT
 static json_t *rec_of(const char *type, uint64_t t)
 {
 	json_t *o = json_object();
@@ -168,7 +172,7 @@ static json_t *rec_of(const char *type, uint64_t t)
 	return o;
 }
 
-static __attribute__((unused)) void write_config(struct sched *s)
+static void write_config(struct sched *s)
 {
 	json_t *c = json_object();
 
@@ -414,7 +418,6 @@ static void release(struct sched *s, uint64_t limit, uint64_t now, bool final, s
 	}
 }
 
-#ifdef PMU_BPF_BUILT
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 #include <linux/capability.h>
